@@ -1,0 +1,64 @@
+// Connector to the third-party authorization server that checks resource owner credentials for
+// the password grant. One new request per check, the gateway's own credentials, a deadline.
+// The username and password are passed through and never stored or logged.
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'undici';
+import type { AuthServerSettings } from '../config/load.ts';
+import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
+
+export interface AuthServerClient {
+  /** The subject the server names (or the username); throws invalid_grant or temporarily_unavailable. */
+  verify(username: string, password: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function createAuthServerClient(settings: AuthServerSettings): AuthServerClient {
+  const agent = new Agent({
+    connect: { timeout: settings.timeoutMs, ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }) },
+    headersTimeout: settings.timeoutMs,
+    bodyTimeout: settings.timeoutMs,
+  });
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (settings.clientId !== undefined) {
+    const pair = `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret ?? '')}`;
+    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+  }
+  const url = settings.url.href;
+
+  return {
+    async verify(username, password) {
+      let statusCode: number;
+      let text: string;
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ username, password }),
+          dispatcher: agent,
+          signal: AbortSignal.timeout(settings.timeoutMs),
+        });
+        statusCode = res.statusCode;
+        text = await res.body.text();
+      } catch (err) {
+        throw temporarilyUnavailable(`authorization server ${settings.name}: ${(err as { code?: string }).code ?? (err as Error).name}`);
+      }
+      if (statusCode === 401 || statusCode === 403) {
+        throw invalidGrant('invalid resource owner credentials', `authorization server ${settings.name} answered ${statusCode}`);
+      }
+      if (statusCode < 200 || statusCode > 299) {
+        throw temporarilyUnavailable(`authorization server ${settings.name} answered ${statusCode}`);
+      }
+      return subjectOf(text, settings.subjectField) ?? username;
+    },
+    close: () => agent.close(),
+  };
+}
+
+function subjectOf(text: string, field: string): string | undefined {
+  try {
+    const value = (JSON.parse(text) as Record<string, unknown> | null)?.[field];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,116 @@
+// `gateway admin …`: thin wrappers over src/admin, against the store the config names.
+import type { Command } from 'commander';
+import * as ops from '../admin/operations.ts';
+import { loadConfigFile } from '../config/load.ts';
+import { openStore } from '../store/open.ts';
+import { loadSecretKey } from '../store/secret-key.ts';
+import type { App, Developer } from '../store/port.ts';
+import { DEFAULT_CONFIG } from './config.ts';
+import { isoDate, table, type CliIo } from './io.ts';
+
+interface Common {
+  config: string;
+  json?: boolean;
+}
+
+type AppRef = { key: string } | { developer: string; name: string };
+
+export function registerAdmin(program: Command, io: CliIo): void {
+  const admin = program.command('admin').description('manage developers, apps and keys in the store the config names');
+
+  /** Declares a leaf command with the shared options and runs its action against an open store. */
+  function leaf<O extends Common>(parent: Command, spec: string, description: string, run: (deps: ops.AdminDeps, opts: O, args: string[]) => Promise<void>) {
+    return parent
+      .command(spec)
+      .description(description)
+      .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
+      .option('--json', 'machine-readable output')
+      .action(async (...argv: unknown[]) => {
+        const cmd = argv[argv.length - 1] as Command;
+        const opts = cmd.opts<O>();
+        const config = loadConfigFile(opts.config, { env: io.env });
+        const store = openStore(config);
+        try {
+          await run({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now }, opts, cmd.args);
+        } finally {
+          await store.close();
+        }
+      });
+  }
+
+  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : human());
+  const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, created: isoDate(d.createdAt) });
+  const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: a.status, created: isoDate(a.createdAt) });
+  const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
+    if (args[0] !== undefined) return { key: args[0] };
+    if (opts.developer !== undefined && opts.name !== undefined) return { developer: opts.developer, name: opts.name };
+    throw new ops.AdminError('usage', 'name the app by its key, or by --developer and --name');
+  };
+
+  const developers = admin.command('developers').description('developer accounts');
+  leaf<Common & { email: string; name: string }>(developers, 'create', 'create a developer', async (deps, opts) => {
+    const dev = await ops.createDeveloper(deps, { email: opts.email, name: opts.name });
+    show(opts, dev, () => `created developer ${dev.email}`);
+  })
+    .requiredOption('--email <email>', 'email address (unique)')
+    .requiredOption('--name <name>', 'display name');
+  leaf(developers, 'list', 'list developers', async (deps, opts) => {
+    const list = await ops.listDevelopers(deps);
+    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'created']));
+  });
+  for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+    leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (deps, opts, args) => {
+      const dev = await ops.setDeveloperStatus(deps, args[0]!, status);
+      show(opts, dev, () => `developer ${dev.email} is ${dev.status}`);
+    });
+  }
+
+  const apps = admin.command('apps').description('developer apps');
+  leaf<Common & { developer: string; name: string; product: string }>(apps, 'create', 'register an app; prints its key and secret once', async (deps, opts) => {
+    const created = await ops.createApp(deps, { developer: opts.developer, name: opts.name, product: opts.product });
+    show(opts, { ...created.app, key: created.key, secret: created.secret }, () =>
+      [
+        `created app "${created.app.name}" for ${created.app.developerEmail}, API product ${created.app.product}`,
+        `key:    ${created.key}`,
+        `secret: ${created.secret}`,
+        'The secret is shown only now; store it safely.',
+      ].join('\n'),
+    );
+  })
+    .requiredOption('--developer <email>', "the developer's email")
+    .requiredOption('--name <name>', 'app name (unique per developer)')
+    .requiredOption('--product <product>', 'API product');
+  leaf<Common & { developer?: string }>(apps, 'list', 'list apps', async (deps, opts) => {
+    const list = await ops.listApps(deps, opts.developer === undefined ? {} : { developer: opts.developer });
+    show(opts, list, () => table(list.map(appRow), ['developer', 'name', 'product', 'status', 'created']));
+  }).option('--developer <email>', "only this developer's apps");
+  leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (deps, opts, args) => {
+    const app = await ops.findApp(deps, appRef(args, opts));
+    show(opts, app, () =>
+      [
+        table([appRow(app)], ['developer', 'name', 'product', 'status', 'created']),
+        '',
+        table(
+          app.credentials.map((c) => ({ key: c.key, status: c.status, created: isoDate(c.createdAt), expires: isoDate(c.expiresAt) })),
+          ['key', 'status', 'created', 'expires'],
+        ),
+      ].join('\n'),
+    );
+  })
+    .option('--developer <email>', "the developer's email")
+    .option('--name <name>', 'app name');
+  for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+    leaf<Common & { developer?: string; name?: string }>(apps, `${verb} [key]`, `${verb} an app${verb === 'disable' ? ': no new tokens, and its tokens stop working' : ''}`, async (deps, opts, args) => {
+      const app = await ops.setAppStatus(deps, appRef(args, opts), status);
+      show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is ${app.status}`);
+    })
+      .option('--developer <email>', "the developer's email")
+      .option('--name <name>', 'app name');
+  }
+
+  const keys = admin.command('keys').description('app keys (client credentials)');
+  leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (deps, opts, args) => {
+    await ops.revokeKey(deps, args[0]!);
+    show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
+  });
+}

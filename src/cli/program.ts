@@ -1,0 +1,39 @@
+import { Command, CommanderError } from 'commander';
+import { AdminError } from '../admin/operations.ts';
+import { ConfigError } from '../config/load.ts';
+import { registerAdmin } from './admin.ts';
+import { registerConfig } from './config.ts';
+import { CliError, type CliIo } from './io.ts';
+import { registerRun } from './run.ts';
+
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('gateway')
+    .description('OAuth 2.0 token-issuing API gateway')
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  registerRun(program, io);
+  registerConfig(program, io);
+  registerAdmin(program, io);
+  return program;
+}
+
+/** Runs the CLI and maps every failure to a message and an exit code, in one place. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof ConfigError) {
+      io.err(`error: invalid configuration:\n${err.message}`);
+      return 2;
+    }
+    if (err instanceof AdminError || err instanceof CliError) {
+      io.err(`error: ${err.message}`);
+      return err instanceof CliError ? err.exitCode : 1;
+    }
+    io.err(`error: ${(err as Error).message ?? String(err)}`);
+    return 70;
+  }
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import { loadConfigFile } from '../config/load.ts';
+import { startGateway } from '../main.ts';
+import { DEFAULT_CONFIG } from './config.ts';
+import { CliError, type CliIo } from './io.ts';
+
+/** `gateway --config f [--port N]`: serve until SIGINT or SIGTERM, then drain and exit. */
+export function registerRun(program: Command, io: CliIo): void {
+  program
+    .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
+    .option('-p, --port <port>', "override the main listener's port")
+    .action(async (opts: { config: string; port?: string }) => {
+      let port: number | undefined;
+      if (opts.port !== undefined) {
+        port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port: "${opts.port}" is not a port number`);
+      }
+      const config = loadConfigFile(opts.config, { env: io.env });
+      const gateway = await startGateway({ config, ...(port === undefined ? {} : { port }) });
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      await gateway.close();
+    });
+}

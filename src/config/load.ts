@@ -1,0 +1,437 @@
+// YAML file → environment substituted → validated against the schema → checked across sections
+// → a new, frozen `Config` with every default filled in. Every problem names the YAML path and line.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import {
+  configSchema,
+  type AuthServerConfig,
+  type ConfigFile,
+  type DurationValue,
+  type GrantTypeName,
+  type UpstreamConfig,
+} from './schema.ts';
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+  line: number | undefined;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly issues: readonly ConfigIssue[];
+  constructor(file: string, issues: ConfigIssue[]) {
+    const where = path.basename(file);
+    super(
+      issues
+        .map((i) => `${i.path ? `${i.path}: ` : ''}${i.message}${i.line === undefined ? '' : ` (${where}:${i.line})`}`)
+        .join('\n'),
+    );
+    this.issues = issues;
+  }
+}
+
+export interface AuthServerSettings {
+  name: string;
+  url: URL;
+  allowInsecureHttp: boolean;
+  timeoutMs: number;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  subjectField: string;
+  ca: string | undefined;
+}
+
+export type UpstreamSettings =
+  | {
+      kind: 'http';
+      name: string;
+      origin: string;
+      basePath: string;
+      connectTimeoutMs: number;
+      timeoutMs: number;
+      connections: number;
+      ca: string | undefined;
+      servername: string | undefined;
+    }
+  | { kind: 'mock'; name: string; status: number; headers: Readonly<Record<string, string>>; body: unknown }
+  | { kind: 'echo'; name: string };
+
+export interface RouteSettings {
+  name: string;
+  method: string;
+  path: string;
+  upstream: string;
+  scopes: readonly string[];
+  /** Products whose tokens may call this route. */
+  products: ReadonlySet<string>;
+}
+
+export interface ProductSettings {
+  name: string;
+  displayName: string;
+  description: string;
+  routes: readonly string[];
+  scopes: readonly string[];
+  grants: ReadonlySet<GrantTypeName>;
+  authServer: string | undefined;
+  accessTokenLifetime: number;
+  refreshTokenLifetime: number;
+}
+
+export interface Config {
+  file: string;
+  listen: { host: string; port: number };
+  store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
+  log: { level: string; access: boolean };
+  oauth: { realm: string };
+  authServers: ReadonlyMap<string, AuthServerSettings>;
+  upstreams: ReadonlyMap<string, UpstreamSettings>;
+  routes: ReadonlyMap<string, RouteSettings>;
+  products: ReadonlyMap<string, ProductSettings>;
+}
+
+export interface LoadOptions {
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const validate = ajv.compile<ConfigFile>(configSchema);
+
+export function loadConfigFile(file: string, options: LoadOptions = {}): Config {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ path: '', message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, line: undefined }]);
+  }
+  return parseConfig(text, file, options);
+}
+
+export function parseConfig(text: string, file: string, options: LoadOptions = {}): Config {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
+  const lineOf = (node: { range?: [number, number, number] | null | undefined } | null | undefined) =>
+    node?.range ? lines.linePos(node.range[0]).line : undefined;
+
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.code, line: e.linePos?.[0].line })),
+    );
+  }
+
+  const issues: ConfigIssue[] = [];
+  substituteEnv(doc, options.env ?? process.env, (yamlPath, message, node) =>
+    issues.push({ path: yamlPath, message, line: lineOf(node) }),
+  );
+  if (issues.length > 0) throw new ConfigError(file, issues);
+
+  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  if (!validate(raw)) {
+    for (const e of pickUnionBranch(validate.errors ?? [])) {
+      const segments = pointerSegments(e.instancePath);
+      let message = e.message ?? 'is invalid';
+      let target = segments;
+      if (e.keyword === 'additionalProperties') {
+        const key = (e.params as { additionalProperty: string }).additionalProperty;
+        target = [...segments, key];
+        message = 'unknown key';
+      } else if (e.keyword === 'required') {
+        const key = (e.params as { missingProperty: string }).missingProperty;
+        message = `missing required key "${key}"`;
+      } else if (e.keyword === 'pattern') {
+        message = `must match /${(e.params as { pattern: string }).pattern}/`;
+      }
+      issues.push({ path: formatPath(target), message, line: lineOf(nodeAt(doc, target)) ?? lineOf(nodeAt(doc, segments)) });
+    }
+    throw new ConfigError(file, dedupe(issues));
+  }
+
+  const at = (segments: (string | number)[], message: string) =>
+    issues.push({ path: formatPath(segments), message, line: lineOf(nodeAt(doc, segments)) });
+  const config = build(raw, file, at);
+  if (issues.length > 0) throw new ConfigError(file, issues);
+  return deepFreeze(config);
+}
+
+type Report = (segments: (string | number)[], message: string) => void;
+
+function build(raw: ConfigFile, file: string, report: Report): Config {
+  const dir = path.dirname(path.resolve(file));
+  const duration = (value: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => {
+    const ms = durationMs(value ?? fallbackSeconds);
+    if (ms === undefined) report(where, 'is not a valid duration');
+    return ms ?? fallbackSeconds * 1000;
+  };
+
+  const authServers = new Map<string, AuthServerSettings>();
+  for (const [name, a] of Object.entries(raw.authServers ?? {})) {
+    const url = new URL(a.url);
+    if (url.protocol === 'http:' && a.allowInsecureHttp !== true) {
+      report(['authServers', name, 'url'], 'must use https (set allowInsecureHttp: true to allow plain http)');
+    }
+    authServers.set(name, authServerSettings(name, a, url, dir, duration(a.timeout, 5, ['authServers', name, 'timeout'])));
+  }
+
+  const upstreams = new Map<string, UpstreamSettings>();
+  for (const [name, u] of Object.entries(raw.upstreams)) {
+    upstreams.set(name, upstreamSettings(name, u, dir, (v, d, key) => duration(v, d, ['upstreams', name, key])));
+  }
+
+  const routeProducts = new Map<string, Set<string>>();
+  const seenPaths = new Map<string, string>();
+  for (const [name, r] of Object.entries(raw.routes)) {
+    if (!upstreams.has(r.upstream)) report(['routes', name, 'upstream'], `unknown upstream "${r.upstream}"`);
+    const key = `${r.method} ${r.path.replace(/\{[^}]+\}/g, '{}')}`;
+    const other = seenPaths.get(key);
+    if (other !== undefined) report(['routes', name, 'path'], `same method and path as route "${other}"`);
+    seenPaths.set(key, name);
+    routeProducts.set(name, new Set());
+  }
+
+  const products = new Map<string, ProductSettings>();
+  for (const [name, p] of Object.entries(raw.products)) {
+    const grants = new Set<GrantTypeName>(p.grants ?? ['client_credentials']);
+    const scopes = p.scopes ?? [];
+    p.routes.forEach((routeName, i) => {
+      const route = raw.routes[routeName];
+      if (route === undefined) return report(['products', name, 'routes', i], `unknown route "${routeName}"`);
+      routeProducts.get(routeName)?.add(name);
+      for (const s of route.scopes ?? []) {
+        if (!scopes.includes(s)) report(['routes', routeName, 'scopes'], `scope "${s}" is not declared by product "${name}"`);
+      }
+    });
+    if (grants.has('password') && p.authServer === undefined) {
+      report(['products', name, 'grants'], 'the password grant needs "authServer"');
+    }
+    if (p.authServer !== undefined && !authServers.has(p.authServer)) {
+      report(['products', name, 'authServer'], `unknown authorization server "${p.authServer}"`);
+    }
+    if (grants.has('refresh_token') && !grants.has('password')) {
+      report(['products', name, 'grants'], 'refresh_token needs a grant that issues refresh tokens (password)');
+    }
+    products.set(name, {
+      name,
+      displayName: p.displayName ?? name,
+      description: p.description ?? '',
+      routes: p.routes,
+      scopes,
+      grants,
+      authServer: p.authServer,
+      accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, 3600, ['products', name, 'accessTokenLifetime']) / 1000),
+      refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, 86400, ['products', name, 'refreshTokenLifetime']) / 1000),
+    });
+  }
+
+  const routes = new Map<string, RouteSettings>();
+  for (const [name, r] of Object.entries(raw.routes)) {
+    routes.set(name, {
+      name,
+      method: r.method,
+      path: r.path,
+      upstream: r.upstream,
+      scopes: r.scopes ?? [],
+      products: routeProducts.get(name) ?? new Set(),
+    });
+  }
+
+  const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
+  return {
+    file: path.resolve(file),
+    listen: { host: raw.listen.host ?? '0.0.0.0', port: raw.listen.port },
+    store: {
+      driver: 'sqlite',
+      path: storePath,
+      secretKeyFile: path.resolve(dir, raw.store?.secretKeyFile ?? `${storePath}.key`),
+      tokenCacheSize: raw.store?.tokenCacheSize ?? 100_000,
+    },
+    log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
+    oauth: { realm: raw.oauth?.realm ?? 'gateway' },
+    authServers,
+    upstreams,
+    routes,
+    products,
+  };
+}
+
+function authServerSettings(name: string, a: AuthServerConfig, url: URL, dir: string, timeoutMs: number): AuthServerSettings {
+  return {
+    name,
+    url,
+    allowInsecureHttp: a.allowInsecureHttp ?? false,
+    timeoutMs,
+    clientId: a.clientId,
+    clientSecret: a.clientSecret,
+    subjectField: a.subjectField ?? 'sub',
+    ca: a.ca === undefined ? undefined : path.resolve(dir, a.ca),
+  };
+}
+
+function upstreamSettings(
+  name: string,
+  u: UpstreamConfig,
+  dir: string,
+  duration: (v: DurationValue | undefined, fallbackSeconds: number, key: string) => number,
+): UpstreamSettings {
+  if ('echo' in u) return { kind: 'echo', name };
+  if ('mock' in u) {
+    return { kind: 'mock', name, status: u.mock.status ?? 200, headers: u.mock.headers ?? {}, body: u.mock.body ?? null };
+  }
+  const url = new URL(u.url);
+  return {
+    kind: 'http',
+    name,
+    origin: url.origin,
+    basePath: url.pathname.replace(/\/$/, ''),
+    connectTimeoutMs: duration(u.connectTimeout, 5, 'connectTimeout'),
+    timeoutMs: duration(u.timeout, 30, 'timeout'),
+    connections: u.connections ?? 128,
+    ca: u.tls?.ca === undefined ? undefined : path.resolve(dir, u.tls.ca),
+    servername: u.tls?.servername,
+  };
+}
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+export function durationMs(value: DurationValue): number | undefined {
+  if (typeof value === 'number') return value * 1000;
+  const m = /^([0-9]+)(ms|s|m|h|d)$/.exec(value);
+  if (!m) return undefined;
+  const n = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+// ${VAR} and ${VAR:-default} in any scalar value; $${ is a literal "${". A plain (unquoted) scalar
+// that was wholly substituted is re-read as YAML, so `port: ${PORT:-8080}` stays a number.
+const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+function substituteEnv(
+  doc: Document,
+  env: Readonly<Record<string, string | undefined>>,
+  report: (yamlPath: string, message: string, node: Node) => void,
+): void {
+  visit(doc, {
+    Scalar(_key, node, ancestors) {
+      if (typeof node.value !== 'string' || !node.value.includes('${')) return;
+      const original = node.value;
+      let missing: string | undefined;
+      const replaced = original.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
+        if (name === undefined) return '${';
+        const value = env[name];
+        if (value !== undefined && value !== '') return value;
+        if (fallback !== undefined) return fallback;
+        missing ??= name;
+        return match;
+      });
+      if (missing !== undefined) {
+        report(yamlPathOf(ancestors, node), `environment variable ${missing} is not set and has no default`, node);
+        return;
+      }
+      const whole = /^\$\{[^}]*\}$/.test(original);
+      if (whole && node.type === 'PLAIN') {
+        const reread = parseDocument(replaced).contents;
+        if (isScalar(reread) && reread.value !== null) {
+          node.value = reread.value;
+          return;
+        }
+      }
+      node.value = replaced;
+    },
+  });
+}
+
+function yamlPathOf(ancestors: readonly unknown[], node: unknown): string {
+  const segments: (string | number)[] = [];
+  const chain = [...ancestors, node];
+  for (let i = 0; i < chain.length; i++) {
+    const here = chain[i];
+    const next = chain[i + 1];
+    if (isPair(here) && isScalar(here.key)) segments.push(String(here.key.value));
+    else if (isSeq(here) && next !== undefined) segments.push(here.items.indexOf(next as never));
+  }
+  return formatPath(segments);
+}
+
+function nodeAt(doc: Document, segments: (string | number)[]): Node | undefined {
+  let node: unknown = doc.contents;
+  for (const seg of segments) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
+      if (!pair) return node as Node;
+      node = pair.value ?? pair.key;
+      if (seg === segments[segments.length - 1] && pair.value === null) return pair.key as Node;
+    } else if (isSeq(node) && typeof seg === 'number') {
+      node = node.items[seg];
+    } else {
+      return node as Node | undefined;
+    }
+  }
+  return node as Node | undefined;
+}
+
+export function formatPath(segments: readonly (string | number)[]): string {
+  let out = '';
+  for (const s of segments) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else out += out === '' ? s : `.${s}`;
+  }
+  return out;
+}
+
+function pointerSegments(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
+}
+
+// For a failed anyOf, report only the errors of the branch that came closest (fewest errors):
+// "upstreams.a.url: must match …" rather than the errors of every branch.
+function pickUnionBranch(errors: readonly ErrorObject[]): ErrorObject[] {
+  const unions = new Map<string, Map<string, ErrorObject[]>>();
+  const plain: ErrorObject[] = [];
+  for (const e of errors) {
+    const m = /^(.*\/anyOf)\/(\d+)\//.exec(e.schemaPath);
+    if (e.keyword === 'anyOf') continue;
+    if (!m) {
+      plain.push(e);
+      continue;
+    }
+    const key = `${e.instancePath.split('/').length}|${m[1]}`;
+    const branches = unions.get(key) ?? new Map<string, ErrorObject[]>();
+    const list = branches.get(m[2]!) ?? [];
+    list.push(e);
+    branches.set(m[2]!, list);
+    unions.set(key, branches);
+  }
+  for (const branches of unions.values()) {
+    const best = [...branches.values()].sort((a, b) => a.length - b.length)[0] ?? [];
+    plain.push(...best);
+  }
+  return plain;
+}
+
+function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const k = `${i.path}|${i.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    if (value instanceof Map) for (const v of value.values()) deepFreeze(v);
+    else if (value instanceof Set) return value;
+    else for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

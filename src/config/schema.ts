@@ -1,0 +1,164 @@
+// The one source of truth for the configuration file: ajv validates against `configSchema`,
+// the TypeScript type is derived from it, and `gateway config schema` prints it for editors.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Name = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
+const Strict = { additionalProperties: false } as const;
+
+/** Seconds as an integer, or a string with a unit: 500ms, 30s, 5m, 1h, 1d. */
+export const Duration = Type.Union([
+  Type.Integer({ minimum: 0 }),
+  Type.String({ pattern: '^[0-9]+(ms|s|m|h|d)$' }),
+]);
+
+const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }); // RFC 6749 §3.3 scope-token
+const Method = Type.Union(
+  ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m)),
+);
+const GrantType = Type.Union([
+  Type.Literal('client_credentials'),
+  Type.Literal('password'),
+  Type.Literal('refresh_token'),
+]);
+
+const Listener = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Integer({ minimum: 0, maximum: 65535 }),
+  },
+  Strict,
+);
+
+const Store = Type.Object(
+  {
+    driver: Type.Optional(Type.Literal('sqlite')),
+    path: Type.Optional(Type.String({ minLength: 1 })),
+    /** File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. */
+    secretKeyFile: Type.Optional(Type.String({ minLength: 1 })),
+    tokenCacheSize: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  Strict,
+);
+
+const Log = Type.Object(
+  {
+    level: Type.Optional(
+      Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    ),
+    access: Type.Optional(Type.Boolean()),
+  },
+  Strict,
+);
+
+const OAuth = Type.Object(
+  {
+    realm: Type.Optional(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$' })),
+  },
+  Strict,
+);
+
+const AuthServer = Type.Object(
+  {
+    url: Type.String({ pattern: '^https?://' }),
+    /** Plain HTTP is refused unless this is set (loopback demos and tests). */
+    allowInsecureHttp: Type.Optional(Type.Boolean()),
+    timeout: Type.Optional(Duration),
+    clientId: Type.Optional(Type.String()),
+    clientSecret: Type.Optional(Type.String()),
+    /** Field of the authorization server's JSON answer that names the subject; the username when absent. */
+    subjectField: Type.Optional(Type.String({ minLength: 1 })),
+    ca: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  Strict,
+);
+
+const Tls = Type.Object(
+  {
+    ca: Type.Optional(Type.String({ minLength: 1 })),
+    servername: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  Strict,
+);
+
+const HttpUpstream = Type.Object(
+  {
+    url: Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
+    connectTimeout: Type.Optional(Duration),
+    timeout: Type.Optional(Duration),
+    connections: Type.Optional(Type.Integer({ minimum: 1 })),
+    tls: Type.Optional(Tls),
+  },
+  Strict,
+);
+
+const MockUpstream = Type.Object(
+  {
+    mock: Type.Object(
+      {
+        status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599 })),
+        headers: Type.Optional(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String())),
+        body: Type.Optional(Type.Unknown()),
+      },
+      Strict,
+    ),
+  },
+  Strict,
+);
+
+const EchoUpstream = Type.Object({ echo: Type.Literal(true) }, Strict);
+
+const Upstream = Type.Union([HttpUpstream, MockUpstream, EchoUpstream]);
+
+const Route = Type.Object(
+  {
+    method: Method,
+    /** Exact path, or segments of the form {name}. */
+    path: Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$' }),
+    upstream: Name,
+    scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
+  },
+  Strict,
+);
+
+const Product = Type.Object(
+  {
+    displayName: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    routes: Type.Array(Name, { minItems: 1, uniqueItems: true }),
+    scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
+    grants: Type.Optional(Type.Array(GrantType, { minItems: 1, uniqueItems: true })),
+    authServer: Type.Optional(Name),
+    accessTokenLifetime: Type.Optional(Duration),
+    refreshTokenLifetime: Type.Optional(Duration),
+  },
+  Strict,
+);
+
+export const configSchema = Type.Object(
+  {
+    listen: Listener,
+    store: Type.Optional(Store),
+    log: Type.Optional(Log),
+    oauth: Type.Optional(OAuth),
+    authServers: Type.Optional(Type.Record(Name, AuthServer)),
+    upstreams: Type.Record(Name, Upstream),
+    routes: Type.Record(Name, Route),
+    products: Type.Record(Name, Product),
+  },
+  { ...Strict, $id: 'https://token-gateway.dev/schema/gateway.json', title: 'token gateway configuration' },
+);
+
+export type ConfigFile = Static<typeof configSchema>;
+export type DurationValue = Static<typeof Duration>;
+export type UpstreamConfig = Static<typeof Upstream>;
+export type HttpUpstreamConfig = Static<typeof HttpUpstream>;
+export type MockUpstreamConfig = Static<typeof MockUpstream>;
+export type RouteConfig = Static<typeof Route>;
+export type ProductConfig = Static<typeof Product>;
+export type AuthServerConfig = Static<typeof AuthServer>;
+export type GrantTypeName = Static<typeof GrantType>;
+
+/** The schema as plain JSON, for editors (TypeBox adds symbol keys that JSON drops). */
+export function editorSchema(): TSchema {
+  return JSON.parse(JSON.stringify(configSchema)) as TSchema;
+}

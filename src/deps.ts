@@ -1,0 +1,16 @@
+// What main.ts wires together and hands to the factories; tests pass their own.
+import type { Logger } from 'pino';
+import type { AuthServerClient } from './authserver/client.ts';
+import type { Config } from './config/load.ts';
+import type { Store } from './store/port.ts';
+
+export interface Deps {
+  config: Config;
+  store: Store;
+  /** Key of the keyed hash of app secrets. */
+  secretKey: Buffer;
+  /** Epoch milliseconds. */
+  clock: () => number;
+  logger: Logger;
+  authServers: ReadonlyMap<string, AuthServerClient>;
+}

@@ -1,0 +1,30 @@
+// The base of every error that becomes a response. Each protocol renders it in one place:
+// src/oauth/errors.ts (RFC 6749 §5.2), src/oauth/bearer.ts (RFC 6750), src/http/problem.ts (RFC 9457).
+export class GatewayError extends Error {
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** Stable, machine-readable code (an RFC error code where one exists). */
+  readonly code: string;
+  /** For the log only; never sent to the client. */
+  readonly detail: string | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+
+  constructor(status: number, code: string, message: string, options: { detail?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = status;
+    this.code = code;
+    this.detail = options.detail;
+    this.headers = options.headers;
+  }
+
+  /** Whether `message` may be shown to the client. */
+  get expose(): boolean {
+    return this.status < 500 || this.status === 502 || this.status === 503 || this.status === 504;
+  }
+}
+
+/** Turns anything thrown into a GatewayError; unknown errors become a 500 with a fixed message. */
+export function asGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  return new GatewayError(500, 'server_error', 'internal error', { cause: err });
+}

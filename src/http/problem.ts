@@ -1,0 +1,28 @@
+// RFC 9457 problem details: the one place a protected-route, policy or upstream error becomes a
+// response. Internal errors become a fixed 500; their message goes to the log only.
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { asGatewayError, type GatewayError } from '../errors.ts';
+
+export function sendProblem(res: ServerResponse, thrown: unknown): GatewayError {
+  const err = asGatewayError(thrown);
+  const status = err.expose ? err.status : 500;
+  const body = {
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail: err.expose ? err.message : 'internal error',
+    code: err.expose ? err.code : 'server_error',
+  };
+  const payload = JSON.stringify(body);
+  if (res.headersSent) {
+    res.destroy();
+    return err;
+  }
+  res.writeHead(status, {
+    ...(err.expose ? err.headers : undefined),
+    'content-type': 'application/problem+json',
+    'content-length': Buffer.byteLength(payload),
+  });
+  res.end(payload);
+  return err;
+}

@@ -1,0 +1,35 @@
+// Facts about the incoming request that every later step relies on, established once:
+// the normalised path and the client's IP address.
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors.ts';
+
+const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request path rejected: ${why}`);
+
+// Refused rather than normalised, so that the path that is matched and authorised is byte for
+// byte the path the upstream receives: dot segments (plain or encoded), encoded slashes and
+// backslashes, NUL, backslashes, ';' parameters and empty segments.
+const FORBIDDEN = /%(2f|5c|00)|[\\;\x00]|\/\/|%2e/i;
+
+export interface RequestTarget {
+  path: string;
+  /** The raw query string without '?', or '' */
+  query: string;
+}
+
+export function splitTarget(url: string): RequestTarget {
+  if (url[0] !== '/') throw badPath('must start with "/"');
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = q === -1 ? '' : url.slice(q + 1);
+  if (FORBIDDEN.test(path)) throw badPath('encoded separators, dot segments, ";", NUL and empty segments are not allowed');
+  for (const segment of path.split('/')) {
+    if (segment === '.' || segment === '..') throw badPath('dot segments are not allowed');
+  }
+  return { path, query };
+}
+
+/** The peer's address, with IPv4-mapped IPv6 addresses shown as IPv4. */
+export function clientIp(req: IncomingMessage): string {
+  const address = req.socket.remoteAddress ?? '';
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}

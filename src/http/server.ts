@@ -1,0 +1,77 @@
+// The main listener: one request handler that resolves the request's facts once, hands the
+// token endpoint its requests and every other path to the compiled route table.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RouteTable } from '../config/compile.ts';
+import type { Deps } from '../deps.ts';
+import { createTokenEndpoint } from '../oauth/token.ts';
+import { runSteps, type RequestContext } from '../pipeline/context.ts';
+import { sendProblem } from './problem.ts';
+import { clientIp, splitTarget } from './request.ts';
+
+export const TOKEN_PATH = '/oauth2/token';
+
+export interface Listener {
+  server: Server;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export function createHandler(deps: Deps, routes: RouteTable) {
+  const tokenEndpoint = createTokenEndpoint(deps);
+  const { logger } = deps;
+  const access = deps.config.log.access;
+
+  function logAccess(req: IncomingMessage, res: ServerResponse, started: number, fields: Record<string, unknown>): void {
+    if (!access) return;
+    // The path only: query strings can carry credentials a client should not have sent.
+    logger.info({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms: Math.round((performance.now() - started) * 100) / 100, ...fields }, 'request');
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    let ctx: RequestContext | undefined;
+    try {
+      const { path, query } = splitTarget(req.url ?? '/');
+      if (path === TOKEN_PATH) {
+        const fields = await tokenEndpoint(req, res, query);
+        logAccess(req, res, started, fields);
+        return;
+      }
+      ctx = { req, res, path, query, clientIp: clientIp(req), protocol: 'http', token: undefined };
+      await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
+      logAccess(req, res, started, ctx.token ? { app: ctx.token.appName } : {});
+    } catch (thrown) {
+      const err = sendProblem(res, thrown);
+      if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path: req.url?.split('?')[0] }, err.message);
+      logAccess(req, res, started, { error: err.code, ...(ctx?.token ? { app: ctx.token.appName } : {}) });
+    }
+  };
+}
+
+export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number): Promise<Listener> {
+  const server = createServer({ requireHostHeader: false }, (req, res) => void handler(req, res));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    port: address.port,
+    url: `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Requests still running after the grace period are cut.
+        setTimeout(() => server.closeAllConnections(), 10_000).unref();
+      }),
+  };
+}

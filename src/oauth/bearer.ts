@@ -1,0 +1,63 @@
+// RFC 6750: bearer tokens on protected routes, and the one place their challenges are written.
+import { sha256 } from '../crypto.ts';
+import type { Deps } from '../deps.ts';
+import { GatewayError } from '../errors.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+export function createBearerErrors(realm: string) {
+  const challenge = (error?: string, description?: string, scope?: string) => {
+    let value = `Bearer realm="${realm}"`;
+    if (error !== undefined) value += `, error="${error}"`;
+    if (description !== undefined) value += `, error_description="${description}"`;
+    if (scope !== undefined) value += `, scope="${scope}"`;
+    return { 'www-authenticate': value };
+  };
+  return {
+    /** §3.1: a request without authentication gets a challenge without an error code. */
+    missing: () => new GatewayError(401, 'unauthorized', 'a bearer token is required', { headers: challenge() }),
+    invalidRequest: (description: string) =>
+      new GatewayError(400, 'invalid_request', description, { headers: challenge('invalid_request', description) }),
+    invalidToken: () =>
+      new GatewayError(401, 'invalid_token', 'the access token is invalid, expired or revoked', {
+        headers: challenge('invalid_token', 'the access token is invalid, expired or revoked'),
+      }),
+    insufficientScope: (description: string, scope: readonly string[]) =>
+      new GatewayError(403, 'insufficient_scope', description, {
+        headers: challenge('insufficient_scope', description, scope.length > 0 ? scope.join(' ') : undefined),
+      }),
+  };
+}
+
+export type BearerErrors = ReturnType<typeof createBearerErrors>;
+
+/** The step that authenticates a call: §2.1, the Authorization header only, scheme case-insensitive. */
+export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
+  const { store, clock } = deps;
+  return async function verifyToken(ctx: RequestContext): Promise<void> {
+    const header = ctx.req.headers.authorization;
+    if (header === undefined) throw errors.missing();
+    const space = header.indexOf(' ');
+    if (space === -1 || header.slice(0, space).toLowerCase() !== 'bearer') {
+      if (header.toLowerCase() === 'bearer') throw errors.invalidRequest('the bearer token is empty');
+      throw errors.missing();
+    }
+    const token = header.slice(space + 1).trim();
+    if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
+    const found = await store.findAccessToken(sha256(token), clock());
+    if (found === undefined) throw errors.invalidToken();
+    ctx.token = found;
+  };
+}
+
+/** The step that checks the token's product covers this route and its scopes include the route's. */
+export function createAuthorizeRoute(products: ReadonlySet<string>, scopes: readonly string[], errors: BearerErrors): Step {
+  return function authorizeRoute(ctx: RequestContext): void {
+    const token = ctx.token!;
+    if (!products.has(token.product)) throw errors.insufficientScope("the token's API product does not include this route", scopes);
+    if (scopes.length === 0) return;
+    const held = token.scope.split(' ');
+    if (!scopes.every((s) => held.includes(s))) throw errors.insufficientScope('the token lacks a scope this route requires', scopes);
+  };
+}

@@ -1,0 +1,62 @@
+// Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic or client_id and
+// client_secret in the form, never both.
+import type { IncomingMessage } from 'node:http';
+import { safeEqual, secretHash } from '../crypto.ts';
+import type { Client, Store } from '../store/port.ts';
+import { invalidClient, invalidRequest } from './errors.ts';
+import { formDecode } from './form.ts';
+
+export interface PresentedCredentials {
+  id: string;
+  secret: string;
+  method: 'client_secret_basic' | 'client_secret_post';
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Reads the credentials from the header or the form; throws when they are malformed or doubled. */
+export function presentedCredentials(req: IncomingMessage, form: Map<string, string>): PresentedCredentials {
+  const header = req.headers.authorization;
+  const formId = form.get('client_id');
+  const formSecret = form.get('client_secret');
+  if (header !== undefined) {
+    const space = header.indexOf(' ');
+    const scheme = space === -1 ? header : header.slice(0, space);
+    if (scheme.toLowerCase() !== 'basic') throw invalidClient(`unsupported authorization scheme "${scheme.slice(0, 20)}"`);
+    if (formSecret !== undefined) throw invalidRequest('use one client authentication method, not both Basic and client_secret');
+    const encoded = header.slice(space + 1).trim();
+    if (!BASE64.test(encoded) || encoded.length % 4 === 1) throw invalidClient('Basic credentials are not valid base64');
+    const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+    // RFC 6749 §2.3.1: split on the first colon, then form-decode each half.
+    const colon = decoded.indexOf(':');
+    if (colon === -1) throw invalidClient('Basic credentials have no colon');
+    const id = formDecode(decoded.slice(0, colon));
+    const secret = formDecode(decoded.slice(colon + 1));
+    if (id === undefined || secret === undefined || id === '') throw invalidClient('Basic credentials are not form-encoded');
+    if (formId !== undefined && formId !== id) throw invalidRequest('client_id differs from the Basic credentials');
+    return { id, secret, method: 'client_secret_basic' };
+  }
+  if (formId === undefined || formSecret === undefined) throw invalidClient('no client credentials');
+  return { id: formId, secret: formSecret, method: 'client_secret_post' };
+}
+
+const MISSING_HASH = Buffer.alloc(32);
+
+/** The client if the key exists, the secret matches and the credential, app and developer are enabled. */
+export async function authenticateClient(
+  store: Store,
+  secretKey: Buffer,
+  presented: PresentedCredentials,
+  now: number,
+): Promise<Client> {
+  const client = await store.findClient(presented.id);
+  // Hash and compare even for an unknown key, so both failures cost the same.
+  const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
+  if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
+  const { credential, app } = client;
+  if (credential.status !== 'approved') throw invalidClient('credential revoked');
+  if (credential.expiresAt !== null && credential.expiresAt <= now) throw invalidClient('credential expired');
+  if (app.status !== 'active') throw invalidClient('app disabled');
+  if (client.developerStatus !== 'active') throw invalidClient('developer disabled');
+  return client;
+}

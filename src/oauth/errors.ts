@@ -1,0 +1,42 @@
+// RFC 6749 §5.2 error responses of the token endpoint: the error classes and the one function
+// that writes them.
+import type { ServerResponse } from 'node:http';
+import { asGatewayError, GatewayError } from '../errors.ts';
+
+export class OAuthError extends GatewayError {}
+
+// The seed's section 7 makes every credential failure a 401, invalid_grant included.
+export const invalidRequest = (description: string, status = 400) => new OAuthError(status, 'invalid_request', description);
+export const invalidClient = (detail?: string) =>
+  new OAuthError(401, 'invalid_client', 'client authentication failed', detail === undefined ? {} : { detail });
+export const invalidGrant = (description: string, detail?: string) =>
+  new OAuthError(401, 'invalid_grant', description, detail === undefined ? {} : { detail });
+export const unauthorizedClient = (description: string) => new OAuthError(400, 'unauthorized_client', description);
+export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
+export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
+export const temporarilyUnavailable = (detail: string) =>
+  new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' } });
+
+export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+
+/** The one place a token endpoint error becomes a response. */
+export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string | undefined): GatewayError {
+  const err = asGatewayError(thrown);
+  // A shared HTTP error (say, 413 from the body reader) is an invalid_request in RFC 6749 terms.
+  const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;
+  const status = exposed ? err.status : 500;
+  const body = exposed
+    ? { error: err instanceof OAuthError ? err.code : 'invalid_request', error_description: err.message }
+    : { error: 'server_error', error_description: 'internal error' };
+  const payload = JSON.stringify(body);
+  const headers: Record<string, string | number> = {
+    ...NO_STORE,
+    ...(exposed ? err.headers : undefined),
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  };
+  if (status === 401 && challenge !== undefined) headers['www-authenticate'] = challenge;
+  if (!res.headersSent) res.writeHead(status, headers).end(payload);
+  else res.destroy();
+  return err;
+}

@@ -1,0 +1,37 @@
+// application/x-www-form-urlencoded bodies of the OAuth endpoints.
+import { invalidRequest } from './errors.ts';
+
+/**
+ * Parses a form body. RFC 6749 §3.2: parameters without a value are treated as omitted, and a
+ * parameter must not be included more than once.
+ */
+export function parseForm(body: string): Map<string, string> {
+  const form = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const [name, value] of new URLSearchParams(body)) {
+    if (seen.has(name)) throw invalidRequest(`parameter "${name}" is repeated`);
+    seen.add(name);
+    if (value !== '') form.set(name, value);
+  }
+  return form;
+}
+
+/** Accepts the form content type with optional parameters such as charset. */
+export function isFormContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semi = value.indexOf(';');
+  const type = (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
+  if (type !== 'application/x-www-form-urlencoded') return false;
+  if (semi === -1) return true;
+  const charset = /(?:^|;)\s*charset\s*=\s*"?([^";]+)"?/i.exec(value.slice(semi));
+  return charset === null || /^utf-?8$/i.test(charset[1]!.trim());
+}
+
+/** Form-decoding of one value: '+' is a space, then percent-decoding (UTF-8). */
+export function formDecode(value: string): string | undefined {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}

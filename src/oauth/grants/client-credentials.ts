@@ -1,0 +1,28 @@
+import { newId } from '../../crypto.ts';
+import type { Deps } from '../../deps.ts';
+import { mintAccess, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import type { GrantRequest } from './grant.ts';
+
+export const grantType = 'client_credentials';
+export const parameters: ReadonlySet<string> = new Set();
+
+/** RFC 6749 §4.4: an access token for the client itself, never a refresh token. */
+export async function handle({ client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
+  const granted = (scope ?? product.scopes).join(' ');
+  const minted = mintAccess(product, now);
+  await deps.store.saveTokens([
+    {
+      hash: minted.accessHash,
+      kind: 'access',
+      appId: client.app.id,
+      key: client.credential.key,
+      product: product.name,
+      scope: granted,
+      subject: null,
+      family: newId(),
+      issuedAt: now,
+      expiresAt: minted.accessExpiresAt,
+    },
+  ]);
+  return tokenBody(product, minted, granted, scope);
+}

@@ -1,0 +1,34 @@
+import { sha256 } from '../../crypto.ts';
+import type { Deps } from '../../deps.ts';
+import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
+import { mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import type { GrantRequest } from './grant.ts';
+
+export const grantType = 'refresh_token';
+export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
+
+/**
+ * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every use returns a new access token and a new
+ * refresh token, atomically; presenting an already rotated refresh token revokes its family.
+ * The scope can narrow, never widen.
+ */
+export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
+  const presented = form.get('refresh_token');
+  if (presented === undefined) throw invalidRequest('parameter "refresh_token" is required');
+  const minted = mintPair(product, now);
+  const result = await deps.store.rotateRefreshToken({
+    hash: sha256(presented),
+    appId: client.app.id,
+    now,
+    scope,
+    accessHash: minted.accessHash,
+    accessExpiresAt: minted.accessExpiresAt,
+    refreshHash: minted.refreshHash,
+    refreshExpiresAt: minted.refreshExpiresAt,
+  });
+  if (!result.ok) {
+    if (result.reason === 'scope') throw invalidScope('the requested scope exceeds the scope of the refresh token');
+    throw invalidGrant('the refresh token is invalid, expired or revoked', result.reason === 'reused' ? 'reuse of a rotated refresh token; family revoked' : undefined);
+  }
+  return tokenBody(product, minted, result.scope, scope);
+}

@@ -1,0 +1,112 @@
+// POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
+// sendOAuthError writes every failure.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProductSettings } from '../config/load.ts';
+import type { Deps } from '../deps.ts';
+import { readBody } from '../http/body.ts';
+import type { Client } from '../store/port.ts';
+import { authenticateClient, presentedCredentials, type PresentedCredentials } from './client-auth.ts';
+import { invalidRequest, invalidScope, NO_STORE, OAuthError, sendOAuthError, unauthorizedClient, unsupportedGrantType } from './errors.ts';
+import { isFormContentType, parseForm } from './form.ts';
+import type { Grant } from './grants/grant.ts';
+import { grants } from './grants/index.ts';
+
+const BODY_LIMIT = 16 * 1024;
+
+interface TokenContext {
+  req: IncomingMessage;
+  query: string;
+  now: number;
+  form: Map<string, string>;
+  credentials: PresentedCredentials | undefined;
+  client: Client | undefined;
+  grant: Grant | undefined;
+  product: ProductSettings | undefined;
+  scope: readonly string[] | undefined;
+}
+
+type Step = (ctx: TokenContext, deps: Deps) => void | Promise<void>;
+
+function requirePost(ctx: TokenContext): void {
+  if (ctx.req.method !== 'POST') throw new OAuthError(405, 'invalid_request', 'the token endpoint accepts POST only', { headers: { allow: 'POST' } });
+}
+
+function rejectQueryCredentials(ctx: TokenContext): void {
+  // RFC 6749 §2.3.1: credentials must not travel in the request URI.
+  if (/(^|&)client_secret=/.test(ctx.query)) throw invalidRequest('client_secret must not be sent in the query string');
+}
+
+async function parseBody(ctx: TokenContext): Promise<void> {
+  if (!isFormContentType(ctx.req.headers['content-type'])) {
+    throw invalidRequest('the body must be application/x-www-form-urlencoded (UTF-8)');
+  }
+  ctx.form = parseForm((await readBody(ctx.req, BODY_LIMIT)).toString('utf8'));
+}
+
+async function clientAuth(ctx: TokenContext, deps: Deps): Promise<void> {
+  ctx.credentials = presentedCredentials(ctx.req, ctx.form);
+  ctx.client = await authenticateClient(deps.store, deps.secretKey, ctx.credentials, ctx.now);
+}
+
+function supportedGrantType(ctx: TokenContext): void {
+  const type = ctx.form.get('grant_type');
+  if (type === undefined) throw invalidRequest('parameter "grant_type" is required');
+  ctx.grant = grants.get(type);
+  if (ctx.grant === undefined) throw unsupportedGrantType(`grant type "${type.slice(0, 64)}" is not supported`);
+}
+
+function allowedGrantType(ctx: TokenContext, deps: Deps): void {
+  const product = deps.config.products.get(ctx.client!.app.product);
+  if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
+  if (!product.grants.has(ctx.grant!.grantType)) {
+    throw unauthorizedClient(`grant type "${ctx.grant!.grantType}" is not enabled for API product "${product.name}"`);
+  }
+  ctx.product = product;
+}
+
+function validateScope(ctx: TokenContext): void {
+  const requested = ctx.form.get('scope');
+  if (requested === undefined) return;
+  // RFC 6749 §3.3: space-delimited, order and repetition carry no meaning.
+  const scope = [...new Set(requested.split(' ').filter((s) => s !== ''))];
+  const unknown = scope.filter((s) => !ctx.product!.scopes.includes(s));
+  if (unknown.length > 0) throw invalidScope(`scope "${unknown[0]!.slice(0, 64)}" is not available to this app`);
+  ctx.scope = scope;
+}
+
+const steps: readonly Step[] = [requirePost, rejectQueryCredentials, parseBody, clientAuth, supportedGrantType, allowedGrantType, validateScope];
+
+export function createTokenEndpoint(deps: Deps) {
+  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
+
+  /** Answers the request; resolves to the fields the access log adds (never a credential). */
+  return async function tokenEndpoint(req: IncomingMessage, res: ServerResponse, query: string): Promise<Record<string, string>> {
+    const ctx: TokenContext = {
+      req,
+      query,
+      now: deps.clock(),
+      form: new Map(),
+      credentials: undefined,
+      client: undefined,
+      grant: undefined,
+      product: undefined,
+      scope: undefined,
+    };
+    try {
+      for (const step of steps) await step(ctx, deps);
+      const body = await ctx.grant!.handle(
+        { req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now },
+        deps,
+      );
+      const payload = JSON.stringify(body);
+      res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      res.end(payload);
+      return { app: ctx.client!.app.name, grant: ctx.grant!.grantType };
+    } catch (thrown) {
+      // RFC 6749 §5.2: a client that authenticated with the Authorization header gets the challenge.
+      const err = sendOAuthError(res, thrown, ctx.credentials?.method === 'client_secret_post' ? undefined : challenge);
+      if (!err.expose) deps.logger.error({ err: err.cause ?? err }, 'token endpoint failed');
+      return { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
+    }
+  };
+}

@@ -1,0 +1,28 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ActiveToken } from '../store/port.ts';
+
+/** Everything a step of a route may read or set; created once per request. */
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The normalised path that was matched and authorised; the upstream gets exactly this. */
+  path: string;
+  /** Raw query string without '?', or ''. */
+  query: string;
+  clientIp: string;
+  /** 'http' or 'https', of the listener. */
+  protocol: string;
+  /** Set by bearer verification. */
+  token: ActiveToken | undefined;
+}
+
+/** One compiled step of a route. The last step of every route writes the response. */
+export type Step = (ctx: RequestContext) => void | Promise<void>;
+
+/** Walks the route's prebuilt steps; a step that throws ends the walk. */
+export async function runSteps(steps: readonly Step[], ctx: RequestContext): Promise<void> {
+  for (const step of steps) {
+    const pending = step(ctx);
+    if (pending !== undefined) await pending;
+  }
+}

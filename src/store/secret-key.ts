@@ -1,0 +1,27 @@
+// The key of the keyed hash that app secrets are stored under. It lives in its own file, apart
+// from the database, so a copy of the database alone cannot be used to test guesses.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export function loadSecretKey(file: string): Buffer {
+  try {
+    return parseKey(file, readFileSync(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    // Another process created it first; use theirs.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return parseKey(file, readFileSync(file, 'utf8'));
+}
+
+function parseKey(file: string, text: string): Buffer {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length < 32) throw new Error(`${file}: the secret key must hold at least 32 bytes, base64-encoded`);
+  return key;
+}

@@ -1,0 +1,443 @@
+// SQLite driver of the store port, on the built-in node:sqlite. One file in WAL mode; every
+// statement prepared once; writes that must not race run under BEGIN IMMEDIATE.
+//
+// Hot path: access tokens are served from a bounded in-memory cache. Every revocation (token
+// family, credential, app, developer) bumps a counter in `meta`; before trusting the cache the
+// driver reads `PRAGMA data_version` (at most once a millisecond), which changes when another
+// connection (another process, e.g. `gateway admin`) commits, and clears the cache when the
+// counter moved. A revocation made anywhere therefore takes effect at once.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { newId } from '../crypto.ts';
+import {
+  StoreError,
+  type ActiveToken,
+  type App,
+  type Client,
+  type Credential,
+  type Developer,
+  type RotateRequest,
+  type RotateResult,
+  type Status,
+  type Store,
+  type TokenRecord,
+} from './port.ts';
+
+export interface SqliteStoreOptions {
+  path: string;
+  /** Access tokens kept in memory; 0 disables the cache. */
+  tokenCacheSize?: number;
+}
+
+// Append only: a migration, once released, never changes. PRAGMA user_version holds the count applied.
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE developers (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     name TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE apps (
+     id TEXT PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id),
+     name TEXT NOT NULL,
+     product TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+     created_at INTEGER NOT NULL,
+     UNIQUE (developer_id, name)
+   ) STRICT;
+   CREATE TABLE credentials (
+     key TEXT PRIMARY KEY,
+     app_id TEXT NOT NULL REFERENCES apps(id),
+     secret_hash BLOB NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('approved', 'revoked')),
+     expires_at INTEGER,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX credentials_app ON credentials(app_id);
+   CREATE TABLE tokens (
+     hash BLOB PRIMARY KEY,
+     kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+     app_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     product TEXT NOT NULL,
+     scope TEXT NOT NULL,
+     subject TEXT,
+     family TEXT NOT NULL,
+     issued_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     used_at INTEGER,
+     revoked_at INTEGER
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX tokens_family ON tokens(family);
+   CREATE INDEX tokens_expires ON tokens(expires_at);
+   CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
+   INSERT INTO meta (name, value) VALUES ('revision', 0);`,
+];
+
+const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+
+type Row = Record<string, unknown>;
+
+const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at';
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.created_at';
+
+export class SqliteStore implements Store {
+  readonly #db: DatabaseSync;
+  readonly #cache = new Map<string, ActiveToken>();
+  readonly #cacheSize: number;
+  #dataVersion = -1;
+  #revision = -1;
+  #syncedAt = -Infinity;
+
+  readonly #dataVersionStmt: StatementSync;
+  readonly #revisionStmt: StatementSync;
+  readonly #bumpRevision: StatementSync;
+  readonly #insertDeveloper: StatementSync;
+  readonly #developerByEmail: StatementSync;
+  readonly #developers: StatementSync;
+  readonly #setDeveloperStatus: StatementSync;
+  readonly #insertApp: StatementSync;
+  readonly #insertCredential: StatementSync;
+  readonly #appByName: StatementSync;
+  readonly #appById: StatementSync;
+  readonly #appByKey: StatementSync;
+  readonly #apps: StatementSync;
+  readonly #appsOfDeveloper: StatementSync;
+  readonly #setAppStatus: StatementSync;
+  readonly #credentialsOfApp: StatementSync;
+  readonly #revokeCredential: StatementSync;
+  readonly #client: StatementSync;
+  readonly #insertToken: StatementSync;
+  readonly #accessToken: StatementSync;
+  readonly #refreshToken: StatementSync;
+  readonly #markUsed: StatementSync;
+  readonly #revokeFamily: StatementSync;
+  readonly #purge: StatementSync;
+
+  constructor(options: SqliteStoreOptions) {
+    if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
+    const cacheSize = options.tokenCacheSize ?? 100_000;
+    if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError('SqliteStore: tokenCacheSize must be a non-negative integer');
+    this.#cacheSize = cacheSize;
+
+    if (options.path !== ':memory:') mkdirSync(path.dirname(options.path), { recursive: true });
+    this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: 5000 });
+    // WAL with synchronous=NORMAL: a commit is in the OS before it returns, so it survives the
+    // process being killed (kill -9); only a power loss can drop the last commits.
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+    this.#migrate();
+
+    const db = this.#db;
+    this.#dataVersionStmt = db.prepare('PRAGMA data_version');
+    this.#dataVersionStmt.setReturnArrays(true);
+    this.#revisionStmt = db.prepare(`SELECT value FROM meta WHERE name = 'revision'`);
+    this.#bumpRevision = db.prepare(`UPDATE meta SET value = value + 1 WHERE name = 'revision'`);
+    this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
+    this.#developers = db.prepare('SELECT * FROM developers ORDER BY email');
+    this.#setDeveloperStatus = db.prepare('UPDATE developers SET status = ? WHERE email = ?');
+    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+    this.#insertCredential = db.prepare(
+      'INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    const appFrom = `SELECT ${APP_COLUMNS} FROM apps a JOIN developers d ON d.id = a.developer_id`;
+    this.#appByName = db.prepare(`${appFrom} WHERE d.email = ? AND a.name = ?`);
+    this.#appById = db.prepare(`${appFrom} WHERE a.id = ?`);
+    this.#appByKey = db.prepare(`${appFrom} JOIN credentials c ON c.app_id = a.id WHERE c.key = ?`);
+    this.#apps = db.prepare(`${appFrom} ORDER BY d.email, a.name`);
+    this.#appsOfDeveloper = db.prepare(`${appFrom} WHERE d.email = ? ORDER BY a.name`);
+    this.#setAppStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
+    this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
+    this.#revokeCredential = db.prepare(`UPDATE credentials SET status = 'revoked' WHERE key = ? AND status <> 'revoked'`);
+    this.#client = db.prepare(
+      `SELECT c.key, c.secret_hash, c.status AS credential_status, c.expires_at AS credential_expires_at,
+              c.created_at AS credential_created_at, ${APP_COLUMNS}, d.status AS developer_status
+         FROM credentials c JOIN apps a ON a.id = c.app_id JOIN developers d ON d.id = a.developer_id
+        WHERE c.key = ?`,
+    );
+    this.#insertToken = db.prepare(
+      `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#accessToken = db.prepare(
+      `SELECT ${TOKEN_COLUMNS}, a.name AS app_name, d.email AS developer_email
+         FROM tokens t
+         JOIN credentials c ON c.key = t.key
+         JOIN apps a ON a.id = t.app_id
+         JOIN developers d ON d.id = a.developer_id
+        WHERE t.hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
+          AND c.status = 'approved' AND a.status = 'active' AND d.status = 'active'`,
+    );
+    this.#refreshToken = db.prepare(
+      `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status
+         FROM tokens t LEFT JOIN credentials c ON c.key = t.key WHERE t.hash = ?`,
+    );
+    this.#markUsed = db.prepare('UPDATE tokens SET used_at = ? WHERE hash = ?');
+    this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
+    this.#purge = db.prepare('DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT 5000)');
+  }
+
+  #migrate(): void {
+    const db = this.#db;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const row = db.prepare('PRAGMA user_version').get() as { user_version: number };
+      if (row.user_version > MIGRATIONS.length) {
+        throw new Error(`database schema version ${row.user_version} is newer than this gateway (${MIGRATIONS.length})`);
+      }
+      for (let v = row.user_version; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+      db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  #transaction<T>(fn: () => T): T {
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw err;
+    }
+  }
+
+  /** Called inside the transaction of every write that can make a valid token invalid. */
+  #revoked(): void {
+    this.#bumpRevision.run();
+    this.#cache.clear();
+  }
+
+  #syncCache(): void {
+    const now = performance.now();
+    if (now - this.#syncedAt < 1) return;
+    this.#syncedAt = now;
+    const version = (this.#dataVersionStmt.get() as unknown as [number])[0];
+    if (version === this.#dataVersion) return;
+    this.#dataVersion = version;
+    const revision = (this.#revisionStmt.get() as { value: number }).value;
+    if (revision !== this.#revision) {
+      this.#revision = revision;
+      this.#cache.clear();
+    }
+  }
+
+  async createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer> {
+    const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', createdAt: input.now };
+    try {
+      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt);
+    } catch (err) {
+      throw conflictOr(err, `developer ${input.email} already exists`);
+    }
+    return dev;
+  }
+
+  async findDeveloper(email: string): Promise<Developer | undefined> {
+    const row = this.#developerByEmail.get(email) as Row | undefined;
+    return row && toDeveloper(row);
+  }
+
+  async listDevelopers(): Promise<Developer[]> {
+    return (this.#developers.all() as Row[]).map(toDeveloper);
+  }
+
+  async setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined> {
+    return this.#transaction(() => {
+      if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
+      if (status === 'disabled') this.#revoked();
+      return toDeveloper(this.#developerByEmail.get(email) as Row);
+    });
+  }
+
+  async createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App> {
+    const id = newId();
+    try {
+      this.#transaction(() => {
+        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.now);
+        this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
+      });
+    } catch (err) {
+      throw conflictOr(err, `app "${input.name}" already exists for this developer`);
+    }
+    return toApp(this.#appById.get(id) as Row);
+  }
+
+  async findApp(developerEmail: string, name: string): Promise<App | undefined> {
+    const row = this.#appByName.get(developerEmail, name) as Row | undefined;
+    return row && toApp(row);
+  }
+
+  async findAppByKey(key: string): Promise<App | undefined> {
+    const row = this.#appByKey.get(key) as Row | undefined;
+    return row && toApp(row);
+  }
+
+  async listApps(filter: { developerEmail?: string } = {}): Promise<App[]> {
+    const rows = filter.developerEmail === undefined ? this.#apps.all() : this.#appsOfDeveloper.all(filter.developerEmail);
+    return (rows as Row[]).map(toApp);
+  }
+
+  async setAppStatus(appId: string, status: Status): Promise<App | undefined> {
+    return this.#transaction(() => {
+      if (this.#setAppStatus.run(status, appId).changes === 0) return undefined;
+      if (status === 'disabled') this.#revoked();
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
+  async listCredentials(appId: string): Promise<Credential[]> {
+    return (this.#credentialsOfApp.all(appId) as Row[]).map(toCredential);
+  }
+
+  async revokeCredential(key: string): Promise<boolean> {
+    return this.#transaction(() => {
+      if (this.#revokeCredential.run(key).changes === 0) return false;
+      this.#revoked();
+      return true;
+    });
+  }
+
+  async findClient(key: string): Promise<Client | undefined> {
+    const row = this.#client.get(key) as Row | undefined;
+    if (!row) return undefined;
+    return {
+      credential: {
+        key: row.key as string,
+        appId: row.id as string,
+        status: row.credential_status as Credential['status'],
+        expiresAt: (row.credential_expires_at as number | null) ?? null,
+        createdAt: row.credential_created_at as number,
+      },
+      secretHash: Buffer.from(row.secret_hash as Uint8Array),
+      app: toApp(row),
+      developerStatus: row.developer_status as Status,
+    };
+  }
+
+  async saveTokens(records: readonly TokenRecord[]): Promise<void> {
+    if (records.length === 1) this.#insert(records[0]!);
+    else this.#transaction(() => records.forEach((r) => this.#insert(r)));
+  }
+
+  #insert(r: TokenRecord): void {
+    this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt);
+  }
+
+  async findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined> {
+    this.#syncCache();
+    const id = hash.toString('base64');
+    const cached = this.#cache.get(id);
+    if (cached !== undefined) {
+      if (cached.expiresAt > now) return cached;
+      this.#cache.delete(id);
+      return undefined;
+    }
+    const row = this.#accessToken.get(hash, now) as Row | undefined;
+    if (!row) return undefined;
+    const token: ActiveToken = { ...toToken(row), appName: row.app_name as string, developerEmail: row.developer_email as string };
+    this.#remember(id, token);
+    return token;
+  }
+
+  #remember(id: string, token: ActiveToken): void {
+    if (this.#cacheSize === 0) return;
+    if (this.#cache.size >= this.#cacheSize) {
+      const oldest = this.#cache.keys().next();
+      if (!oldest.done) this.#cache.delete(oldest.value);
+    }
+    this.#cache.set(id, token);
+  }
+
+  async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {
+    return this.#transaction((): RotateResult => {
+      const row = this.#refreshToken.get(req.hash) as Row | undefined;
+      if (!row || row.kind !== 'refresh' || row.app_id !== req.appId || row.revoked_at !== null || row.credential_status !== 'approved') {
+        return { ok: false, reason: 'invalid' };
+      }
+      const previous = toToken(row);
+      if (row.used_at !== null) {
+        // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; revoke the family.
+        this.#revokeFamily.run(req.now, previous.family);
+        this.#revoked();
+        return { ok: false, reason: 'reused' };
+      }
+      if (previous.expiresAt <= req.now) return { ok: false, reason: 'invalid' };
+      const granted = previous.scope === '' ? [] : previous.scope.split(' ');
+      if (req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
+      const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
+      this.#markUsed.run(req.now, req.hash);
+      const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
+      this.#insert({ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt });
+      this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt });
+      return { ok: true, previous, scope };
+    });
+  }
+
+  async purgeExpired(now: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { changes } = this.#purge.run(now);
+      total += Number(changes);
+      if (Number(changes) < 5000) return total;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.isOpen) this.#db.close();
+  }
+}
+
+function conflictOr(err: unknown, message: string): unknown {
+  const code = (err as { errcode?: number }).errcode;
+  if (code === SQLITE_CONSTRAINT_UNIQUE || code === SQLITE_CONSTRAINT_PRIMARYKEY) return new StoreError('conflict', message);
+  return err;
+}
+
+function toDeveloper(r: Row): Developer {
+  return { id: r.id as string, email: r.email as string, name: r.name as string, status: r.status as Status, createdAt: r.created_at as number };
+}
+
+function toApp(r: Row): App {
+  return {
+    id: r.id as string,
+    developerId: r.developer_id as string,
+    developerEmail: r.developer_email as string,
+    name: r.name as string,
+    product: r.product as string,
+    status: r.status as Status,
+    createdAt: r.created_at as number,
+  };
+}
+
+function toCredential(r: Row): Credential {
+  return {
+    key: r.key as string,
+    appId: r.app_id as string,
+    status: r.status as Credential['status'],
+    expiresAt: (r.expires_at as number | null) ?? null,
+    createdAt: r.created_at as number,
+  };
+}
+
+function toToken(r: Row): TokenRecord {
+  return {
+    hash: Buffer.from(r.hash as Uint8Array),
+    kind: r.kind as TokenRecord['kind'],
+    appId: r.app_id as string,
+    key: r.key as string,
+    product: r.product as string,
+    scope: r.scope as string,
+    subject: (r.subject as string | null) ?? null,
+    family: r.family as string,
+    issuedAt: r.issued_at as number,
+    expiresAt: r.expires_at as number,
+  };
+}
