@@ -1,0 +1,252 @@
+// Test harness: a real gateway on port 0 with a real SQLite file in a temp dir, a real upstream
+// server and a stand-in authorization server, all over real HTTP.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { createApp, createDeveloper, type AdminDeps } from '../src/admin/operations.ts';
+import { loadConfigFile } from '../src/config/load.ts';
+import { createLogger } from '../src/log.ts';
+import { startGateway, type Gateway } from '../src/main.ts';
+
+export function tempDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gateway-test-'));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function listenOn(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export interface Received {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Upstream {
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+/** A real upstream that records what it receives and answers with `handler` (JSON 200 by default). */
+export async function startUpstream(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void = (req, res) =>
+    void res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' }).end(JSON.stringify({ upstream: true, path: req.url })),
+): Promise<Upstream> {
+  const received: Received[] = [];
+  const server = createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    handler(req, res, body);
+  });
+  const url = await listenOn(server);
+  return { url, received, close: () => closeServer(server) };
+}
+
+export interface AuthServer {
+  url: string;
+  calls: { authorization: string | undefined; body: unknown }[];
+  /** Overrides the answer for the next calls; default: users table. */
+  answer: ((body: { username: string; password: string }) => { status: number; body?: unknown; delayMs?: number }) | undefined;
+  close(): Promise<void>;
+}
+
+export const AUTH_CLIENT = { id: 'gateway-test', secret: 'auth-server-secret' };
+
+/** Stand-in for the third-party authorization server, over real HTTP. */
+export async function startAuthServer(users: Record<string, { password: string; sub?: string }> = { alice: { password: 'wonderland', sub: 'user-1' } }): Promise<AuthServer> {
+  const state: AuthServer = { url: '', calls: [], answer: undefined, close: async () => {} };
+  const expected = `Basic ${Buffer.from(`${AUTH_CLIENT.id}:${AUTH_CLIENT.secret}`).toString('base64')}`;
+  const server = createServer(async (req, res) => {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const body = JSON.parse(text) as { username: string; password: string };
+    state.calls.push({ authorization: req.headers.authorization, body });
+    let result: { status: number; body?: unknown; delayMs?: number };
+    if (state.answer) result = state.answer(body);
+    else if (req.headers.authorization !== expected) result = { status: 500, body: { error: 'gateway did not authenticate' } };
+    else {
+      const user = users[body.username];
+      result = user && user.password === body.password ? { status: 200, body: user.sub === undefined ? {} : { sub: user.sub } } : { status: 401, body: { error: 'bad credentials' } };
+    }
+    if (result.delayMs) await new Promise((r) => setTimeout(r, result.delayMs));
+    if (!res.destroyed) res.writeHead(result.status, { 'content-type': 'application/json' }).end(JSON.stringify(result.body ?? {}));
+  });
+  state.url = `${await listenOn(server)}/authenticate`;
+  state.close = () => closeServer(server);
+  return state;
+}
+
+export interface ConfigParts {
+  upstreamUrl?: string;
+  authServerUrl?: string;
+  /** Extra YAML appended under each section. */
+  upstreams?: string;
+  routes?: string;
+  products?: string;
+  extra?: string;
+}
+
+/** A configuration with products `hello` (client_credentials) and `orders` (password + refresh_token). */
+export function configYaml(parts: ConfigParts = {}): string {
+  return `
+listen:
+  host: 127.0.0.1
+  port: 0
+store:
+  path: ./gateway.db
+log:
+  level: info
+oauth:
+  realm: test-realm
+authServers:
+  users:
+    url: ${parts.authServerUrl ?? 'http://127.0.0.1:9/authenticate'}
+    allowInsecureHttp: true
+    timeout: 1s
+    clientId: ${AUTH_CLIENT.id}
+    clientSecret: ${AUTH_CLIENT.secret}
+upstreams:
+  mock:
+    mock:
+      body: { message: hello }
+  echo:
+    echo: true
+  backend:
+    url: ${parts.upstreamUrl ?? 'http://127.0.0.1:9'}
+    connectTimeout: 1s
+    timeout: 1s
+${parts.upstreams ?? ''}
+routes:
+  hello:
+    method: GET
+    path: /v1/hello
+    upstream: mock
+  echo:
+    method: POST
+    path: /v1/echo
+    upstream: echo
+  backend:
+    method: GET
+    path: /v1/backend/{id}
+    upstream: backend
+  admin-only:
+    method: GET
+    path: /v1/admin
+    upstream: mock
+    scopes: [hello:admin]
+  orders:
+    method: GET
+    path: /v1/orders
+    upstream: backend
+    scopes: [orders:read]
+${parts.routes ?? ''}
+products:
+  hello:
+    routes: [hello, echo, backend, admin-only]
+    scopes: [hello:read, hello:admin]
+  orders:
+    routes: [orders]
+    scopes: [orders:read, orders:write]
+    grants: [password, refresh_token, client_credentials]
+    authServer: users
+    accessTokenLifetime: 600
+    refreshTokenLifetime: 1h
+${parts.products ?? ''}
+${parts.extra ?? ''}`;
+}
+
+export interface TestGateway {
+  url: string;
+  dir: string;
+  configFile: string;
+  gateway: Gateway;
+  admin: AdminDeps;
+  logs: string[];
+  /** Registers a developer (once) and an app for `product`; returns its key and secret. */
+  client(product: string, name?: string): Promise<{ key: string; secret: string }>;
+  close(): Promise<void>;
+}
+
+let appCounter = 0;
+
+export async function startTestGateway(parts: ConfigParts = {}, options: { clock?: () => number; dir?: string } = {}): Promise<TestGateway> {
+  const temp = options.dir === undefined ? tempDir() : { dir: options.dir, remove: () => {} };
+  const configFile = path.join(temp.dir, 'gateway.yaml');
+  writeFileSync(configFile, configYaml(parts));
+  const config = loadConfigFile(configFile, { env: {} });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const gateway = await startGateway({ config, logger: createLogger('info', sink), ...(options.clock ? { clock: options.clock } : {}) });
+  const admin: AdminDeps = { config, store: gateway.deps.store, secretKey: gateway.deps.secretKey, clock: gateway.deps.clock };
+  let developer: string | undefined;
+  return {
+    url: gateway.url,
+    dir: temp.dir,
+    configFile,
+    gateway,
+    admin,
+    logs,
+    async client(product, name = `app-${++appCounter}`) {
+      if (developer === undefined) {
+        developer = 'dev@example.com';
+        await createDeveloper(admin, { email: developer, name: 'Dev' });
+      }
+      const created = await createApp(admin, { developer, name, product });
+      return { key: created.key, secret: created.secret };
+    },
+    async close() {
+      await gateway.close();
+      temp.remove();
+    },
+  };
+}
+
+export function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export async function call(url: string, init: RequestInit = {}): Promise<Answer> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+/** POSTs a form to the token endpoint, authenticating with Basic unless `auth` is false. */
+export function tokenRequest(base: string, params: Record<string, string>, creds?: { key: string; secret: string }): Promise<Answer> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (creds) headers.authorization = basic(creds.key, creds.secret);
+  return call(`${base}/oauth2/token`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+}
+
+export function bearer(token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` };
+}

@@ -1,0 +1,224 @@
+// Protected routes: RFC 6750 bearer verification, product and scope checks, and forwarding to
+// real http and https upstreams.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+
+const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures');
+
+function raw(url: string, rawPath: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}/`, { path: rawPath, headers }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('protected routes', () => {
+  let upstream: Upstream;
+  let gw: TestGateway;
+  let token: string;
+  let ordersToken: string;
+  before(async () => {
+    upstream = await startUpstream();
+    gw = await startTestGateway({ upstreamUrl: `${upstream.url}/base` });
+    const app = await gw.client('hello', 'routes-app');
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+    const orders = await gw.client('orders');
+    ordersToken = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, orders)).body.access_token;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  test('a mock target answers with its fixed JSON', async () => {
+    const res = await call(`${gw.url}/v1/hello`, { headers: bearer(token) });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    assert.equal(res.text, '{"message":"hello"}');
+  });
+
+  test('no token: 401 with a bare Bearer challenge', async () => {
+    const res = await call(`${gw.url}/v1/hello`);
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm"');
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.deepEqual(res.body, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'a bearer token is required', code: 'unauthorized' });
+  });
+
+  test('a lowercase bearer scheme is accepted', async () => {
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: { authorization: `bearer ${token}` } })).status, 200);
+  });
+
+  for (const [name, header] of [
+    ['unknown token', 'Bearer gwat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+    ['random string', 'Bearer not-a-token'],
+  ] as const) {
+    test(`${name}: 401 invalid_token`, async () => {
+      const res = await call(`${gw.url}/v1/hello`, { headers: { authorization: header } });
+      assert.equal(res.status, 401);
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm", error="invalid_token", error_description="the access token is invalid, expired or revoked"');
+      assert.deepEqual(res.body, { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'the access token is invalid, expired or revoked', code: 'invalid_token' });
+    });
+  }
+
+  test('a malformed bearer token: 400 invalid_request', async () => {
+    const res = await call(`${gw.url}/v1/hello`, { headers: { authorization: 'Bearer a b' } });
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm", error="invalid_request", error_description="the bearer token is malformed"');
+  });
+
+  test('another scheme is no bearer token: 401 bare challenge', async () => {
+    const res = await call(`${gw.url}/v1/hello`, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm"');
+  });
+
+  test("a token of another product: 403 insufficient_scope", async () => {
+    const res = await call(`${gw.url}/v1/hello`, { headers: bearer(ordersToken) });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('www-authenticate'), `Bearer realm="test-realm", error="insufficient_scope", error_description="the token's API product does not include this route"`);
+    assert.equal(res.body.code, 'insufficient_scope');
+  });
+
+  test('an unknown path: 401 without a token, 404 with one', async () => {
+    assert.equal((await call(`${gw.url}/v1/nothing`)).status, 401);
+    const res = await call(`${gw.url}/v1/nothing`, { headers: bearer(token) });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no route matches this path', code: 'not_found' });
+  });
+
+  test('another method on a known path: 405 with Allow, after authentication', async () => {
+    assert.equal((await call(`${gw.url}/v1/hello`, { method: 'DELETE' })).status, 401);
+    const res = await call(`${gw.url}/v1/hello`, { method: 'DELETE', headers: bearer(token) });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET');
+  });
+
+  for (const rawPath of ['/v1/../v1/hello', '/v1/%2e%2e/hello', '/v1%2fhello', '/v1//hello', '/v1/hello;x=1', '/v1/hello%00', '/v1\\hello']) {
+    test(`path ${rawPath}: 400 before anything else`, async () => {
+      const res = await raw(gw.url, rawPath, bearer(token));
+      assert.equal(res.status, 400);
+      assert.equal(JSON.parse(res.body).code, 'invalid_path');
+    });
+  }
+
+  test('forwarding: path, query, body and headers as the upstream must see them', async () => {
+    // node:http rather than fetch, which will not send a Connection header.
+    const res = await raw(gw.url, '/v1/backend/42?a=1&b=two', {
+        ...bearer(token),
+        'x-custom': 'kept',
+        'x-forwarded-for': '6.6.6.6',
+        'x-forwarded-host': 'evil.example',
+        'x-gateway-app': 'forged',
+        'x-gateway-subject': 'admin',
+        forwarded: 'for=6.6.6.6',
+        connection: 'x-drop-me',
+        'x-drop-me': 'secret',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['x-upstream'], 'yes');
+    assert.deepEqual(JSON.parse(res.body), { upstream: true, path: '/base/v1/backend/42?a=1&b=two' });
+    const seen = upstream.received.at(-1)!;
+    assert.equal(seen.method, 'GET');
+    assert.equal(seen.url, '/base/v1/backend/42?a=1&b=two');
+    const h = seen.headers;
+    assert.equal(h.authorization, undefined);
+    assert.equal(h['x-custom'], 'kept');
+    assert.equal(h['x-drop-me'], undefined);
+    assert.equal(h.forwarded, undefined);
+    assert.equal(h['x-forwarded-for'], '127.0.0.1');
+    assert.equal(h['x-forwarded-proto'], 'http');
+    assert.equal(h['x-forwarded-host'], new URL(gw.url).host);
+    assert.equal(h.host, new URL(upstream.url).host);
+    assert.equal(h['x-gateway-app'], 'routes-app');
+    assert.equal(h['x-gateway-product'], 'hello');
+    assert.equal(h['x-gateway-developer'], 'dev@example.com');
+    assert.equal(h['x-gateway-scope'], 'hello:read hello:admin');
+    assert.equal(h['x-gateway-subject'], undefined);
+  });
+
+  test('echo answers with what it received, after the same header rules', async () => {
+    const res = await call(`${gw.url}/v1/echo?x=1&x=2`, {
+      method: 'POST',
+      headers: { ...bearer(token), 'content-type': 'application/json', 'x-gateway-app': 'forged' },
+      body: '{"name":"n"}',
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.method, 'POST');
+    assert.equal(res.body.path, '/v1/echo');
+    assert.deepEqual(res.body.query, { x: ['1', '2'] });
+    assert.equal(res.body.body, '{"name":"n"}');
+    assert.equal(res.body.headers['x-gateway-app'], 'routes-app');
+    assert.equal(res.body.headers.authorization, undefined);
+  });
+});
+
+describe('upstream failures', () => {
+  test('an upstream refusing connections: 502 problem+json', async () => {
+    const gw = await startTestGateway({ upstreamUrl: 'http://127.0.0.1:9' });
+    try {
+      const app = await gw.client('hello');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const res = await call(`${gw.url}/v1/backend/1`, { headers: bearer(token) });
+      assert.equal(res.status, 502);
+      assert.equal(res.headers.get('content-type'), 'application/problem+json');
+      assert.deepEqual(res.body, { type: 'about:blank', title: 'Bad Gateway', status: 502, detail: 'the upstream could not be reached', code: 'upstream_unavailable' });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('an upstream slower than its timeout (1s): 504 problem+json', async () => {
+    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 1500));
+    const gw = await startTestGateway({ upstreamUrl: slow.url });
+    try {
+      const app = await gw.client('hello');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const res = await call(`${gw.url}/v1/backend/1`, { headers: bearer(token) });
+      assert.equal(res.status, 504);
+      assert.deepEqual(res.body, { type: 'about:blank', title: 'Gateway Timeout', status: 504, detail: 'the upstream did not answer in time', code: 'upstream_timeout' });
+    } finally {
+      await gw.close();
+      await slow.close();
+    }
+  });
+
+  test('an https upstream with its CA configured; without it, 502', async () => {
+    const server = createHttpsServer(
+      { cert: readFileSync(path.join(FIXTURES, 'localhost.crt')), key: readFileSync(path.join(FIXTURES, 'localhost.key')) },
+      (req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tls: true, path: req.url })),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `https://localhost:${(server.address() as AddressInfo).port}`;
+    const gw = await startTestGateway({
+      upstreams: `  secure:\n    url: ${url}\n    tls:\n      ca: ${path.join(FIXTURES, 'localhost.crt')}\n  untrusted:\n    url: ${url}\n`,
+      routes: `  secure:\n    method: GET\n    path: /v1/secure\n    upstream: secure\n  untrusted:\n    method: GET\n    path: /v1/untrusted\n    upstream: untrusted\n`,
+      products: `  tls:\n    routes: [secure, untrusted]\n`,
+    });
+    try {
+      const app = await gw.client('tls');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const ok = await call(`${gw.url}/v1/secure`, { headers: bearer(token) });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(ok.body, { tls: true, path: '/v1/secure' });
+      const bad = await call(`${gw.url}/v1/untrusted`, { headers: bearer(token) });
+      assert.equal(bad.status, 502);
+      assert.equal(bad.body.code, 'upstream_unavailable');
+    } finally {
+      await gw.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
