@@ -145,7 +145,7 @@ export const configSchema = Type.Object(
     routes: Type.Record(Name, Route),
     products: Type.Record(Name, Product),
   },
-  { ...Strict, $id: 'https://token-gateway.dev/schema/gateway.json', title: 'token gateway configuration' },
+  { ...Strict, title: 'token gateway configuration' },
 );
 
 export type ConfigFile = Static<typeof configSchema>;
