@@ -1,6 +1,6 @@
 // Token and secret material: CSPRNG bytes, base64url, a prefix that says what the string is
 // (so a leaked one is easy to find), and the hashes the store keeps instead of the values.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_' } as const;
 
@@ -19,7 +19,7 @@ export function sha256(value: string): Buffer {
 }
 
 /** Keyed hash of a generated secret: high entropy, so a fast MAC is as safe as a slow KDF. */
-export function secretHash(key: Buffer, secret: string): Buffer {
+export function secretHash(key: KeyObject, secret: string): Buffer {
   return createHmac('sha256', key).update(secret).digest();
 }
 

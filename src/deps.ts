@@ -1,4 +1,5 @@
 // What main.ts wires together and hands to the factories; tests pass their own.
+import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuthServerClient } from './authserver/client.ts';
 import type { Config } from './config/load.ts';
@@ -8,7 +9,7 @@ export interface Deps {
   config: Config;
   store: Store;
   /** Key of the keyed hash of app secrets. */
-  secretKey: Buffer;
+  secretKey: KeyObject;
   /** Epoch milliseconds. */
   clock: () => number;
   logger: Logger;

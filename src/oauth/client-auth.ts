@@ -2,6 +2,7 @@
 // client_secret in the form, never both.
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, secretHash } from '../crypto.ts';
+import type { KeyObject } from 'node:crypto';
 import type { Client, Store } from '../store/port.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import { formDecode } from './form.ts';
@@ -45,7 +46,7 @@ const MISSING_HASH = Buffer.alloc(32);
 /** The client if the key exists, the secret matches and the credential, app and developer are enabled. */
 export async function authenticateClient(
   store: Store,
-  secretKey: Buffer,
+  secretKey: KeyObject,
   presented: PresentedCredentials,
   now: number,
 ): Promise<Client> {

@@ -92,6 +92,7 @@ export class SqliteStore implements Store {
   #dataVersion = -1;
   #revision = -1;
   #syncedAt = -Infinity;
+  #pending: { records: readonly TokenRecord[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   readonly #dataVersionStmt: StatementSync;
   readonly #revisionStmt: StatementSync;
@@ -322,9 +323,27 @@ export class SqliteStore implements Store {
     };
   }
 
-  async saveTokens(records: readonly TokenRecord[]): Promise<void> {
-    if (records.length === 1) this.#insert(records[0]!);
-    else this.#transaction(() => records.forEach((r) => this.#insert(r)));
+  // Group commit: the tokens of every request that arrives within one turn of the event loop are
+  // written in one transaction, and each promise resolves once that transaction has committed.
+  saveTokens(records: readonly TokenRecord[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ records, resolve, reject });
+      if (this.#pending.length === 1) setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#pending;
+    this.#pending = [];
+    try {
+      this.#transaction(() => {
+        for (const { records } of batch) for (const r of records) this.#insert(r);
+      });
+    } catch (err) {
+      for (const { reject } of batch) reject(err);
+      return;
+    }
+    for (const { resolve } of batch) resolve();
   }
 
   #insert(r: TokenRecord): void {
@@ -391,6 +410,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    if (this.#pending.length > 0) this.#flush();
     if (this.#db.isOpen) this.#db.close();
   }
 }
