@@ -51,7 +51,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
 }
 
 export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number): Promise<Listener> {
-  const server = createServer({ requireHostHeader: false }, (req, res) => void handler(req, res));
+  const server = createServer((req, res) => void handler(req, res));
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
