@@ -409,8 +409,11 @@ function pickUnionBranch(errors: readonly ErrorObject[]): ErrorObject[] {
     branches.set(m[2]!, list);
     unions.set(key, branches);
   }
-  for (const branches of unions.values()) {
-    const best = [...branches.values()].sort((a, b) => a.length - b.length)[0] ?? [];
+  for (const [key, branches] of unions) {
+    // A branch whose type does not even match the value is the least likely intent.
+    const depth = Number(key.split('|')[0]);
+    const score = (list: ErrorObject[]) => list.length + (list.some((e) => e.keyword === 'type' && e.instancePath.split('/').length === depth) ? 100 : 0);
+    const best = [...branches.values()].sort((a, b) => score(a) - score(b))[0] ?? [];
     plain.push(...best);
   }
   return plain;
