@@ -390,33 +390,28 @@ function pointerSegments(pointer: string): (string | number)[] {
     .map((s) => (/^(0|[1-9][0-9]*)$/.test(s) ? Number(s) : s));
 }
 
-// For a failed anyOf, report only the errors of the branch that came closest (fewest errors):
-// "upstreams.a.url: must match …" rather than the errors of every branch.
+// For a failed anyOf, report only the errors of the branch that came closest, outermost union
+// first: "upstreams.a.mock.status: must be <= 599" rather than the errors of every branch.
 function pickUnionBranch(errors: readonly ErrorObject[]): ErrorObject[] {
-  const unions = new Map<string, Map<string, ErrorObject[]>>();
-  const plain: ErrorObject[] = [];
-  for (const e of errors) {
-    const m = /^(.*\/anyOf)\/(\d+)\//.exec(e.schemaPath);
-    if (e.keyword === 'anyOf') continue;
-    if (!m) {
-      plain.push(e);
-      continue;
+  const unions = errors.filter((e) => e.keyword === 'anyOf').sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  let kept = errors.filter((e) => e.keyword !== 'anyOf');
+  for (const union of unions) {
+    const prefix = `${union.schemaPath}/`;
+    const inside = (e: ErrorObject) =>
+      e.schemaPath.startsWith(prefix) && (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`));
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of kept) {
+      if (!inside(e)) continue;
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0]!;
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
     }
-    const key = `${e.instancePath.split('/').length}|${m[1]}`;
-    const branches = unions.get(key) ?? new Map<string, ErrorObject[]>();
-    const list = branches.get(m[2]!) ?? [];
-    list.push(e);
-    branches.set(m[2]!, list);
-    unions.set(key, branches);
-  }
-  for (const [key, branches] of unions) {
     // A branch whose type does not even match the value is the least likely intent.
-    const depth = Number(key.split('|')[0]);
-    const score = (list: ErrorObject[]) => list.length + (list.some((e) => e.keyword === 'type' && e.instancePath.split('/').length === depth) ? 100 : 0);
-    const best = [...branches.values()].sort((a, b) => score(a) - score(b))[0] ?? [];
-    plain.push(...best);
+    const score = (list: ErrorObject[]) =>
+      list.length + (list.some((e) => e.keyword === 'type' && e.instancePath === union.instancePath) ? 100 : 0);
+    const best = [...branches.values()].sort((a, b) => score(a) - score(b))[0];
+    if (best !== undefined) kept = kept.filter((e) => !inside(e) || best.includes(e));
   }
-  return plain;
+  return kept;
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {

@@ -1,0 +1,737 @@
+// End to end: the real `bin/gateway.js` as a child process, against a real SQLite file in a temp
+// dir. The admin CLI, `config check`, serving, revocation from another process, restart and
+// kill -9 durability.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { bearer, call, configYaml, tempDir, tokenRequest, type Answer } from '../helpers.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CHILD_TIMEOUT_MS = 30_000;
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+
+type Env = Record<string, string | undefined>;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface Result extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** Our environment with `extra` applied (an undefined value removes the variable). */
+function childEnv(extra: Env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+function launch(args: readonly string[], env: Env) {
+  const child = spawn(process.execPath, ['bin/gateway.js', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return { child, exited, stderr: () => stderr };
+}
+
+/** Runs `gateway …args` to completion. */
+async function gateway(args: readonly string[], env: Env = {}): Promise<Result> {
+  const { child, exited, stderr } = launch(args, env);
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+  const exit = await exited;
+  clearTimeout(timer);
+  return { ...exit, stdout, stderr: stderr() };
+}
+
+interface Served {
+  url: string;
+  /** The pino lines written to stdout so far. */
+  logs: Record<string, unknown>[];
+  exited: Promise<Exit>;
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/** Starts `gateway --config f …args` and waits for its "gateway listening" log line. */
+async function serve(config: string, options: { args?: readonly string[]; env?: Env } = {}): Promise<Served> {
+  const { child, exited, stderr } = launch(['--config', config, ...(options.args ?? ['--port', '0'])], options.env ?? {});
+  const logs: Record<string, unknown>[] = [];
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "gateway listening" line in ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr()}`)), CHILD_TIMEOUT_MS);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        let entry: Record<string, unknown>;
+        try {
+          entry = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          entry = { msg: line };
+        }
+        logs.push(entry);
+        if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      });
+      void exited.then((exit) => {
+        clearTimeout(timer);
+        reject(new Error(`the gateway exited (${exit.code ?? exit.signal}) before listening; stderr: ${stderr()}`));
+      });
+    });
+    return {
+      url,
+      logs,
+      exited,
+      stop(signal = 'SIGTERM') {
+        child.kill(signal);
+        return exited;
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workspaces: a temp dir holding gateway.yaml; the store lands next to it (./gateway.db)
+
+interface Workspace {
+  dir: string;
+  config: string;
+  /** `gateway …args --config <this workspace's file>` */
+  cli(...args: string[]): Promise<Result>;
+  remove(): void;
+}
+
+function workspace(yaml = configYaml()): Workspace {
+  const { dir, remove } = tempDir();
+  const config = path.join(dir, 'gateway.yaml');
+  writeFileSync(config, yaml);
+  return { dir, config, cli: (...args) => gateway([...args, '--config', config]), remove };
+}
+
+interface CreatedApp {
+  id: string;
+  developerEmail: string;
+  name: string;
+  product: string;
+  status: string;
+  createdAt: number;
+  key: string;
+  secret: string;
+}
+
+async function addDeveloper(ws: Workspace, email: string, name = 'Dev'): Promise<void> {
+  ok(await ws.cli('admin', 'developers', 'create', '--email', email, '--name', name));
+}
+
+async function addApp(ws: Workspace, developer: string, name: string, product = 'hello'): Promise<CreatedApp> {
+  return parse<CreatedApp>(ok(await ws.cli('admin', 'apps', 'create', '--developer', developer, '--name', name, '--product', product, '--json')));
+}
+
+/** Every file of the store (database, WAL, shared memory) as one buffer. */
+function storeBytes(dir: string): Buffer {
+  return Buffer.concat(
+    readdirSync(dir)
+      .filter((f) => f.startsWith('gateway.db'))
+      .map((f) => readFileSync(path.join(dir, f))),
+  );
+}
+
+/** 1-based number of the only line of `text` that contains `needle`. */
+function lineOf(text: string, needle: string): number {
+  const lines = text.split('\n');
+  const found = lines.flatMap((l, i) => (l.includes(needle) ? [i + 1] : []));
+  assert.equal(found.length, 1, `"${needle}" must occur on exactly one line`);
+  return found[0]!;
+}
+
+function freePort(): Promise<number> {
+  const server = createServer();
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** ISO date as the CLI tables print it. */
+const isoDate = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+// ---------------------------------------------------------------------------------------------
+// Assertions
+
+/** Exit 0, nothing on stderr; returns the result. */
+function ok(r: Result): Result {
+  assert.deepEqual({ code: r.code, signal: r.signal, stderr: r.stderr }, { code: 0, signal: null, stderr: '' }, `stdout: ${r.stdout}`);
+  return r;
+}
+
+function parse<T>(r: Result): T {
+  return JSON.parse(r.stdout) as T;
+}
+
+/** Exit `code`, nothing on stdout, and exactly the one line `error: <message>` on stderr. */
+function fails(r: Result, code: number, message: string): void {
+  assert.deepEqual({ code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, { code, signal: null, stdout: '', stderr: `error: ${message}\n` });
+}
+
+async function issueToken(url: string, app: { key: string; secret: string }): Promise<string> {
+  const res = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
+  assert.equal(res.status, 200, res.text);
+  const token = (res.body as { access_token: unknown }).access_token;
+  assert.ok(typeof token === 'string' && token.startsWith('gwat_'), res.text);
+  return token;
+}
+
+const hello = (url: string, token: string): Promise<Answer> => call(`${url}/v1/hello`, { headers: bearer(token) });
+
+async function assertServes(url: string, token: string): Promise<void> {
+  const res = await hello(url, token);
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.body, { message: 'hello' });
+}
+
+async function assertTokenRejected(url: string, token: string): Promise<void> {
+  const res = await hello(url, token);
+  assert.equal(res.status, 401, res.text);
+  assert.equal(
+    res.headers.get('www-authenticate'),
+    'Bearer realm="test-realm", error="invalid_token", error_description="the access token is invalid, expired or revoked"',
+  );
+  assert.equal((res.body as { code: unknown }).code, 'invalid_token');
+}
+
+async function assertClientRejected(url: string, app: { key: string; secret: string }): Promise<void> {
+  const res = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
+  assert.equal(res.status, 401, res.text);
+  assert.deepEqual(res.body, { error: 'invalid_client', error_description: 'client authentication failed' });
+  assert.equal(res.headers.get('www-authenticate'), 'Basic realm="test-realm", charset="UTF-8"');
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Developers
+
+describe('gateway admin developers', () => {
+  let ws: Workspace;
+  before(() => (ws = workspace()));
+  after(() => ws.remove());
+
+  test('create lower-cases and trims the email; --json prints the developer', async () => {
+    assert.equal(ok(await ws.cli('admin', 'developers', 'create', '--email', '  Ada@Example.COM ', '--name', 'Ada Lovelace')).stdout, 'created developer ada@example.com\n');
+    const grace = parse<Record<string, unknown>>(ok(await ws.cli('admin', 'developers', 'create', '--email', 'GRACE@example.com', '--name', 'Grace Hopper', '--json')));
+    assert.deepEqual(Object.keys(grace).sort(), ['createdAt', 'email', 'id', 'name', 'status']);
+    assert.equal(grace.email, 'grace@example.com');
+    assert.equal(grace.name, 'Grace Hopper');
+    assert.equal(grace.status, 'active');
+    assert.ok(typeof grace.createdAt === 'number' && Math.abs(grace.createdAt - Date.now()) < 60_000);
+  });
+
+  test('list prints a table, and --json the same developers', async () => {
+    const list = parse<{ email: string; name: string; status: string; createdAt: number }[]>(ok(await ws.cli('admin', 'developers', 'list', '--json')));
+    assert.deepEqual(
+      list.map((d) => [d.email, d.name, d.status]),
+      [
+        ['ada@example.com', 'Ada Lovelace', 'active'],
+        ['grace@example.com', 'Grace Hopper', 'active'],
+      ],
+    );
+    const [ada, grace] = list.map((d) => isoDate(d.createdAt));
+    assert.equal(
+      ok(await ws.cli('admin', 'developers', 'list')).stdout,
+      [
+        'EMAIL              NAME          STATUS  CREATED',
+        `ada@example.com    Ada Lovelace  active  ${ada}`,
+        `grace@example.com  Grace Hopper  active  ${grace}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('disable E (any case) disables the developer; no new apps for them; enable restores', async () => {
+    assert.equal(ok(await ws.cli('admin', 'developers', 'disable', 'ADA@example.com')).stdout, 'developer ada@example.com is disabled\n');
+    const list = parse<{ email: string; status: string; createdAt: number }[]>(ok(await ws.cli('admin', 'developers', 'list', '--json')));
+    assert.deepEqual(
+      list.map((d) => [d.email, d.status]),
+      [
+        ['ada@example.com', 'disabled'],
+        ['grace@example.com', 'active'],
+      ],
+    );
+    const [ada, grace] = list.map((d) => isoDate(d.createdAt));
+    assert.equal(
+      ok(await ws.cli('admin', 'developers', 'list')).stdout,
+      [
+        'EMAIL              NAME          STATUS    CREATED',
+        `ada@example.com    Ada Lovelace  disabled  ${ada}`,
+        `grace@example.com  Grace Hopper  active    ${grace}`,
+        '',
+      ].join('\n'),
+    );
+    fails(await ws.cli('admin', 'apps', 'create', '--developer', 'ada@example.com', '--name', 'x', '--product', 'hello'), 1, 'developer ada@example.com is disabled');
+    fails(await ws.cli('admin', 'developers', 'disable', 'nobody@example.com'), 1, 'no developer nobody@example.com');
+
+    const enabled = parse<{ email: string; status: string }>(ok(await ws.cli('admin', 'developers', 'enable', 'ada@example.com', '--json')));
+    assert.deepEqual([enabled.email, enabled.status], ['ada@example.com', 'active']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 2. Apps, and secrets never shown again nor stored in plain text
+
+describe('gateway admin apps', () => {
+  let ws: Workspace;
+  let first: CreatedApp;
+  before(async () => {
+    ws = workspace();
+    await addDeveloper(ws, 'dev@example.com');
+  });
+  after(() => ws.remove());
+
+  test('create --json prints the app with its key and secret', async () => {
+    first = await addApp(ws, 'DEV@example.com', 'first-app');
+    assert.deepEqual(Object.keys(first).sort(), ['createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.equal(first.developerEmail, 'dev@example.com');
+    assert.equal(first.name, 'first-app');
+    assert.equal(first.product, 'hello');
+    assert.equal(first.status, 'active');
+    assert.match(first.key, /^[A-Za-z0-9_-]{24}$/);
+    assert.match(first.secret, /^gws_[A-Za-z0-9_-]{43}$/);
+  });
+
+  test('create without --json prints key and secret once, with a warning', async () => {
+    const r = ok(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'));
+    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9_-]{24})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(r.stdout);
+    assert.ok(m, r.stdout);
+  });
+
+  test('list and show never print the secret', async () => {
+    const listJson = ok(await ws.cli('admin', 'apps', 'list', '--json'));
+    const apps = parse<(Omit<CreatedApp, 'key' | 'secret'> & Record<string, unknown>)[]>(listJson);
+    assert.deepEqual(
+      apps.map((a) => [a.developerEmail, a.name, a.product, a.status]),
+      [
+        ['dev@example.com', 'first-app', 'hello', 'active'],
+        ['dev@example.com', 'second-app', 'orders', 'active'],
+      ],
+    );
+    for (const a of apps) assert.ok(!('secret' in a) && !('key' in a));
+    const [c1, c2] = apps.map((a) => isoDate(a.createdAt));
+    const list = ok(await ws.cli('admin', 'apps', 'list'));
+    assert.equal(
+      list.stdout,
+      [
+        'DEVELOPER        NAME        PRODUCT  STATUS  CREATED',
+        `dev@example.com  first-app   hello    active  ${c1}`,
+        `dev@example.com  second-app  orders   active  ${c2}`,
+        '',
+      ].join('\n'),
+    );
+    assert.equal(ok(await ws.cli('admin', 'apps', 'list', '--developer', 'dev@example.com')).stdout, list.stdout);
+
+    const show = ok(await ws.cli('admin', 'apps', 'show', first.key));
+    assert.equal(
+      show.stdout,
+      [
+        'DEVELOPER        NAME       PRODUCT  STATUS  CREATED',
+        `dev@example.com  first-app  hello    active  ${c1}`,
+        '',
+        'KEY                       STATUS    CREATED               EXPIRES',
+        `${first.key}  approved  ${c1}`,
+        '',
+      ].join('\n'),
+    );
+    const shown = parse<Record<string, unknown>>(ok(await ws.cli('admin', 'apps', 'show', first.key, '--json')));
+    const { key: _key, secret: _secret, ...appOnly } = first;
+    assert.deepEqual(shown, { ...appOnly, credentials: [{ key: first.key, appId: first.id, status: 'approved', expiresAt: null, createdAt: first.createdAt }] });
+    const byName = ok(await ws.cli('admin', 'apps', 'show', '--developer', 'dev@example.com', '--name', 'first-app', '--json'));
+    assert.deepEqual(JSON.parse(byName.stdout), shown);
+
+    for (const out of [listJson.stdout, list.stdout, show.stdout, byName.stdout]) {
+      assert.ok(!out.includes(first.secret) && !out.includes('gws_') && !out.includes('secret'), out);
+    }
+    fails(await ws.cli('admin', 'apps', 'show', 'no-such-key'), 1, 'no app with key no-such-key');
+    fails(await ws.cli('admin', 'apps', 'show'), 1, 'name the app by its key, or by --developer and --name');
+  });
+
+  function assertNoPlainSecrets(bytes: Buffer, tokens: readonly string[]): void {
+    assert.ok(bytes.includes(first.key), 'the key is stored as is (a sanity check of the scan)');
+    for (const plain of [first.secret, first.secret.slice('gws_'.length), ...tokens, ...tokens.map((t) => t.slice('gwat_'.length))]) {
+      assert.equal(bytes.includes(plain), false, `found ${plain.slice(0, 12)}… in the store`);
+    }
+  }
+
+  test('the store holds neither the secret nor the tokens in plain text', async () => {
+    const gw = await serve(ws.config);
+    try {
+      const tokens = [await issueToken(gw.url, first), await issueToken(gw.url, first)];
+      for (const t of tokens) await assertServes(gw.url, t);
+      // While serving (the WAL not yet checkpointed), then after a clean stop.
+      assertNoPlainSecrets(storeBytes(ws.dir), tokens);
+      assert.deepEqual(await gw.stop(), { code: 0, signal: null });
+      assertNoPlainSecrets(storeBytes(ws.dir), tokens);
+    } finally {
+      await gw.stop('SIGKILL');
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 3. Errors: exit 1, one line on stderr, nothing written
+
+describe('gateway admin errors', () => {
+  let ws: Workspace;
+  /** What `developers list --json` and `apps list --json` print. */
+  const snapshot = async () => {
+    const [developers, apps] = await Promise.all([ws.cli('admin', 'developers', 'list', '--json'), ws.cli('admin', 'apps', 'list', '--json')]);
+    return { developers: ok(developers).stdout, apps: ok(apps).stdout };
+  };
+  let baseline: Awaited<ReturnType<typeof snapshot>>;
+  /** Runs a failing command and checks the store did not change. */
+  async function failsUnchanged(args: string[], message: string): Promise<void> {
+    fails(await ws.cli(...args), 1, message);
+    assert.deepEqual(await snapshot(), baseline);
+  }
+
+  before(async () => {
+    ws = workspace();
+    await addDeveloper(ws, 'dev@example.com', 'Original Name');
+    await addApp(ws, 'dev@example.com', 'taken');
+    baseline = await snapshot();
+    assert.match(baseline.developers, /"Original Name"/);
+    assert.match(baseline.apps, /"taken"/);
+  });
+  after(() => ws.remove());
+
+  test('unknown product', () =>
+    failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n1', '--product', 'nope'], 'no API product "nope" (known: hello, orders)'));
+
+  test('unknown developer', () =>
+    failsUnchanged(['admin', 'apps', 'create', '--developer', 'Nobody@Example.com', '--name', 'n2', '--product', 'hello'], 'no developer nobody@example.com'));
+
+  test('duplicate app name', () =>
+    failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'taken', '--product', 'orders'], 'developer dev@example.com already has an app named "taken"'));
+
+  test('duplicate developer, in another case', () =>
+    failsUnchanged(['admin', 'developers', 'create', '--email', 'DEV@example.com', '--name', 'Other Name'], 'developer dev@example.com already exists'));
+
+  test('invalid email', () => failsUnchanged(['admin', 'developers', 'create', '--email', 'not-an-email', '--name', 'X'], '"not-an-email" is not an email address'));
+
+  test('unknown key, and a key revoked twice', async () => {
+    await failsUnchanged(['admin', 'keys', 'revoke', 'no-such-key'], 'no key no-such-key');
+    const app = await addApp(ws, 'dev@example.com', 'to-revoke');
+    assert.equal(ok(await ws.cli('admin', 'keys', 'revoke', app.key)).stdout, `key ${app.key} is revoked\n`);
+    baseline = await snapshot();
+    await failsUnchanged(['admin', 'keys', 'revoke', app.key], `key ${app.key} is already revoked`);
+  });
+
+  test('a missing required option', () =>
+    failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n3'], "required option '--product <product>' not specified"));
+});
+
+// ---------------------------------------------------------------------------------------------
+// 4. config check
+
+describe('gateway config check', () => {
+  const spaces: Workspace[] = [];
+  after(() => spaces.forEach((s) => s.remove()));
+
+  /** A workspace with `yaml`; `check` runs `config check` on it. */
+  function withConfig(yaml: string) {
+    const ws = workspace(yaml);
+    spaces.push(ws);
+    return { ws, check: () => gateway(['config', 'check', '--config', ws.config]) };
+  }
+
+  /** `config check` exits 2 naming exactly `issues`; serving the file fails the same way. */
+  async function rejected(yaml: string, issues: string[]): Promise<void> {
+    const { ws, check } = withConfig(yaml);
+    const expected = `error: invalid configuration:\n${issues.join('\n')}\n`;
+    assert.deepEqual(await check(), { code: 2, signal: null, stdout: '', stderr: expected });
+    const run = await gateway(['--config', ws.config, '--port', '0']);
+    assert.deepEqual(run, { code: 2, signal: null, stdout: '', stderr: expected });
+    assert.deepEqual(readdirSync(ws.dir), ['gateway.yaml'], 'nothing created by a gateway that did not start');
+  }
+
+  test('a good file: exit 0 and a summary', async () => {
+    const { ws, check } = withConfig(configYaml());
+    assert.deepEqual(await check(), { code: 0, signal: null, stdout: `${ws.config}: ok (2 products, 5 routes, 3 upstreams)\n`, stderr: '' });
+  });
+
+  test('a route with an unknown upstream', async () => {
+    const yaml = configYaml().replace('    upstream: echo\n', '    upstream: nowhere\n');
+    await rejected(yaml, [`routes.echo.upstream: unknown upstream "nowhere" (gateway.yaml:${lineOf(yaml, 'upstream: nowhere')})`]);
+  });
+
+  test('an unknown key', async () => {
+    const yaml = configYaml().replace('  realm: test-realm\n', '  realm: test-realm\n  relam: typo\n');
+    await rejected(yaml, [`oauth.relam: unknown key (gateway.yaml:${lineOf(yaml, 'relam: typo')})`]);
+  });
+
+  test('a product route that does not exist', async () => {
+    const yaml = configYaml().replace('routes: [orders]', 'routes: [orders, nosuch]');
+    await rejected(yaml, [`products.orders.routes[1]: unknown route "nosuch" (gateway.yaml:${lineOf(yaml, 'nosuch')})`]);
+  });
+
+  test('an environment variable without a default', async () => {
+    const yaml = configYaml().replace('  realm: test-realm\n', '  realm: ${GW_E2E_SURELY_UNSET}\n');
+    await rejected(yaml, [`oauth.realm: environment variable GW_E2E_SURELY_UNSET is not set and has no default (gateway.yaml:${lineOf(yaml, 'GW_E2E_SURELY_UNSET')})`]);
+  });
+
+  test('a mock upstream with a bad status', async () => {
+    const yaml = configYaml().replace('      body: { message: hello }\n', '      status: 999\n');
+    await rejected(yaml, [`upstreams.mock.mock.status: must be <= 599 (gateway.yaml:${lineOf(yaml, 'status: 999')})`]);
+  });
+
+  /** A bad duration: exactly one issue, on the duration's own path and line. */
+  async function badDuration(yaml: string, yamlPath: string, needle: string): Promise<void> {
+    const { check } = withConfig(yaml);
+    const r = await check();
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.equal(lines[0], 'error: invalid configuration:');
+    assert.equal(lines.length, 2, `one issue expected, got:\n${r.stderr}`);
+    assert.ok(lines[1]!.startsWith(`${yamlPath}: `), lines[1]);
+    assert.ok(lines[1]!.endsWith(` (gateway.yaml:${lineOf(yaml, needle)})`), lines[1]);
+  }
+
+  test('a bad duration in a product', () =>
+    badDuration(configYaml().replace('accessTokenLifetime: 600', 'accessTokenLifetime: 10 minutes'), 'products.orders.accessTokenLifetime', '10 minutes'));
+
+  test('a bad duration in an HTTP upstream', () =>
+    badDuration(configYaml().replace('connectTimeout: 1s', 'connectTimeout: 1 sec'), 'upstreams.backend.connectTimeout', '1 sec'));
+
+  test('a file that cannot be read', async () => {
+    const missing = path.join(withConfig('').ws.dir, 'missing.yaml');
+    assert.deepEqual(await gateway(['config', 'check', '--config', missing]), {
+      code: 2,
+      signal: null,
+      stdout: '',
+      stderr: `error: invalid configuration:\ncannot read ${missing}: ENOENT\n`,
+    });
+  });
+
+  test('config schema prints the JSON Schema', async () => {
+    const schema = parse<{ $id: string; title: string; properties: Record<string, unknown> }>(ok(await gateway(['config', 'schema'])));
+    assert.equal(schema.title, 'token gateway configuration');
+    assert.deepEqual(Object.keys(schema.properties).sort(), ['authServers', 'listen', 'log', 'oauth', 'products', 'routes', 'store', 'upstreams']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 5. Serving, with ${VAR:-default} from the child's environment
+
+describe('gateway --config f', () => {
+  const ENV_YAML = configYaml()
+    .replace('  port: 0\n', '  port: ${GW_E2E_PORT:-0}\n')
+    .replace('      body: { message: hello }\n', '      status: ${GW_E2E_STATUS:-200}\n      body: { message: "${GW_E2E_GREETING:-hello from the default}" }\n');
+  const UNSET: Env = { GW_E2E_PORT: undefined, GW_E2E_STATUS: undefined, GW_E2E_GREETING: undefined };
+  let ws: Workspace;
+  let app: CreatedApp;
+  before(async () => {
+    assert.ok(ENV_YAML.includes('GW_E2E_PORT') && ENV_YAML.includes('GW_E2E_GREETING'));
+    ws = workspace(ENV_YAML);
+    await addDeveloper(ws, 'dev@example.com');
+    app = await addApp(ws, 'dev@example.com', 'env-app');
+  });
+  after(() => ws.remove());
+
+  test('--port 0 serves on a free port; defaults apply when the variables are unset; SIGTERM exits 0', async () => {
+    const gw = await serve(ws.config, { env: UNSET });
+    try {
+      assert.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.notEqual(new URL(gw.url).port, '0');
+      const listening = gw.logs.find((l) => l.msg === 'gateway listening');
+      assert.equal(listening?.store, path.join(ws.dir, 'gateway.db'));
+      const res = await hello(gw.url, await issueToken(gw.url, app));
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body, { message: 'hello from the default' });
+      const unauthenticated = await call(`${gw.url}/v1/hello`);
+      assert.equal(unauthenticated.status, 401);
+      assert.equal(unauthenticated.headers.get('www-authenticate'), 'Bearer realm="test-realm"');
+    } finally {
+      assert.deepEqual(await gw.stop('SIGTERM'), { code: 0, signal: null });
+    }
+  });
+
+  test('the environment of the process sets the port, the status and the body', async () => {
+    const port = await freePort();
+    const gw = await serve(ws.config, { args: [], env: { GW_E2E_PORT: String(port), GW_E2E_STATUS: '203', GW_E2E_GREETING: 'hello from the environment' } });
+    try {
+      assert.equal(gw.url, `http://127.0.0.1:${port}`);
+      const res = await hello(gw.url, await issueToken(gw.url, app));
+      assert.equal(res.status, 203, res.text);
+      assert.deepEqual(res.body, { message: 'hello from the environment' });
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test('--port overrides the configured port', async () => {
+    const port = await freePort();
+    const gw = await serve(ws.config, { args: ['--port', String(port)], env: { ...UNSET, GW_E2E_PORT: '1' } });
+    try {
+      assert.equal(gw.url, `http://127.0.0.1:${port}`);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  test('a bad --port is refused', async () => {
+    fails(await gateway(['--config', ws.config, '--port', 'abc']), 1, '--port: "abc" is not a port number');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 6. Revocation by another process takes effect at once
+
+describe('revocation from another process', () => {
+  let ws: Workspace;
+  let gw: Served;
+  let bystander: CreatedApp;
+  let bystanderToken: string;
+
+  before(async () => {
+    ws = workspace();
+    await addDeveloper(ws, 'dev@example.com');
+    await addDeveloper(ws, 'leaving@example.com');
+    bystander = await addApp(ws, 'dev@example.com', 'bystander');
+    gw = await serve(ws.config);
+    bystanderToken = await issueToken(gw.url, bystander);
+  });
+  after(async () => {
+    await gw?.stop();
+    ws.remove();
+  });
+
+  /** A new app, a token for it that works (and is cached by the gateway). */
+  async function workingApp(developer: string, name: string) {
+    const app = await addApp(ws, developer, name);
+    const token = await issueToken(gw.url, app);
+    await assertServes(gw.url, token);
+    await assertServes(gw.url, token);
+    return { app, token };
+  }
+
+  test('admin keys revoke KEY', async () => {
+    const { app, token } = await workingApp('dev@example.com', 'revoked-key');
+    assert.equal(ok(await ws.cli('admin', 'keys', 'revoke', app.key)).stdout, `key ${app.key} is revoked\n`);
+    await assertTokenRejected(gw.url, token);
+    await assertClientRejected(gw.url, app);
+    await assertServes(gw.url, bystanderToken);
+  });
+
+  test('admin apps disable KEY', async () => {
+    const { app, token } = await workingApp('dev@example.com', 'disabled-app');
+    assert.equal(ok(await ws.cli('admin', 'apps', 'disable', app.key)).stdout, `app "disabled-app" of dev@example.com is disabled\n`);
+    await assertTokenRejected(gw.url, token);
+    await assertClientRejected(gw.url, app);
+    await assertServes(gw.url, bystanderToken);
+  });
+
+  test('admin developers disable E stops every app of theirs', async () => {
+    const one = await workingApp('leaving@example.com', 'leaving-1');
+    const two = await workingApp('leaving@example.com', 'leaving-2');
+    assert.equal(ok(await ws.cli('admin', 'developers', 'disable', 'leaving@example.com')).stdout, 'developer leaving@example.com is disabled\n');
+    for (const { app, token } of [one, two]) {
+      await assertTokenRejected(gw.url, token);
+      await assertClientRejected(gw.url, app);
+    }
+    await assertServes(gw.url, bystanderToken);
+    await issueToken(gw.url, bystander);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 7. Restart and kill -9 keep every issued token
+
+describe('restart and durability', () => {
+  let ws: Workspace;
+  let app: CreatedApp;
+  before(async () => {
+    ws = workspace();
+    await addDeveloper(ws, 'dev@example.com');
+    app = await addApp(ws, 'dev@example.com', 'durable');
+  });
+  after(() => ws.remove());
+
+  test('a token survives a SIGTERM restart', async () => {
+    const first = await serve(ws.config);
+    let token: string;
+    try {
+      token = await issueToken(first.url, app);
+      await assertServes(first.url, token);
+    } finally {
+      assert.deepEqual(await first.stop('SIGTERM'), { code: 0, signal: null });
+    }
+    const second = await serve(ws.config);
+    try {
+      await assertServes(second.url, token);
+      await issueToken(second.url, app);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('tokens answered with 200 survive kill -9 right after', async () => {
+    const tokens: string[] = [];
+    const first = await serve(ws.config);
+    try {
+      tokens.push(await issueToken(first.url, app));
+    } finally {
+      // As soon as the 200 is in.
+      assert.deepEqual(await first.stop('SIGKILL'), { code: null, signal: 'SIGKILL' });
+    }
+
+    const second = await serve(ws.config);
+    try {
+      await assertServes(second.url, tokens[0]!);
+      tokens.push(...(await Promise.all(Array.from({ length: 20 }, () => issueToken(second.url, app)))));
+    } finally {
+      // As soon as the last 200 of the burst is in.
+      assert.deepEqual(await second.stop('SIGKILL'), { code: null, signal: 'SIGKILL' });
+    }
+    assert.equal(new Set(tokens).size, 21);
+
+    // The files a killed gateway leaves behind still hold no plain token.
+    const bytes = storeBytes(ws.dir);
+    for (const t of tokens) assert.equal(bytes.includes(t), false);
+
+    const third = await serve(ws.config);
+    try {
+      for (const t of tokens) await assertServes(third.url, t);
+    } finally {
+      await third.stop();
+    }
+  });
+});
