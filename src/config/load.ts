@@ -97,7 +97,7 @@ export interface LoadOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
 const validate = ajv.compile<ConfigFile>(configSchema);
 
 export function loadConfigFile(file: string, options: LoadOptions = {}): Config {
@@ -119,7 +119,7 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
   if (doc.errors.length > 0) {
     throw new ConfigError(
       file,
-      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.code, line: e.linePos?.[0].line })),
+      doc.errors.map((e) => ({ path: '', message: e.message.split('\n')[0] ?? e.code, line: e.linePos?.[0].line ?? lines.linePos(e.pos[0]).line })),
     );
   }
 
@@ -138,7 +138,9 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
       if (e.keyword === 'additionalProperties') {
         const key = (e.params as { additionalProperty: string }).additionalProperty;
         target = [...segments, key];
-        message = 'unknown key';
+        // In a map of user-chosen names (routes, products, …) the key is a name, not a keyword.
+        const names = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})[0];
+        message = names === undefined ? 'unknown key' : `"${key}" is not a valid name (must match /${names}/)`;
       } else if (e.keyword === 'required') {
         const key = (e.params as { missingProperty: string }).missingProperty;
         message = `missing required key "${key}"`;
@@ -355,14 +357,16 @@ function yamlPathOf(ancestors: readonly unknown[], node: unknown): string {
   return formatPath(segments);
 }
 
+/** The node a path points at; for a mapping entry, its key (a block value starts on the next line). */
 function nodeAt(doc: Document, segments: (string | number)[]): Node | undefined {
   let node: unknown = doc.contents;
-  for (const seg of segments) {
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(seg));
       if (!pair) return node as Node;
-      node = pair.value ?? pair.key;
-      if (seg === segments[segments.length - 1] && pair.value === null) return pair.key as Node;
+      if (i === segments.length - 1) return pair.key as Node;
+      node = pair.value;
     } else if (isSeq(node) && typeof seg === 'number') {
       node = node.items[seg];
     } else {

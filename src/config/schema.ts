@@ -96,7 +96,7 @@ const MockUpstream = Type.Object(
     mock: Type.Object(
       {
         status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599 })),
-        headers: Type.Optional(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String())),
+        headers: Type.Optional(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), Strict)),
         body: Type.Optional(Type.Unknown()),
       },
       Strict,
@@ -140,10 +140,10 @@ export const configSchema = Type.Object(
     store: Type.Optional(Store),
     log: Type.Optional(Log),
     oauth: Type.Optional(OAuth),
-    authServers: Type.Optional(Type.Record(Name, AuthServer)),
-    upstreams: Type.Record(Name, Upstream),
-    routes: Type.Record(Name, Route),
-    products: Type.Record(Name, Product),
+    authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
+    upstreams: Type.Record(Name, Upstream, Strict),
+    routes: Type.Record(Name, Route, Strict),
+    products: Type.Record(Name, Product, Strict),
   },
   { ...Strict, title: 'token gateway configuration' },
 );

@@ -129,8 +129,13 @@ export class SqliteStore implements Store {
     this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: 5000 });
     // WAL with synchronous=NORMAL: a commit is in the OS before it returns, so it survives the
     // process being killed (kill -9); only a power loss can drop the last commits.
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
-    this.#migrate();
+    try {
+      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
+      this.#migrate();
+    } catch (err) {
+      this.#db.close();
+      throw err;
+    }
 
     const db = this.#db;
     this.#dataVersionStmt = db.prepare('PRAGMA data_version');
@@ -335,15 +340,26 @@ export class SqliteStore implements Store {
   #flush(): void {
     const batch = this.#pending;
     this.#pending = [];
+    const failed = new Map<number, unknown>();
     try {
       this.#transaction(() => {
-        for (const { records } of batch) for (const r of records) this.#insert(r);
+        // A savepoint per caller: one caller's bad record fails that caller only.
+        batch.forEach(({ records }, i) => {
+          this.#db.exec('SAVEPOINT save_tokens');
+          try {
+            for (const r of records) this.#insert(r);
+            this.#db.exec('RELEASE save_tokens');
+          } catch (err) {
+            this.#db.exec('ROLLBACK TO save_tokens; RELEASE save_tokens');
+            failed.set(i, err);
+          }
+        });
       });
     } catch (err) {
       for (const { reject } of batch) reject(err);
       return;
     }
-    for (const { resolve } of batch) resolve();
+    batch.forEach(({ resolve, reject }, i) => (failed.has(i) ? reject(failed.get(i)) : resolve()));
   }
 
   #insert(r: TokenRecord): void {

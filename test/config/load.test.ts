@@ -1,0 +1,591 @@
+// The configuration loader: YAML → environment substitution → schema → cross-section checks →
+// a frozen Config with defaults filled in. Every error names the YAML path and the line; expected
+// line numbers are computed from the text each test writes, so a wrong line fails the test.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { ConfigError, loadConfigFile, parseConfig, type Config } from '../../src/config/load.ts';
+import { configYaml, tempDir } from '../helpers.ts';
+
+const FILE = '/srv/gateway/gateway.yaml';
+const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
+
+/** 1-based line of the only line of `text` that contains `needle`. */
+function lineOf(text: string, needle: string): number {
+  const hits = text.split('\n').flatMap((line, i) => (line.includes(needle) ? [i + 1] : []));
+  assert.equal(hits.length, 1, `test bug: ${JSON.stringify(needle)} must occur on exactly one line, found on ${hits.length}`);
+  return hits[0]!;
+}
+
+/** 1-based line of the `n`th line of `text` containing `needle`. */
+function nthLine(text: string, needle: string, n: number): number {
+  const hits = text.split('\n').flatMap((line, i) => (line.includes(needle) ? [i + 1] : []));
+  assert.ok(hits.length >= n, `test bug: fewer than ${n} lines contain ${JSON.stringify(needle)}`);
+  return hits[n - 1]!;
+}
+
+function parse(text: string, env: Record<string, string> = {}): Config {
+  return parseConfig(text, FILE, { env });
+}
+
+function configError(text: string, env: Record<string, string> = {}): ConfigError {
+  try {
+    parse(text, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    assert.fail(`expected a ConfigError, got ${String(err)}`);
+  }
+  assert.fail('expected a ConfigError, but the configuration loaded');
+}
+
+/** The lines of the ConfigError message for `text`. */
+function errorLines(text: string, env: Record<string, string> = {}): string[] {
+  return configError(text, env).message.split('\n');
+}
+
+function get<K, V>(map: ReadonlyMap<K, V>, key: K): V {
+  const value = map.get(key);
+  assert.ok(value !== undefined, `missing ${String(key)}`);
+  return value;
+}
+
+// The smallest valid configuration: everything optional left out.
+const MINIMAL = `listen:
+  port: 8080
+upstreams:
+  backend:
+    url: https://backend.example.com/base/
+routes:
+  r:
+    method: GET
+    path: /r
+    upstream: backend
+products:
+  p:
+    routes: [r]
+`;
+
+describe('parseConfig: valid configurations', () => {
+  it('loads gateway.example.yaml with its defaults', () => {
+    const config = loadConfigFile(EXAMPLE, { env: {} });
+    const dir = path.dirname(EXAMPLE);
+    assert.equal(config.file, EXAMPLE);
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(config.store, {
+      driver: 'sqlite',
+      path: path.join(dir, 'data', 'gateway.db'),
+      secretKeyFile: path.join(dir, 'data', 'gateway.db.key'),
+      tokenCacheSize: 100_000,
+    });
+    assert.deepEqual(config.log, { level: 'info', access: true });
+    assert.deepEqual(config.oauth, { realm: 'token-gateway' });
+
+    const demo = get(config.authServers, 'demo');
+    assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
+    assert.equal(demo.allowInsecureHttp, true);
+    assert.equal(demo.timeoutMs, 3000);
+    assert.equal(demo.clientId, 'gateway');
+    assert.equal(demo.clientSecret, 'demo-gateway-secret');
+    assert.equal(demo.subjectField, 'sub');
+
+    assert.deepEqual([...config.upstreams.keys()], ['hello-mock', 'echo', 'orders-backend']);
+    assert.deepEqual(get(config.upstreams, 'hello-mock'), {
+      kind: 'mock',
+      name: 'hello-mock',
+      status: 200,
+      headers: {},
+      body: { message: 'Hello from the token gateway' },
+    });
+    assert.deepEqual(get(config.upstreams, 'echo'), { kind: 'echo', name: 'echo' });
+    assert.deepEqual(get(config.upstreams, 'orders-backend'), {
+      kind: 'http',
+      name: 'orders-backend',
+      origin: 'http://127.0.0.1:9200',
+      basePath: '',
+      connectTimeoutMs: 2000,
+      timeoutMs: 10_000,
+      connections: 128,
+      ca: undefined,
+      servername: undefined,
+    });
+
+    assert.deepEqual([...config.routes.keys()], ['hello', 'echo', 'orders-list', 'orders-get']);
+    const ordersGet = get(config.routes, 'orders-get');
+    assert.equal(ordersGet.method, 'GET');
+    assert.equal(ordersGet.path, '/v1/orders/{id}');
+    assert.deepEqual(ordersGet.scopes, ['orders:read']);
+    assert.deepEqual([...ordersGet.products], ['orders']);
+    assert.deepEqual([...get(config.routes, 'echo').products], ['hello']);
+
+    const hello = get(config.products, 'hello');
+    assert.deepEqual([...hello.grants], ['client_credentials']);
+    assert.equal(hello.accessTokenLifetime, 3600);
+    assert.equal(hello.refreshTokenLifetime, 86_400, 'refreshTokenLifetime defaults to one day');
+    const orders = get(config.products, 'orders');
+    assert.deepEqual([...orders.grants], ['password', 'refresh_token', 'client_credentials']);
+    assert.equal(orders.authServer, 'demo');
+    assert.equal(orders.accessTokenLifetime, 3600);
+    assert.equal(orders.refreshTokenLifetime, 86_400);
+  });
+
+  it('substitutes the environment into gateway.example.yaml', () => {
+    const config = loadConfigFile(EXAMPLE, {
+      env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db' },
+    });
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090 });
+    assert.equal(config.store.path, '/var/lib/gw.db');
+    assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
+    assert.equal(get(config.authServers, 'demo').url.href, 'https://auth.example.com/check');
+  });
+
+  it('fills every default of a minimal configuration', () => {
+    const config = parse(MINIMAL);
+    assert.equal(config.file, FILE);
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(config.store, {
+      driver: 'sqlite',
+      path: '/srv/gateway/data/gateway.db',
+      secretKeyFile: '/srv/gateway/data/gateway.db.key',
+      tokenCacheSize: 100_000,
+    });
+    assert.deepEqual(config.log, { level: 'info', access: true });
+    assert.deepEqual(config.oauth, { realm: 'gateway' });
+    assert.equal(config.authServers.size, 0);
+    assert.deepEqual(get(config.upstreams, 'backend'), {
+      kind: 'http',
+      name: 'backend',
+      origin: 'https://backend.example.com',
+      basePath: '/base',
+      connectTimeoutMs: 5000,
+      timeoutMs: 30_000,
+      connections: 128,
+      ca: undefined,
+      servername: undefined,
+    });
+    const route = get(config.routes, 'r');
+    assert.deepEqual({ ...route, products: [...route.products] }, {
+      name: 'r',
+      method: 'GET',
+      path: '/r',
+      upstream: 'backend',
+      scopes: [],
+      products: ['p'],
+    });
+    const product = get(config.products, 'p');
+    assert.deepEqual({ ...product, grants: [...product.grants] }, {
+      name: 'p',
+      displayName: 'p',
+      description: '',
+      routes: ['r'],
+      scopes: [],
+      grants: ['client_credentials'],
+      authServer: undefined,
+      accessTokenLifetime: 3600,
+      refreshTokenLifetime: 86_400,
+    });
+  });
+
+  it('resolves relative paths against the folder of the file', () => {
+    const config = parseConfig(
+      `${MINIMAL}store:\n  path: ../db/gw.sqlite\n  secretKeyFile: keys/secret\n  tokenCacheSize: 0\n`,
+      '/srv/gateway/conf/gateway.yaml',
+      { env: {} },
+    );
+    assert.deepEqual(config.store, {
+      driver: 'sqlite',
+      path: '/srv/gateway/db/gw.sqlite',
+      secretKeyFile: '/srv/gateway/conf/keys/secret',
+      tokenCacheSize: 0,
+    });
+  });
+
+  it('reads durations with units and integers as seconds', () => {
+    const config = parse(
+      configYaml({
+        upstreams: '  timed:\n    url: https://timed.example.com\n    connectTimeout: 250ms\n    timeout: 2\n',
+        products: [
+          '  minutes:',
+          '    routes: [hello]',
+          '    accessTokenLifetime: 5m',
+          '    refreshTokenLifetime: 2d',
+          '  seconds:',
+          '    routes: [hello]',
+          '    accessTokenLifetime: 90s',
+          '    refreshTokenLifetime: 0',
+          '',
+        ].join('\n'),
+      }).replace('    timeout: 1s\n    clientId', '    timeout: 500ms\n    clientId'),
+    );
+    assert.equal(get(config.authServers, 'users').timeoutMs, 500);
+    const timed = get(config.upstreams, 'timed');
+    assert.equal(timed.kind, 'http');
+    if (timed.kind === 'http') {
+      assert.equal(timed.connectTimeoutMs, 250);
+      assert.equal(timed.timeoutMs, 2000);
+    }
+    const backend = get(config.upstreams, 'backend');
+    if (backend.kind === 'http') assert.equal(backend.timeoutMs, 1000);
+    assert.equal(get(config.products, 'orders').accessTokenLifetime, 600, 'an integer is seconds');
+    assert.equal(get(config.products, 'orders').refreshTokenLifetime, 3600, '1h');
+    assert.equal(get(config.products, 'minutes').accessTokenLifetime, 300);
+    assert.equal(get(config.products, 'minutes').refreshTokenLifetime, 172_800);
+    assert.equal(get(config.products, 'seconds').accessTokenLifetime, 90);
+    assert.equal(get(config.products, 'seconds').refreshTokenLifetime, 0);
+    assert.equal(get(config.products, 'hello').accessTokenLifetime, 3600, 'default');
+  });
+
+  it('returns a frozen config and leaves its input alone', () => {
+    const text = configYaml({ upstreams: '  headers:\n    mock:\n      headers: { x-a: b }\n      body: { list: [1, 2] }\n' });
+    const env: Record<string, string> = { UNUSED: 'x' };
+    const config = parseConfig(text, FILE, { env });
+    assert.deepEqual(env, { UNUSED: 'x' });
+    assert.equal(Object.isFrozen(env), false, 'the env object is not frozen along with the config');
+
+    const product = get(config.products, 'orders');
+    const route = get(config.routes, 'admin-only');
+    const mock = get(config.upstreams, 'headers');
+    assert.equal(mock.kind, 'mock');
+    const frozen: [string, unknown][] = [
+      ['config', config],
+      ['listen', config.listen],
+      ['store', config.store],
+      ['log', config.log],
+      ['oauth', config.oauth],
+      ['product', product],
+      ['product.routes', product.routes],
+      ['product.scopes', product.scopes],
+      ['route', route],
+      ['route.scopes', route.scopes],
+      ['authServer', get(config.authServers, 'users')],
+      ['upstream', mock],
+    ];
+    if (mock.kind === 'mock') {
+      frozen.push(['mock.headers', mock.headers], ['mock.body', mock.body], ['mock.body.list', (mock.body as { list: number[] }).list]);
+    }
+    for (const [what, value] of frozen) assert.ok(Object.isFrozen(value), `${what} is frozen`);
+    assert.throws(() => {
+      (config.listen as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (product.scopes as string[]).push('more');
+    }, TypeError);
+
+    // A second parse of the same text gives an equal, separate config.
+    const again = parseConfig(text, FILE, { env });
+    assert.notEqual(again, config);
+    assert.deepEqual(again, config);
+  });
+
+  it('uses process.env when no env is given', () => {
+    const name = `GATEWAY_TEST_PORT_${process.pid}`;
+    process.env[name] = '7001';
+    try {
+      const config = parseConfig(MINIMAL.replace('port: 8080', `port: \${${name}}`), FILE);
+      assert.equal(config.listen.port, 7001);
+    } finally {
+      delete process.env[name];
+    }
+  });
+});
+
+describe('parseConfig: environment substitution', () => {
+  it('substitutes ${VAR} and ${VAR:-default} in values', () => {
+    const text = configYaml()
+      .replace('  path: ./gateway.db\n', '  path: ${DATA_DIR}/gw.db\n  tokenCacheSize: ${CACHE:-500}\n')
+      .replace('host: 127.0.0.1', 'host: ${HOST}')
+      .replace('realm: test-realm', 'realm: ${REALM:-fallback-realm}')
+      .replace('level: info', 'level: ${LEVEL:-info}')
+      .replace('url: http://127.0.0.1:9/authenticate', 'url: http://${AUTH_HOST}:${AUTH_PORT:-9100}/check');
+    const config = parse(text, { HOST: '127.0.0.2', DATA_DIR: '/data', AUTH_HOST: 'auth.local', LEVEL: 'debug', REALM: '' });
+    assert.equal(config.listen.host, '127.0.0.2');
+    assert.equal(config.store.path, '/data/gw.db');
+    assert.equal(config.store.tokenCacheSize, 500, 'a wholly substituted plain value is read as YAML: a number');
+    assert.equal(config.log.level, 'debug', 'a set variable wins over the default');
+    assert.equal(config.oauth.realm, 'fallback-realm', 'an empty variable takes the default');
+    assert.equal(get(config.authServers, 'users').url.href, 'http://auth.local:9100/check');
+  });
+
+  it('reads $${ as a literal ${', () => {
+    const text = configYaml({ products: '  priced:\n    routes: [hello]\n    description: costs $${AMOUNT} or "$${OTHER:-x}"\n    displayName: "$${NAME}"\n' });
+    const config = parse(text, { AMOUNT: '5', NAME: 'n' });
+    const priced = get(config.products, 'priced');
+    assert.equal(priced.description, 'costs ${AMOUNT} or "${OTHER:-x}"');
+    assert.equal(priced.displayName, '${NAME}');
+  });
+
+  it('turns a whole unquoted ${PORT:-8080} into the number 8080', () => {
+    const text = MINIMAL.replace('port: 8080', 'port: ${PORT:-8080}');
+    assert.equal(parse(text).listen.port, 8080);
+    assert.equal(parse(text, { PORT: '9000' }).listen.port, 9000);
+    const access = parse(`${MINIMAL}log:\n  access: \${ACCESS_LOG:-false}\n`).log.access;
+    assert.equal(access, false, 'a boolean too');
+  });
+
+  it('keeps a quoted ${PORT:-8080} a string, which the schema then refuses for the port', () => {
+    for (const quoted of ['"${PORT:-8080}"', "'${PORT:-8080}'"]) {
+      const text = MINIMAL.replace('port: 8080', `port: ${quoted}`);
+      const line = lineOf(text, 'port:');
+      assert.deepEqual(errorLines(text), [`listen.port: must be integer (gateway.yaml:${line})`]);
+      assert.deepEqual(errorLines(text, { PORT: '9000' }), [`listen.port: must be integer (gateway.yaml:${line})`]);
+    }
+    // A quoted value stays a string where a string belongs.
+    const realm = parse(`${MINIMAL}oauth:\n  realm: "\${REALM:-123}"\n`).oauth.realm;
+    assert.equal(realm, '123');
+  });
+
+  it('refuses an unset variable without a default, naming the path and the line', () => {
+    const text = configYaml({ products: '  envy:\n    routes: [hello]\n    scopes: [hello:read, "${EXTRA_SCOPE}"]\n' }).replace(
+      'host: 127.0.0.1',
+      'host: ${LISTEN_HOST}',
+    );
+    const err = configError(text);
+    assert.deepEqual(err.message.split('\n'), [
+      `listen.host: environment variable LISTEN_HOST is not set and has no default (gateway.yaml:${lineOf(text, 'LISTEN_HOST')})`,
+      `products.envy.scopes[1]: environment variable EXTRA_SCOPE is not set and has no default (gateway.yaml:${lineOf(text, 'EXTRA_SCOPE')})`,
+    ]);
+    assert.deepEqual(err.issues[0], { path: 'listen.host', message: 'environment variable LISTEN_HOST is not set and has no default', line: lineOf(text, 'LISTEN_HOST') });
+    // Set, it loads.
+    assert.equal(parse(text, { LISTEN_HOST: '::1', EXTRA_SCOPE: 'hello:admin' }).listen.host, '::1');
+  });
+
+  it('ignores ${...} in comments', () => {
+    const text = `# \${NOT_SET_ANYWHERE}\n${MINIMAL.replace('port: 8080', 'port: 8080 # ${ALSO_NOT_SET} and ${X:-1}')}`;
+    const config = parse(text);
+    assert.equal(config.listen.port, 8080);
+  });
+});
+
+describe('parseConfig: errors name the YAML path and the line', () => {
+  it('unknown key', () => {
+    const text = configYaml().replace('  host: 127.0.0.1\n', '  host: 127.0.0.1\n  hots: 127.0.0.1\n');
+    assert.deepEqual(errorLines(text), [`listen.hots: unknown key (gateway.yaml:${lineOf(text, 'hots:')})`]);
+  });
+
+  it('unknown key holding a block mapping: the line of the key', () => {
+    const text = configYaml({ extra: 'bogus:\n  nested: 1\n' });
+    assert.deepEqual(errorLines(text), [`bogus: unknown key (gateway.yaml:${lineOf(text, 'bogus:')})`]);
+    const nested = configYaml().replace('  realm: test-realm\n', '  realm: test-realm\n  extras:\n    a: 1\n');
+    assert.deepEqual(errorLines(nested), [`oauth.extras: unknown key (gateway.yaml:${lineOf(nested, 'extras:')})`]);
+  });
+
+  it('a name outside the name pattern in a map of names', () => {
+    const text = configYaml({ upstreams: '  -dashed:\n    echo: true\n' });
+    assert.deepEqual(errorLines(text), [
+      `upstreams.-dashed: "-dashed" is not a valid name (must match /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/) (gateway.yaml:${lineOf(text, '-dashed:')})`,
+    ]);
+  });
+
+  it('missing required key', () => {
+    const text = configYaml({ routes: '  noupstream:\n    method: GET\n    path: /v1/no-upstream\n' });
+    assert.deepEqual(errorLines(text), [
+      `routes.noupstream: missing required key "upstream" (gateway.yaml:${lineOf(text, 'noupstream:')})`,
+    ]);
+  });
+
+  it('bad pattern', () => {
+    const text = configYaml({ routes: '  slashless:\n    method: GET\n    path: v1/slashless\n    upstream: mock\n' });
+    assert.deepEqual(errorLines(text), [
+      `routes.slashless.path: must match /^(/([A-Za-z0-9._~!$&'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$/ (gateway.yaml:${lineOf(text, 'v1/slashless')})`,
+    ]);
+  });
+
+  it('bad pattern inside a union (upstream url): only the closest branch is reported', () => {
+    const text = configYaml({ upstreams: '  ftp:\n    url: ftp://files.example.com\n' });
+    assert.deepEqual(errorLines(text), [
+      `upstreams.ftp.url: must match /^https?://[^/?#]+(/[^?#]*)?$/ (gateway.yaml:${lineOf(text, 'ftp://')})`,
+    ]);
+  });
+
+  it('bad value in a mock upstream: only the mock branch is reported', () => {
+    const text = configYaml({ upstreams: '  teapot:\n    mock:\n      status: 100\n' });
+    assert.deepEqual(errorLines(text), [`upstreams.teapot.mock.status: must be >= 200 (gateway.yaml:${lineOf(text, 'status: 100')})`]);
+  });
+
+  it('bad duration in an http upstream: reported on the duration alone', () => {
+    const text = configYaml({ upstreams: '  slow:\n    url: https://slow.example.com\n    timeout: 5 minutes\n' });
+    const lines = errorLines(text);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0]!, /^upstreams\.slow\.timeout: /);
+    assert.ok(lines[0]!.endsWith(`(gateway.yaml:${lineOf(text, '5 minutes')})`), lines[0]);
+  });
+
+  it('duration too large', () => {
+    const text = configYaml({ products: '  forever:\n    routes: [hello]\n    accessTokenLifetime: 999999999999999999d\n' });
+    assert.deepEqual(errorLines(text), [
+      `products.forever.accessTokenLifetime: is not a valid duration (gateway.yaml:${lineOf(text, '999999999999999999d')})`,
+    ]);
+  });
+
+  it('wrong type', () => {
+    const port = configYaml().replace('port: 0', 'port: eighty');
+    assert.deepEqual(errorLines(port), [`listen.port: must be integer (gateway.yaml:${lineOf(port, 'eighty')})`]);
+    const routes = configYaml({ products: '  single:\n    routes: hello\n' });
+    assert.deepEqual(errorLines(routes), [`products.single.routes: must be array (gateway.yaml:${lineOf(routes, 'routes: hello')})`]);
+    const access = configYaml().replace('level: info', 'level: info\n  access: yes please');
+    assert.deepEqual(errorLines(access), [`log.access: must be boolean (gateway.yaml:${lineOf(access, 'yes please')})`]);
+  });
+
+  it('a name that is not a valid name is refused, not skipped', () => {
+    // Upstream, route and product names must match the Name pattern; a key that does not must be
+    // reported (not silently left unvalidated).
+    const text = configYaml({ upstreams: '  -dashed:\n    whatever: 1\n' });
+    const err = configError(text);
+    const line = lineOf(text, '-dashed:');
+    assert.ok(
+      err.message.split('\n').some((l) => l.includes('-dashed') && l.endsWith(`(gateway.yaml:${line})`)),
+      err.message,
+    );
+    const route = configYaml({ routes: '  bad name:\n    method: FETCH\n' });
+    const routeErr = configError(route);
+    assert.ok(routeErr.message.split('\n').some((l) => l.includes('bad name') && l.endsWith(`(gateway.yaml:${lineOf(route, 'bad name:')})`)), routeErr.message);
+  });
+
+  it('unknown upstream of a route', () => {
+    const text = configYaml({ routes: '  hello2:\n    method: GET\n    path: /v1/hello2\n    upstream: x\n' });
+    assert.deepEqual(errorLines(text), [`routes.hello2.upstream: unknown upstream "x" (gateway.yaml:${lineOf(text, 'upstream: x')})`]);
+  });
+
+  it('unknown route in a product', () => {
+    const text = configYaml({ products: '  broken:\n    routes: [hello, nope]\n' });
+    const err = configError(text);
+    assert.deepEqual(err.message.split('\n'), [`products.broken.routes[1]: unknown route "nope" (gateway.yaml:${lineOf(text, 'nope')})`]);
+    assert.deepEqual(err.issues, [{ path: 'products.broken.routes[1]', message: 'unknown route "nope"', line: lineOf(text, 'nope') }]);
+    const block = configYaml({ products: '  broken:\n    routes:\n      - hello\n      - missing-route\n' });
+    assert.deepEqual(errorLines(block), [
+      `products.broken.routes[1]: unknown route "missing-route" (gateway.yaml:${lineOf(block, '- missing-route')})`,
+    ]);
+  });
+
+  it('password grant without authServer', () => {
+    const text = configYaml({ products: '  pw:\n    routes: [hello]\n    grants: [password]\n' });
+    assert.deepEqual(errorLines(text), [`products.pw.grants: the password grant needs "authServer" (gateway.yaml:${lineOf(text, 'grants: [password]')})`]);
+  });
+
+  it('refresh_token without password, and an unknown authorization server', () => {
+    const text = configYaml({ products: '  rt:\n    routes: [hello]\n    grants: [client_credentials, refresh_token]\n    authServer: elsewhere\n' });
+    assert.deepEqual(errorLines(text), [
+      `products.rt.authServer: unknown authorization server "elsewhere" (gateway.yaml:${lineOf(text, 'authServer: elsewhere')})`,
+      `products.rt.grants: refresh_token needs a grant that issues refresh tokens (password) (gateway.yaml:${lineOf(text, 'grants: [client_credentials, refresh_token]')})`,
+    ]);
+  });
+
+  it('plain-http authServer without allowInsecureHttp', () => {
+    for (const replacement of ['', '    allowInsecureHttp: false\n']) {
+      const text = configYaml().replace('    allowInsecureHttp: true\n', replacement);
+      assert.deepEqual(errorLines(text), [
+        `authServers.users.url: must use https (set allowInsecureHttp: true to allow plain http) (gateway.yaml:${lineOf(text, 'url: http://127.0.0.1:9/authenticate')})`,
+      ]);
+    }
+    const https = configYaml({ authServerUrl: 'https://auth.example.com/check' }).replace('    allowInsecureHttp: true\n', '');
+    assert.equal(get(parse(https).authServers, 'users').allowInsecureHttp, false);
+  });
+
+  it('YAML syntax error, with its line', () => {
+    const duplicate = 'listen:\n  port: 1\n  port: 2\n';
+    const dupErr = configError(duplicate);
+    assert.equal(dupErr.issues.length, 1);
+    assert.equal(dupErr.issues[0]!.path, '');
+    assert.equal(dupErr.issues[0]!.line, 3);
+    assert.match(dupErr.message, /^Map keys must be unique \(gateway\.yaml:3\)$/);
+
+    const tab = 'listen:\n\tport: 1\n';
+    const tabErr = configError(tab);
+    assert.equal(tabErr.issues[0]!.line, 2);
+    assert.match(tabErr.message.split('\n')[0]!, /\(gateway\.yaml:2\)$/);
+  });
+
+  it('duplicate method and path, also with differently named parameters', () => {
+    const text = configYaml({
+      routes: [
+        '  hello-again:',
+        '    method: GET',
+        '    path: /v1/hello',
+        '    upstream: mock',
+        '  backend-by-name:',
+        '    method: GET',
+        '    path: /v1/backend/{name}',
+        '    upstream: backend',
+        '  hello-post:',
+        '    method: POST',
+        '    path: /v1/hello',
+        '    upstream: mock',
+        '',
+      ].join('\n'),
+    });
+    assert.deepEqual(errorLines(text), [
+      `routes.hello-again.path: same method and path as route "hello" (gateway.yaml:${nthLine(text, 'path: /v1/hello', 2)})`,
+      `routes.backend-by-name.path: same method and path as route "backend" (gateway.yaml:${lineOf(text, '{name}')})`,
+    ]);
+  });
+
+  it('scope on a route that its product does not declare', () => {
+    const text = configYaml({
+      routes: '  secret:\n    method: GET\n    path: /v1/secret\n    upstream: mock\n    scopes: [secret:read]\n',
+      products: '  open:\n    routes: [secret]\n    scopes: [other]\n',
+    });
+    assert.deepEqual(errorLines(text), [
+      `routes.secret.scopes: scope "secret:read" is not declared by product "open" (gateway.yaml:${lineOf(text, '[secret:read]')})`,
+    ]);
+  });
+
+  it('reports every problem at once', () => {
+    const text = configYaml({
+      routes: '  r1:\n    method: GET\n    path: /v1/r1\n    upstream: nowhere\n',
+      products: '  p1:\n    routes: [r1, ghost]\n',
+    });
+    assert.deepEqual(errorLines(text), [
+      `routes.r1.upstream: unknown upstream "nowhere" (gateway.yaml:${lineOf(text, 'nowhere')})`,
+      `products.p1.routes[1]: unknown route "ghost" (gateway.yaml:${lineOf(text, 'ghost')})`,
+    ]);
+  });
+
+  it('is a ConfigError with the issues', () => {
+    const text = configYaml().replace('port: 0', 'port: 70000');
+    const err = configError(text);
+    assert.equal(err.name, 'ConfigError');
+    assert.ok(err instanceof Error);
+    assert.deepEqual(err.issues, [{ path: 'listen.port', message: 'must be <= 65535', line: lineOf(text, '70000') }]);
+  });
+});
+
+describe('loadConfigFile', () => {
+  const temp = tempDir();
+  after(() => temp.remove());
+
+  it('reads a file and resolves paths against its folder', () => {
+    const file = path.join(temp.dir, 'gateway.yaml');
+    writeFileSync(file, configYaml());
+    const config = loadConfigFile(file, { env: {} });
+    assert.equal(config.file, file);
+    assert.equal(config.store.path, path.join(temp.dir, 'gateway.db'));
+    assert.equal(config.store.secretKeyFile, path.join(temp.dir, 'gateway.db.key'));
+  });
+
+  it('names the file (its base name) in errors', () => {
+    const file = path.join(temp.dir, 'edge-7.yaml');
+    const text = configYaml().replace('port: 0', 'port: -1');
+    writeFileSync(file, text);
+    assert.throws(
+      () => loadConfigFile(file, { env: {} }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.message, `listen.port: must be >= 0 (edge-7.yaml:${lineOf(text, 'port: -1')})`);
+        return true;
+      },
+    );
+  });
+
+  it('a missing file is a ConfigError without a line', () => {
+    const file = path.join(temp.dir, 'absent.yaml');
+    assert.throws(
+      () => loadConfigFile(file, { env: {} }),
+      (err: unknown) => {
+        assert.ok(err instanceof ConfigError);
+        assert.equal(err.message, `cannot read ${file}: ENOENT`);
+        assert.deepEqual(err.issues, [{ path: '', message: `cannot read ${file}: ENOENT`, line: undefined }]);
+        return true;
+      },
+    );
+  });
+});

@@ -1,0 +1,541 @@
+// The contract every store driver must pass. A driver's test file calls `storeContract` with a
+// function that opens a fresh, empty store (and, when the driver is durable, a way to reopen it).
+// No `.test` suffix: `node --test "test/**/*.test.ts"` must not run this file on its own.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { StoreError, type App, type Developer, type RotateRequest, type Store, type TokenRecord } from '../../src/store/port.ts';
+
+export interface OpenedStore {
+  store: Store;
+  /** Opens the same data again (after the contract closed `store`); absent for volatile drivers. */
+  reopen?: () => Promise<Store>;
+  /** Closes whatever is still open and removes the data. */
+  cleanup: () => Promise<void>;
+}
+
+const T0 = 1_700_000_000_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+function hash(): Buffer {
+  return randomBytes(32);
+}
+
+function isConflict(err: unknown): boolean {
+  assert.ok(err instanceof StoreError, `expected a StoreError, got ${String(err)}`);
+  assert.equal(err.code, 'conflict');
+  return true;
+}
+
+export function storeContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(name, () => {
+    let opened: OpenedStore;
+    let store: Store;
+
+    beforeEach(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterEach(async () => {
+      await opened.cleanup();
+    });
+
+    let keyCounter = 0;
+    const newKey = () => `key-${++keyCounter}-${randomBytes(6).toString('hex')}`;
+
+    interface Fixture {
+      developer: Developer;
+      app: App;
+      key: string;
+      secretHash: Buffer;
+    }
+
+    /** A developer (created unless it exists) with one app and its credential. */
+    async function seed(options: { email?: string; app?: string; product?: string } = {}): Promise<Fixture> {
+      const email = options.email ?? 'dev@example.com';
+      const developer = (await store.findDeveloper(email)) ?? (await store.createDeveloper({ email, name: `Dev ${email}`, now: T0 }));
+      const key = newKey();
+      const secretHash = randomBytes(32);
+      const app = await store.createApp({
+        developerId: developer.id,
+        name: options.app ?? 'app',
+        product: options.product ?? 'orders',
+        key,
+        secretHash,
+        now: T0 + 1,
+      });
+      return { developer, app, key, secretHash };
+    }
+
+    function token(f: Fixture, overrides: Partial<TokenRecord> = {}): TokenRecord {
+      return {
+        hash: hash(),
+        kind: 'access',
+        appId: f.app.id,
+        key: f.key,
+        product: f.app.product,
+        scope: 'orders:read orders:write',
+        subject: 'user-1',
+        family: `family-${randomBytes(6).toString('hex')}`,
+        issuedAt: T0,
+        expiresAt: T0 + HOUR,
+        ...overrides,
+      };
+    }
+
+    /** An access and a refresh token of one family, saved. */
+    async function grant(f: Fixture, overrides: Partial<TokenRecord> = {}): Promise<{ access: TokenRecord; refresh: TokenRecord }> {
+      const access = token(f, overrides);
+      const refresh = token(f, { ...overrides, kind: 'refresh', family: access.family, expiresAt: T0 + 24 * HOUR });
+      await store.saveTokens([access, refresh]);
+      return { access, refresh };
+    }
+
+    function rotation(f: Fixture, refresh: TokenRecord, now: number, scope?: readonly string[]): RotateRequest {
+      return {
+        hash: refresh.hash,
+        appId: f.app.id,
+        now,
+        scope,
+        accessHash: hash(),
+        accessExpiresAt: now + HOUR,
+        refreshHash: hash(),
+        refreshExpiresAt: now + 24 * HOUR,
+      };
+    }
+
+    async function found(h: Buffer, now = T0 + MINUTE): Promise<boolean> {
+      return (await store.findAccessToken(h, now)) !== undefined;
+    }
+
+    describe('developers', () => {
+      it('creates and finds a developer', async () => {
+        const dev = await store.createDeveloper({ email: 'ada@example.com', name: 'Ada', now: T0 });
+        assert.equal(typeof dev.id, 'string');
+        assert.ok(dev.id.length > 0);
+        assert.deepEqual(dev, { id: dev.id, email: 'ada@example.com', name: 'Ada', status: 'active', createdAt: T0 });
+        assert.deepEqual(await store.findDeveloper('ada@example.com'), dev);
+        assert.equal(await store.findDeveloper('nobody@example.com'), undefined);
+      });
+
+      it('refuses a duplicate email with a conflict', async () => {
+        const first = await store.createDeveloper({ email: 'ada@example.com', name: 'Ada', now: T0 });
+        await assert.rejects(store.createDeveloper({ email: 'ada@example.com', name: 'Other Ada', now: T0 + 1 }), isConflict);
+        assert.deepEqual(await store.listDevelopers(), [first]);
+      });
+
+      it('lists developers', async () => {
+        assert.deepEqual(await store.listDevelopers(), []);
+        const b = await store.createDeveloper({ email: 'b@example.com', name: 'B', now: T0 });
+        const a = await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 + 1 });
+        const listed = await store.listDevelopers();
+        assert.deepEqual([...listed].sort((x, y) => x.email.localeCompare(y.email)), [a, b]);
+      });
+
+      it('disables and re-enables a developer', async () => {
+        const dev = await store.createDeveloper({ email: 'ada@example.com', name: 'Ada', now: T0 });
+        assert.deepEqual(await store.setDeveloperStatus('ada@example.com', 'disabled'), { ...dev, status: 'disabled' });
+        assert.equal((await store.findDeveloper('ada@example.com'))?.status, 'disabled');
+        assert.deepEqual(await store.setDeveloperStatus('ada@example.com', 'active'), dev);
+        assert.equal(await store.setDeveloperStatus('nobody@example.com', 'disabled'), undefined);
+      });
+    });
+
+    describe('apps', () => {
+      it('creates an app together with its credential', async () => {
+        const { developer, app, key, secretHash } = await seed({ app: 'shop', product: 'orders' });
+        assert.equal(typeof app.id, 'string');
+        assert.ok(app.id.length > 0);
+        assert.deepEqual(app, {
+          id: app.id,
+          developerId: developer.id,
+          developerEmail: developer.email,
+          name: 'shop',
+          product: 'orders',
+          status: 'active',
+          createdAt: T0 + 1,
+        });
+        assert.deepEqual(await store.listCredentials(app.id), [{ key, appId: app.id, status: 'approved', expiresAt: null, createdAt: T0 + 1 }]);
+        const client = await store.findClient(key);
+        assert.ok(client);
+        assert.ok(client.secretHash.equals(secretHash));
+      });
+
+      it('refuses a duplicate name for the same developer, and writes nothing', async () => {
+        const { developer, app } = await seed({ app: 'shop' });
+        const key = newKey();
+        await assert.rejects(
+          store.createApp({ developerId: developer.id, name: 'shop', product: 'hello', key, secretHash: randomBytes(32), now: T0 + 5 }),
+          isConflict,
+        );
+        assert.deepEqual(await store.listApps(), [app]);
+        assert.equal(await store.findClient(key), undefined, 'the credential of the refused app was not written');
+        assert.equal(await store.findAppByKey(key), undefined);
+        assert.deepEqual(await store.findApp(developer.email, 'shop'), app);
+      });
+
+      it('writes no app when its credential cannot be written', async () => {
+        const { developer, key } = await seed({ app: 'shop' });
+        await assert.rejects(store.createApp({ developerId: developer.id, name: 'second', product: 'hello', key, secretHash: randomBytes(32), now: T0 + 5 }));
+        assert.equal(await store.findApp(developer.email, 'second'), undefined);
+        assert.equal((await store.listApps()).length, 1);
+      });
+
+      it('allows the same app name for another developer', async () => {
+        const mine = await seed({ email: 'a@example.com', app: 'shop' });
+        const theirs = await seed({ email: 'b@example.com', app: 'shop' });
+        assert.notEqual(mine.app.id, theirs.app.id);
+        assert.deepEqual(await store.findApp('a@example.com', 'shop'), mine.app);
+        assert.deepEqual(await store.findApp('b@example.com', 'shop'), theirs.app);
+      });
+
+      it('finds an app by developer and name, and by key', async () => {
+        const { app, key } = await seed({ app: 'shop' });
+        assert.deepEqual(await store.findApp('dev@example.com', 'shop'), app);
+        assert.equal(await store.findApp('dev@example.com', 'other'), undefined);
+        assert.equal(await store.findApp('other@example.com', 'shop'), undefined);
+        assert.deepEqual(await store.findAppByKey(key), app);
+        assert.equal(await store.findAppByKey('no-such-key'), undefined);
+      });
+
+      it('lists apps, optionally of one developer', async () => {
+        assert.deepEqual(await store.listApps(), []);
+        const a1 = await seed({ email: 'a@example.com', app: 'one' });
+        const a2 = await seed({ email: 'a@example.com', app: 'two' });
+        const b1 = await seed({ email: 'b@example.com', app: 'one' });
+        const byId = (x: App, y: App) => x.id.localeCompare(y.id);
+        assert.deepEqual([...(await store.listApps())].sort(byId), [a1.app, a2.app, b1.app].sort(byId));
+        assert.deepEqual([...(await store.listApps({}))].sort(byId), [a1.app, a2.app, b1.app].sort(byId));
+        assert.deepEqual([...(await store.listApps({ developerEmail: 'a@example.com' }))].sort(byId), [a1.app, a2.app].sort(byId));
+        assert.deepEqual(await store.listApps({ developerEmail: 'b@example.com' }), [b1.app]);
+        assert.deepEqual(await store.listApps({ developerEmail: 'nobody@example.com' }), []);
+      });
+
+      it('disables and re-enables an app', async () => {
+        const { app, key } = await seed();
+        assert.deepEqual(await store.setAppStatus(app.id, 'disabled'), { ...app, status: 'disabled' });
+        assert.equal((await store.findAppByKey(key))?.status, 'disabled');
+        assert.equal((await store.findClient(key))?.app.status, 'disabled');
+        assert.deepEqual(await store.setAppStatus(app.id, 'active'), app);
+        assert.equal(await store.setAppStatus('no-such-app', 'disabled'), undefined);
+      });
+    });
+
+    describe('credentials', () => {
+      it('finds a client: credential, app, developer status and secret hash bytes', async () => {
+        const { developer, app, key, secretHash } = await seed();
+        const client = await store.findClient(key);
+        assert.ok(client);
+        assert.deepEqual(client.credential, { key, appId: app.id, status: 'approved', expiresAt: null, createdAt: T0 + 1 });
+        assert.deepEqual(client.app, app);
+        assert.equal(client.developerStatus, 'active');
+        assert.ok(Buffer.isBuffer(client.secretHash), 'secretHash is a Buffer');
+        assert.equal(client.secretHash.length, 32);
+        assert.ok(client.secretHash.equals(secretHash));
+        assert.equal(await store.findClient('no-such-key'), undefined);
+
+        await store.setDeveloperStatus(developer.email, 'disabled');
+        assert.equal((await store.findClient(key))?.developerStatus, 'disabled');
+      });
+
+      it('revokes a credential once', async () => {
+        const { app, key } = await seed();
+        assert.equal(await store.revokeCredential(key), true);
+        assert.equal(await store.revokeCredential(key), false);
+        assert.equal(await store.revokeCredential('no-such-key'), false);
+        assert.equal((await store.findClient(key))?.credential.status, 'revoked');
+        assert.deepEqual(
+          (await store.listCredentials(app.id)).map((c) => c.status),
+          ['revoked'],
+        );
+        assert.deepEqual(await store.listCredentials('no-such-app'), []);
+      });
+    });
+
+    describe('access tokens', () => {
+      it('saves and finds an access token', async () => {
+        const f = await seed({ app: 'shop' });
+        const record = token(f);
+        await store.saveTokens([record]);
+        const active = await store.findAccessToken(record.hash, T0 + MINUTE);
+        assert.ok(active);
+        assert.ok(Buffer.isBuffer(active.hash));
+        assert.deepEqual(active, { ...record, appName: 'shop', developerEmail: 'dev@example.com' });
+        // Found again (a driver may answer from a cache now).
+        assert.deepEqual(await store.findAccessToken(record.hash, T0 + 2 * MINUTE), active);
+        assert.equal(await store.findAccessToken(hash(), T0 + MINUTE), undefined, 'unknown hash');
+      });
+
+      it('saves concurrent calls, each durable when its promise resolves', async () => {
+        const f = await seed();
+        const records = Array.from({ length: 5 }, () => [token(f), token(f, { kind: 'refresh' })]);
+        await Promise.all(records.map((r) => store.saveTokens(r)));
+        for (const [access] of records) assert.ok(await found(access!.hash));
+      });
+
+      it('saves the records of one call all or none', async () => {
+        const f = await seed();
+        const existing = token(f);
+        await store.saveTokens([existing]);
+        const fresh = token(f);
+        await assert.rejects(store.saveTokens([fresh, { ...token(f), hash: existing.hash }]), 'a duplicate hash is refused');
+        assert.equal(await found(fresh.hash), false, 'nothing of the refused call was written');
+        assert.ok(await found(existing.hash));
+      });
+
+      it("one call's failure does not fail another call made at the same time", async () => {
+        const f = await seed();
+        const existing = token(f);
+        await store.saveTokens([existing]);
+        const innocent = token(f);
+        const [bad, good] = await Promise.allSettled([store.saveTokens([{ ...token(f), hash: existing.hash }]), store.saveTokens([innocent])]);
+        assert.equal(bad.status, 'rejected');
+        assert.equal(good.status, 'fulfilled', good.status === 'rejected' ? String(good.reason) : '');
+        assert.ok(await found(innocent.hash));
+      });
+
+      it('keeps a null subject null', async () => {
+        const f = await seed();
+        const record = token(f, { subject: null, scope: '' });
+        await store.saveTokens([record]);
+        const active = await store.findAccessToken(record.hash, T0 + MINUTE);
+        assert.equal(active?.subject, null);
+        assert.equal(active?.scope, '');
+      });
+
+      it('does not find a token once it expired', async () => {
+        const f = await seed();
+        const cached = token(f);
+        const fresh = token(f);
+        await store.saveTokens([cached, fresh]);
+        assert.ok(await found(cached.hash, cached.expiresAt - 1));
+        assert.equal(await store.findAccessToken(cached.hash, cached.expiresAt), undefined, 'expired at expiresAt (after a hit)');
+        assert.equal(await store.findAccessToken(cached.hash, cached.expiresAt + HOUR), undefined);
+        assert.equal(await store.findAccessToken(fresh.hash, fresh.expiresAt), undefined, 'expired at expiresAt (first lookup)');
+        assert.ok(await found(fresh.hash, fresh.expiresAt - 1));
+      });
+
+      it('does not find a refresh token', async () => {
+        const f = await seed();
+        const { access, refresh } = await grant(f);
+        assert.ok(await found(access.hash));
+        assert.equal(await store.findAccessToken(refresh.hash, T0 + MINUTE), undefined);
+      });
+
+      it('does not find a token once its credential is revoked', async () => {
+        const f = await seed();
+        const other = await seed({ app: 'other' });
+        const { access } = await grant(f);
+        const { access: unaffected } = await grant(other);
+        assert.ok(await found(access.hash));
+        assert.ok(await found(unaffected.hash));
+        await store.revokeCredential(f.key);
+        assert.equal(await found(access.hash), false);
+        assert.ok(await found(unaffected.hash), "another app's token is still valid");
+      });
+
+      it('does not find a token while its app is disabled', async () => {
+        const f = await seed();
+        const { access } = await grant(f);
+        assert.ok(await found(access.hash));
+        await store.setAppStatus(f.app.id, 'disabled');
+        assert.equal(await found(access.hash), false);
+        await store.setAppStatus(f.app.id, 'active');
+        assert.ok(await found(access.hash), 'found again once the app is active');
+      });
+
+      it('does not find a token while its developer is disabled', async () => {
+        const f = await seed();
+        const second = await seed({ app: 'second' });
+        const other = await seed({ email: 'other@example.com', app: 'other' });
+        const { access } = await grant(f);
+        const { access: sameDeveloper } = await grant(second);
+        const { access: unaffected } = await grant(other);
+        for (const t of [access, sameDeveloper, unaffected]) assert.ok(await found(t.hash));
+        await store.setDeveloperStatus(f.developer.email, 'disabled');
+        assert.equal(await found(access.hash), false);
+        assert.equal(await found(sameDeveloper.hash), false, "every app of the developer");
+        assert.ok(await found(unaffected.hash));
+        await store.setDeveloperStatus(f.developer.email, 'active');
+        assert.ok(await found(access.hash), 'found again once the developer is active');
+        assert.ok(await found(sameDeveloper.hash));
+      });
+    });
+
+    describe('refresh token rotation', () => {
+      it('rotates: saves the new access and refresh tokens and returns the previous one', async () => {
+        const f = await seed({ app: 'shop' });
+        const { refresh } = await grant(f);
+        const now = T0 + 10 * MINUTE;
+        const req = rotation(f, refresh, now);
+        const result = await store.rotateRefreshToken(req);
+        assert.deepEqual(result, { ok: true, previous: refresh, scope: 'orders:read orders:write' });
+        if (result.ok) assert.ok(Buffer.isBuffer(result.previous.hash));
+
+        const access = await store.findAccessToken(req.accessHash, now + 1);
+        assert.deepEqual(access, {
+          hash: req.accessHash,
+          kind: 'access',
+          appId: f.app.id,
+          key: f.key,
+          product: refresh.product,
+          scope: refresh.scope,
+          subject: refresh.subject,
+          family: refresh.family,
+          issuedAt: now,
+          expiresAt: req.accessExpiresAt,
+          appName: 'shop',
+          developerEmail: 'dev@example.com',
+        });
+        assert.equal(await store.findAccessToken(req.refreshHash, now + 1), undefined, 'the new refresh token is not an access token');
+
+        // The new refresh token was saved: it rotates in turn.
+        const next = await store.rotateRefreshToken({ ...rotation(f, refresh, now + MINUTE), hash: req.refreshHash });
+        assert.equal(next.ok, true);
+        if (next.ok) {
+          assert.ok(next.previous.hash.equals(req.refreshHash));
+          assert.equal(next.previous.kind, 'refresh');
+          assert.equal(next.previous.family, refresh.family);
+          assert.equal(next.previous.issuedAt, now);
+          assert.equal(next.previous.expiresAt, req.refreshExpiresAt);
+        }
+      });
+
+      it('a second use of a rotated refresh token revokes the whole family', async () => {
+        const f = await seed();
+        const { access: original, refresh } = await grant(f);
+        const unrelated = await grant(f);
+        const first = rotation(f, refresh, T0 + MINUTE);
+        assert.equal((await store.rotateRefreshToken(first)).ok, true);
+        assert.ok(await found(first.accessHash, T0 + 2 * MINUTE));
+        assert.ok(await found(original.hash, T0 + 2 * MINUTE));
+
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, T0 + 3 * MINUTE)), { ok: false, reason: 'reused' });
+        assert.equal(await found(first.accessHash, T0 + 4 * MINUTE), false, 'the new access token is revoked');
+        assert.equal(await found(original.hash, T0 + 4 * MINUTE), false, 'the first access token is revoked');
+        assert.deepEqual(
+          await store.rotateRefreshToken({ ...rotation(f, refresh, T0 + 5 * MINUTE), hash: first.refreshHash }),
+          { ok: false, reason: 'invalid' },
+          'the new refresh token is revoked',
+        );
+        assert.ok(await found(unrelated.access.hash, T0 + 4 * MINUTE), 'another family is untouched');
+        assert.equal((await store.rotateRefreshToken(rotation(f, unrelated.refresh, T0 + 6 * MINUTE))).ok, true);
+      });
+
+      it('refuses a refresh token of another app, without consuming it', async () => {
+        const f = await seed();
+        const other = await seed({ app: 'other' });
+        const { refresh } = await grant(f);
+        assert.deepEqual(await store.rotateRefreshToken({ ...rotation(f, refresh, T0 + MINUTE), appId: other.app.id }), { ok: false, reason: 'invalid' });
+        assert.equal((await store.rotateRefreshToken(rotation(f, refresh, T0 + 2 * MINUTE))).ok, true);
+      });
+
+      it('refuses an expired refresh token', async () => {
+        const f = await seed();
+        const { refresh } = await grant(f);
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, refresh.expiresAt)), { ok: false, reason: 'invalid' });
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, refresh.expiresAt + HOUR)), { ok: false, reason: 'invalid' });
+        assert.equal((await store.rotateRefreshToken(rotation(f, refresh, refresh.expiresAt - 1))).ok, true);
+      });
+
+      it('refuses unknown hashes and access tokens', async () => {
+        const f = await seed();
+        const { access } = await grant(f);
+        assert.deepEqual(await store.rotateRefreshToken({ ...rotation(f, access, T0 + MINUTE), hash: hash() }), { ok: false, reason: 'invalid' });
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, access, T0 + MINUTE)), { ok: false, reason: 'invalid' });
+        assert.ok(await found(access.hash), 'the access token presented as a refresh token is still valid');
+      });
+
+      it('narrows the scope', async () => {
+        const f = await seed();
+        const { refresh } = await grant(f, { scope: 'orders:read orders:write' });
+        const req = rotation(f, refresh, T0 + MINUTE, ['orders:read']);
+        const result = await store.rotateRefreshToken(req);
+        assert.deepEqual(result, { ok: true, previous: refresh, scope: 'orders:read' });
+        assert.equal((await store.findAccessToken(req.accessHash, T0 + 2 * MINUTE))?.scope, 'orders:read');
+        // The narrowed refresh token cannot widen back.
+        assert.deepEqual(
+          await store.rotateRefreshToken({ ...rotation(f, refresh, T0 + 3 * MINUTE, ['orders:write']), hash: req.refreshHash }),
+          { ok: false, reason: 'scope' },
+        );
+        const none = await store.rotateRefreshToken({ ...rotation(f, refresh, T0 + 4 * MINUTE, []), hash: req.refreshHash });
+        assert.deepEqual(none.ok && none.scope, '');
+      });
+
+      it('refuses a wider scope without consuming the refresh token', async () => {
+        const f = await seed();
+        const { refresh } = await grant(f, { scope: 'orders:read' });
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE, ['orders:read', 'orders:write'])), { ok: false, reason: 'scope' });
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE, ['orders:admin'])), { ok: false, reason: 'scope' });
+        const result = await store.rotateRefreshToken(rotation(f, refresh, T0 + 2 * MINUTE));
+        assert.deepEqual(result, { ok: true, previous: refresh, scope: 'orders:read' }, 'not consumed, so not a reuse');
+      });
+
+      it('refuses a refresh token issued through a revoked credential', async () => {
+        const f = await seed();
+        const { refresh } = await grant(f);
+        await store.revokeCredential(f.key);
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE)), { ok: false, reason: 'invalid' });
+      });
+    });
+
+    describe('purgeExpired', () => {
+      it('removes expired tokens and returns how many', async () => {
+        const f = await seed();
+        const now = T0 + 2 * HOUR;
+        const expiredAccess = token(f, { expiresAt: now - 1 });
+        const expiringNow = token(f, { expiresAt: now });
+        const expiredRefresh = token(f, { kind: 'refresh', expiresAt: now - HOUR });
+        const live = token(f, { expiresAt: now + 1 });
+        const liveRefresh = token(f, { kind: 'refresh', expiresAt: now + HOUR });
+        await store.saveTokens([expiredAccess, expiringNow, expiredRefresh, live, liveRefresh]);
+        assert.equal(await store.purgeExpired(now), 3);
+        assert.equal(await store.purgeExpired(now), 0);
+        assert.ok(await found(live.hash, now));
+        assert.equal((await store.rotateRefreshToken(rotation(f, liveRefresh, now))).ok, true);
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, expiredRefresh, now - 2 * HOUR)), { ok: false, reason: 'invalid' }, 'purged');
+        assert.equal(await store.findAccessToken(expiredAccess.hash, now - 2 * HOUR), undefined, 'purged');
+      });
+
+      it('returns 0 on an empty store', async () => {
+        assert.equal(await store.purgeExpired(T0), 0);
+      });
+    });
+
+    describe('durability', () => {
+      it('keeps everything across close and reopen', async (t) => {
+        const reopen = opened.reopen;
+        if (reopen === undefined) {
+          t.skip('the driver is not durable');
+          return;
+        }
+        const f = await seed({ app: 'shop' });
+        const revoked = await seed({ app: 'revoked' });
+        await store.revokeCredential(revoked.key);
+        await store.setAppStatus(f.app.id, 'disabled');
+        const { access, refresh } = await grant(f);
+        const developers = await store.listDevelopers();
+        const apps = await store.listApps();
+        // A save still in flight when the store closes is written (or refused), never lost silently.
+        const late = token(f);
+        const saving = store.saveTokens([late]);
+        await store.close();
+        await saving;
+
+        const again = await reopen();
+        assert.deepEqual(await again.listDevelopers(), developers);
+        assert.deepEqual(await again.listApps(), apps);
+        const client = await again.findClient(f.key);
+        assert.ok(client?.secretHash.equals(f.secretHash));
+        assert.equal((await again.findClient(revoked.key))?.credential.status, 'revoked');
+        assert.equal(await again.findAccessToken(access.hash, T0 + MINUTE), undefined, 'the app is still disabled');
+        await again.setAppStatus(f.app.id, 'active');
+        assert.deepEqual(await again.findAccessToken(access.hash, T0 + MINUTE), { ...access, appName: 'shop', developerEmail: 'dev@example.com' });
+        assert.ok(await again.findAccessToken(late.hash, T0 + MINUTE), 'the save made just before close');
+        const rotated = await again.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE));
+        assert.deepEqual(rotated, { ok: true, previous: refresh, scope: refresh.scope });
+      });
+    });
+  });
+}

@@ -1,0 +1,274 @@
+// SqliteStore: the store contract on a real file, with and without the access-token cache, and
+// what only SQLite has: several connections to one file (the gateway and `gateway admin`), WAL,
+// schema versions.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { Store, TokenRecord } from '../../src/store/port.ts';
+import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.ts';
+import { tempDir } from '../helpers.ts';
+import { storeContract, type OpenedStore } from './contract.ts';
+
+/** Migrations in src/store/sqlite.ts; raise it together with a new migration. */
+const MIGRATION_COUNT = 1;
+const T0 = 1_700_000_000_000;
+const HOUR = 3_600_000;
+
+function opener(options: Omit<SqliteStoreOptions, 'path'> = {}): () => Promise<OpenedStore> {
+  return async () => {
+    const temp = tempDir();
+    // A folder that does not exist yet: the store creates it.
+    const file = path.join(temp.dir, 'data', 'gateway.db');
+    const stores: SqliteStore[] = [new SqliteStore({ path: file, ...options })];
+    return {
+      store: stores[0]!,
+      reopen: async () => {
+        const store = new SqliteStore({ path: file, ...options });
+        stores.push(store);
+        return store;
+      },
+      cleanup: async () => {
+        for (const store of stores) await store.close();
+        temp.remove();
+      },
+    };
+  };
+}
+
+storeContract('SqliteStore', opener());
+storeContract('SqliteStore without a token cache (tokenCacheSize 0)', opener({ tokenCacheSize: 0 }));
+storeContract('SqliteStore with a one-token cache', opener({ tokenCacheSize: 1 }));
+
+describe('SqliteStore on one file shared with another process', () => {
+  let temp: ReturnType<typeof tempDir>;
+  let file: string;
+  const open: SqliteStore[] = [];
+  const openStore = (options: Omit<SqliteStoreOptions, 'path'> = {}) => {
+    const store = new SqliteStore({ path: file, ...options });
+    open.push(store);
+    return store;
+  };
+
+  beforeEach(() => {
+    temp = tempDir();
+    file = path.join(temp.dir, 'gateway.db');
+  });
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+    temp.remove();
+  });
+
+  /** The gateway's store with one app and a cached access token, and `admin`, a second connection. */
+  async function setup(options: Omit<SqliteStoreOptions, 'path'> = {}) {
+    const gateway = openStore(options);
+    const admin = openStore(options);
+    const developer = await gateway.createDeveloper({ email: 'dev@example.com', name: 'Dev', now: T0 });
+    const key = `key-${randomBytes(6).toString('hex')}`;
+    const app = await gateway.createApp({ developerId: developer.id, name: 'shop', product: 'orders', key, secretHash: randomBytes(32), now: T0 });
+    const access: TokenRecord = {
+      hash: randomBytes(32),
+      kind: 'access',
+      appId: app.id,
+      key,
+      product: 'orders',
+      scope: 'orders:read',
+      subject: null,
+      family: 'family-1',
+      issuedAt: T0,
+      expiresAt: T0 + HOUR,
+    };
+    const refresh: TokenRecord = { ...access, hash: randomBytes(32), kind: 'refresh', expiresAt: T0 + 24 * HOUR };
+    await gateway.saveTokens([access, refresh]);
+    assert.ok(await gateway.findAccessToken(access.hash, T0 + 1), 'found, and now cached');
+    return { gateway, admin, developer, app, key, access, refresh };
+  }
+
+  const stillFound = (store: Store, token: TokenRecord) => store.findAccessToken(token.hash, T0 + 2).then((t) => t !== undefined);
+
+  it('the token is served from the cache while nothing was revoked', async () => {
+    const { gateway, admin, access } = await setup();
+    // Behind the store's back (no revision bump): only a cache can still answer.
+    const raw = new DatabaseSync(file);
+    raw.prepare('DELETE FROM tokens WHERE hash = ?').run(access.hash);
+    raw.close();
+    await admin.createDeveloper({ email: 'unrelated@example.com', name: 'Other', now: T0 });
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), true, 'an unrelated write elsewhere keeps the cache');
+  });
+
+  it('a credential revoked by another connection stops the cached token', async () => {
+    const { gateway, admin, key, access } = await setup();
+    assert.equal(await admin.revokeCredential(key), true);
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), false);
+  });
+
+  it('an app disabled by another connection stops the cached token', async () => {
+    const { gateway, admin, app, access } = await setup();
+    assert.ok(await admin.setAppStatus(app.id, 'disabled'));
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), false);
+    assert.ok(await admin.setAppStatus(app.id, 'active'));
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), true);
+  });
+
+  it('a developer disabled by another connection stops the cached token', async () => {
+    const { gateway, admin, developer, access } = await setup();
+    assert.ok(await admin.setDeveloperStatus(developer.email, 'disabled'));
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), false);
+  });
+
+  it('a family revoked through refresh token reuse on another connection stops the cached token', async () => {
+    const { gateway, admin, app, access, refresh } = await setup();
+    const rotate = (store: Store) =>
+      store.rotateRefreshToken({
+        hash: refresh.hash,
+        appId: app.id,
+        now: T0 + 1,
+        scope: undefined,
+        accessHash: randomBytes(32),
+        accessExpiresAt: T0 + HOUR,
+        refreshHash: randomBytes(32),
+        refreshExpiresAt: T0 + 24 * HOUR,
+      });
+    assert.equal((await rotate(gateway)).ok, true);
+    assert.ok(await stillFound(gateway, access));
+    assert.deepEqual(await rotate(admin), { ok: false, reason: 'reused' });
+    await sleep(5);
+    assert.equal(await stillFound(gateway, access), false);
+  });
+
+  it('works the same without a cache', async () => {
+    const { gateway, admin, key, access } = await setup({ tokenCacheSize: 0 });
+    assert.equal(await stillFound(gateway, access), true);
+    await admin.revokeCredential(key);
+    assert.equal(await stillFound(gateway, access), false);
+  });
+
+  it('saved tokens are visible to the other connection once saveTokens resolves', async () => {
+    const { gateway, admin, app, key } = await setup();
+    const record: TokenRecord = {
+      hash: randomBytes(32),
+      kind: 'access',
+      appId: app.id,
+      key,
+      product: 'orders',
+      scope: '',
+      subject: null,
+      family: 'family-2',
+      issuedAt: T0,
+      expiresAt: T0 + HOUR,
+    };
+    await gateway.saveTokens([record]);
+    assert.ok(await admin.findAccessToken(record.hash, T0 + 1));
+  });
+
+  it('sees data written by the other connection', async () => {
+    const { gateway, admin, app } = await setup();
+    await admin.setAppStatus(app.id, 'disabled');
+    assert.equal((await gateway.findApp('dev@example.com', 'shop'))?.status, 'disabled');
+    assert.equal((await gateway.listDevelopers()).length, 1);
+  });
+});
+
+describe('SqliteStore database file', () => {
+  let temp: ReturnType<typeof tempDir>;
+  let file: string;
+  beforeEach(() => {
+    temp = tempDir();
+    file = path.join(temp.dir, 'gateway.db');
+  });
+  afterEach(() => temp.remove());
+
+  function pragma(name: string): unknown {
+    const db = new DatabaseSync(file);
+    try {
+      return Object.values(db.prepare(`PRAGMA ${name}`).get() ?? {})[0];
+    } finally {
+      db.close();
+    }
+  }
+
+  it('is in WAL mode', async () => {
+    const store = new SqliteStore({ path: file });
+    try {
+      assert.equal(pragma('journal_mode'), 'wal');
+    } finally {
+      await store.close();
+    }
+    assert.equal(pragma('journal_mode'), 'wal', 'WAL mode is kept in the file');
+  });
+
+  it('records the number of migrations in user_version, and reopens without migrating again', async () => {
+    await new SqliteStore({ path: file }).close();
+    assert.equal(pragma('user_version'), MIGRATION_COUNT);
+    const store = new SqliteStore({ path: file });
+    await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+    await store.close();
+    assert.equal(pragma('user_version'), MIGRATION_COUNT);
+    const again = new SqliteStore({ path: file });
+    assert.equal((await again.listDevelopers()).length, 1);
+    await again.close();
+  });
+
+  it('refuses a database written by a newer gateway, and leaves it as it was', async () => {
+    const store = new SqliteStore({ path: file });
+    await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+    await store.close();
+    const db = new DatabaseSync(file);
+    db.exec(`PRAGMA user_version = ${MIGRATION_COUNT + 1}`);
+    db.close();
+
+    assert.throws(() => new SqliteStore({ path: file }), {
+      message: `database schema version ${MIGRATION_COUNT + 1} is newer than this gateway (${MIGRATION_COUNT})`,
+    });
+    assert.equal(pragma('user_version'), MIGRATION_COUNT + 1);
+    const check = new DatabaseSync(file);
+    assert.deepEqual({ ...check.prepare('SELECT count(*) AS n FROM developers').get() }, { n: 1 });
+    check.close();
+  });
+
+  it('refuses bad options with a TypeError', () => {
+    const bad: unknown[] = [
+      {},
+      { path: '' },
+      { path: 42 },
+      { path: file, tokenCacheSize: -1 },
+      { path: file, tokenCacheSize: 1.5 },
+      { path: file, tokenCacheSize: Number.NaN },
+      { path: file, tokenCacheSize: Number.POSITIVE_INFINITY },
+      { path: file, tokenCacheSize: '10' },
+    ];
+    for (const options of bad) {
+      assert.throws(() => new SqliteStore(options as SqliteStoreOptions), TypeError, JSON.stringify(options));
+    }
+  });
+
+  it('works with tokenCacheSize 0', async () => {
+    const store = new SqliteStore({ path: file, tokenCacheSize: 0 });
+    try {
+      const developer = await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+      const app = await store.createApp({ developerId: developer.id, name: 'app', product: 'p', key: 'k', secretHash: randomBytes(32), now: T0 });
+      const h = randomBytes(32);
+      await store.saveTokens([
+        { hash: h, kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: 'f', issuedAt: T0, expiresAt: T0 + HOUR },
+      ]);
+      for (let i = 0; i < 3; i++) assert.equal((await store.findAccessToken(h, T0 + i))?.appName, 'app');
+      await store.revokeCredential('k');
+      assert.equal(await store.findAccessToken(h, T0 + 5), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('close is idempotent', async () => {
+    const store = new SqliteStore({ path: file });
+    await store.close();
+    await store.close();
+  });
+});
