@@ -1,12 +1,42 @@
 // Token and secret material: CSPRNG bytes, base64url, a prefix that says what the string is
-// (so a leaked one is easy to find), and the hashes the store keeps instead of the values.
+// (so a leaked one is easy to find), and the digests the store keeps instead of the values.
 import { createHash, createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_' } as const;
 
-/** 256 bits from the CSPRNG, base64url, behind the kind's prefix. */
-export function newToken(prefix: string): string {
-  return prefix + randomBytes(32).toString('base64url');
+/** 16 bytes that sort by creation time: a 48-bit millisecond timestamp, then 80 random bits. */
+export function orderedId(): Buffer {
+  const id = randomBytes(16);
+  id.writeUIntBE(Date.now(), 0, 6);
+  return id;
+}
+
+const TOKEN_BYTES = 48;
+const TOKEN_CHARS = 64;
+
+/**
+ * A token: its prefix, then base64url of a 16-byte time-ordered id and 256 random bits.
+ * The digest the store keeps is that id followed by the SHA-256 of the whole token: the id
+ * makes the store's index grow at one end (random keys cost a random page write per token),
+ * the 256 secret bits stay unknown to whoever reads the store.
+ */
+export function newToken(prefix: string): { token: string; digest: Buffer } {
+  const raw = Buffer.concat([orderedId(), randomBytes(TOKEN_BYTES - 16)]);
+  const token = prefix + raw.toString('base64url');
+  return { token, digest: Buffer.concat([raw.subarray(0, 16), sha256(token)]) };
+}
+
+/** The store digest of a presented token, or undefined when it cannot be one of ours. */
+export function tokenDigest(prefix: string, token: string): Buffer | undefined {
+  if (token.length !== prefix.length + TOKEN_CHARS || !token.startsWith(prefix)) return undefined;
+  const raw = Buffer.from(token.slice(prefix.length), 'base64url');
+  if (raw.length !== TOKEN_BYTES) return undefined;
+  return Buffer.concat([raw.subarray(0, 16), sha256(token)]);
+}
+
+/** A generated app secret: 256 bits from the CSPRNG, base64url, behind its prefix. */
+export function newSecret(): string {
+  return PREFIX.secret + randomBytes(32).toString('base64url');
 }
 
 /** A public identifier (app keys, record ids): 144 random bits, base64url. */

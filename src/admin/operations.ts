@@ -1,5 +1,5 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
-import { newId, newToken, PREFIX, secretHash } from '../crypto.ts';
+import { newId, newSecret, secretHash } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
 
@@ -74,7 +74,7 @@ export async function createApp(deps: AdminDeps, input: { developer: string; nam
   const dev = await requireDeveloper(deps, input.developer);
   if (dev.status !== 'active') throw new AdminError('developer_disabled', `developer ${dev.email} is disabled`);
   const key = newId();
-  const secret = newToken(PREFIX.secret);
+  const secret = newSecret();
   try {
     const app = await deps.store.createApp({
       developerId: dev.id,

@@ -1,5 +1,5 @@
 // RFC 6750: bearer tokens on protected routes, and the one place their challenges are written.
-import { sha256 } from '../crypto.ts';
+import { PREFIX, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
@@ -45,7 +45,8 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
     }
     const token = header.slice(space + 1).trim();
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
-    const found = await store.findAccessToken(sha256(token), clock());
+    const digest = tokenDigest(PREFIX.access, token);
+    const found = digest === undefined ? undefined : await store.findAccessToken(digest, clock());
     if (found === undefined) throw errors.invalidToken();
     ctx.token = found;
   };

@@ -1,5 +1,5 @@
 // Minting: opaque tokens with a prefix, their SHA-256 for the store, and the RFC 6749 §5.1 body.
-import { newToken, PREFIX, sha256 } from '../crypto.ts';
+import { newToken, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
 
 export interface TokenResponseBody {
@@ -22,13 +22,13 @@ export interface Minted {
 }
 
 export function mintAccess(product: ProductSettings, now: number): Pick<Minted, 'access' | 'accessHash' | 'accessExpiresAt'> {
-  const access = newToken(PREFIX.access);
-  return { access, accessHash: sha256(access), accessExpiresAt: now + product.accessTokenLifetime * 1000 };
+  const { token, digest } = newToken(PREFIX.access);
+  return { access: token, accessHash: digest, accessExpiresAt: now + product.accessTokenLifetime * 1000 };
 }
 
 export function mintPair(product: ProductSettings, now: number): Minted {
-  const refresh = newToken(PREFIX.refresh);
-  return { ...mintAccess(product, now), refresh, refreshHash: sha256(refresh), refreshExpiresAt: now + product.refreshTokenLifetime * 1000 };
+  const { token, digest } = newToken(PREFIX.refresh);
+  return { ...mintAccess(product, now), refresh: token, refreshHash: digest, refreshExpiresAt: now + product.refreshTokenLifetime * 1000 };
 }
 
 /** RFC 6749 §5.1; `scope` is included when it differs from what was asked for (§3.3). */

@@ -41,7 +41,7 @@ export interface Client {
 }
 
 export interface TokenRecord {
-  /** SHA-256 of the token; the token itself is never stored. */
+  /** The token's digest (its public 16-byte id, then its SHA-256); the token itself is never stored. */
   hash: Buffer;
   kind: TokenKind;
   appId: string;

@@ -368,7 +368,7 @@ export class SqliteStore implements Store {
 
   async findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined> {
     this.#syncCache();
-    const id = hash.toString('base64');
+    const id = hash.toString('latin1');
     const cached = this.#cache.get(id);
     if (cached !== undefined) {
       if (cached.expiresAt > now) return cached;

@@ -36,7 +36,7 @@ describe('password grant', () => {
     assert.deepEqual(Object.keys(res.body).sort(), ['access_token', 'expires_in', 'refresh_token', 'refresh_token_expires_in', 'scope', 'token_type']);
     assert.equal(res.body.expires_in, 600);
     assert.equal(res.body.refresh_token_expires_in, '3600');
-    assert.match(res.body.refresh_token, /^gwrt_[A-Za-z0-9_-]{43}$/);
+    assert.match(res.body.refresh_token, /^gwrt_[A-Za-z0-9_-]{64}$/);
     // The gateway authenticated itself to the authorization server and passed the credentials through.
     assert.deepEqual(auth.calls, [
       { authorization: `Basic ${Buffer.from(`${AUTH_CLIENT.id}:${AUTH_CLIENT.secret}`).toString('base64')}`, body: { username: 'alice', password: 'wonder land:1' } },

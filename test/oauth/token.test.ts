@@ -28,7 +28,7 @@ describe('token endpoint', () => {
     assertNoStore(res.headers);
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.deepEqual(Object.keys(res.body).sort(), ['access_token', 'expires_in', 'scope', 'token_type']);
-    assert.match(res.body.access_token, /^gwat_[A-Za-z0-9_-]{43}$/);
+    assert.match(res.body.access_token, /^gwat_[A-Za-z0-9_-]{64}$/);
     assert.equal(res.body.token_type, 'Bearer');
     assert.equal(res.body.expires_in, 3600);
     assert.equal(res.body.scope, 'hello:read hello:admin');

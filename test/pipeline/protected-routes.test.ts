@@ -61,7 +61,8 @@ describe('protected routes', () => {
   });
 
   for (const [name, header] of [
-    ['unknown token', 'Bearer gwat_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+    ['unknown token of the right shape', `Bearer gwat_${'A'.repeat(64)}`],
+    ['unknown token of another shape', 'Bearer gwat_AAAA'],
     ['random string', 'Bearer not-a-token'],
   ] as const) {
     test(`${name}: 401 invalid_token`, async () => {

@@ -1,4 +1,4 @@
-import { newId } from '../../crypto.ts';
+import { orderedId } from '../../crypto.ts';
 import type { Deps } from '../../deps.ts';
 import { mintAccess, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantRequest } from './grant.ts';
@@ -19,7 +19,7 @@ export async function handle({ client, product, scope, now }: GrantRequest, deps
       product: product.name,
       scope: granted,
       subject: null,
-      family: newId(),
+      family: orderedId().toString('hex'),
       issuedAt: now,
       expiresAt: minted.accessExpiresAt,
     },

@@ -1,4 +1,4 @@
-import { newId } from '../../crypto.ts';
+import { orderedId } from '../../crypto.ts';
 import type { Deps } from '../../deps.ts';
 import { invalidRequest } from '../errors.ts';
 import { mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
@@ -22,7 +22,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
 
   const subject = await server.verify(username, password);
   const granted = (scope ?? product.scopes).join(' ');
-  const base = { appId: client.app.id, key: client.credential.key, product: product.name, scope: granted, subject, family: newId(), issuedAt: now };
+  const base = { appId: client.app.id, key: client.credential.key, product: product.name, scope: granted, subject, family: orderedId().toString('hex'), issuedAt: now };
   if (!product.grants.has('refresh_token')) {
     const minted = mintAccess(product, now);
     await deps.store.saveTokens([{ ...base, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt }]);

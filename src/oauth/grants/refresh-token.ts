@@ -1,4 +1,4 @@
-import { sha256 } from '../../crypto.ts';
+import { PREFIX, tokenDigest } from '../../crypto.ts';
 import type { Deps } from '../../deps.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
 import { mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
@@ -15,9 +15,11 @@ export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
 export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
   const presented = form.get('refresh_token');
   if (presented === undefined) throw invalidRequest('parameter "refresh_token" is required');
+  const hash = tokenDigest(PREFIX.refresh, presented);
+  if (hash === undefined) throw invalidGrant('the refresh token is invalid, expired or revoked', 'not a refresh token of this gateway');
   const minted = mintPair(product, now);
   const result = await deps.store.rotateRefreshToken({
-    hash: sha256(presented),
+    hash,
     appId: client.app.id,
     now,
     scope,
