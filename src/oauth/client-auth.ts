@@ -23,7 +23,7 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
   if (header !== undefined) {
     const space = header.indexOf(' ');
     const scheme = space === -1 ? header : header.slice(0, space);
-    if (scheme.toLowerCase() !== 'basic') throw invalidClient(`unsupported authorization scheme "${scheme.slice(0, 20)}"`);
+    if (scheme.toLowerCase() !== 'basic') throw invalidClient('not a Basic authorization header');
     if (formSecret !== undefined) throw invalidRequest('use one client authentication method, not both Basic and client_secret');
     const encoded = header.slice(space + 1).trim();
     if (!BASE64.test(encoded) || encoded.length % 4 === 1) throw invalidClient('Basic credentials are not valid base64');

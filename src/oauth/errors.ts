@@ -20,7 +20,7 @@ export const temporarilyUnavailable = (detail: string) =>
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
 /** The one place a token endpoint error becomes a response. */
-export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string | undefined): GatewayError {
+export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string): GatewayError {
   const err = asGatewayError(thrown);
   // A shared HTTP error (say, 413 from the body reader) is an invalid_request in RFC 6749 terms.
   const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;
@@ -35,7 +35,7 @@ export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: 
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),
   };
-  if (status === 401 && challenge !== undefined) headers['www-authenticate'] = challenge;
+  if (status === 401) headers['www-authenticate'] = challenge;
   if (!res.headersSent) res.writeHead(status, headers).end(payload);
   else res.destroy();
   return err;

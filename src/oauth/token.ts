@@ -33,7 +33,9 @@ function requirePost(ctx: TokenContext): void {
 
 function rejectQueryCredentials(ctx: TokenContext): void {
   // RFC 6749 §2.3.1: credentials must not travel in the request URI.
-  if (/(^|&)client_secret=/.test(ctx.query)) throw invalidRequest('client_secret must not be sent in the query string');
+  if (ctx.query !== '' && new URLSearchParams(ctx.query).has('client_secret')) {
+    throw invalidRequest('client_secret must not be sent in the query string');
+  }
 }
 
 async function parseBody(ctx: TokenContext): Promise<void> {
@@ -103,8 +105,8 @@ export function createTokenEndpoint(deps: Deps) {
       res.end(payload);
       return { app: ctx.client!.app.name, grant: ctx.grant!.grantType };
     } catch (thrown) {
-      // RFC 6749 §5.2: a client that authenticated with the Authorization header gets the challenge.
-      const err = sendOAuthError(res, thrown, ctx.credentials?.method === 'client_secret_post' ? undefined : challenge);
+      // RFC 9110 §15.5.2: every 401 carries a challenge, whichever way the client authenticated.
+      const err = sendOAuthError(res, thrown, challenge);
       if (!err.expose) deps.logger.error({ err: err.cause ?? err }, 'token endpoint failed');
       return { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
     }

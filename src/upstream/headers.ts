@@ -15,10 +15,37 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-// Stripped from requests as well: the caller's credentials, the Host (the upstream's own is
-// sent), and everything a client could send to pose as the gateway or as a proxy before it.
-const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'authorization', 'forwarded', 'x-real-ip']);
+// Stripped from requests as well: the caller's credentials; the Host (the upstream's own is
+// sent); Expect (the gateway answers 100-continue itself); everything a client could send to
+// pose as the gateway or as a proxy before it; and the overrides some frameworks honour, which
+// would make the upstream act on a path or method other than the one authorised.
+const REQUEST_DROP = new Set([
+  ...HOP_BY_HOP,
+  'host',
+  'authorization',
+  'expect',
+  'forwarded',
+  'x-real-ip',
+  'x-original-url',
+  'x-rewrite-url',
+  'x-http-method',
+  'x-http-method-override',
+  'x-method-override',
+]);
 const GATEWAY_PREFIXES = ['x-forwarded-', 'x-gateway-'];
+
+/** Whether a client's request header is dropped. Names with '_' are dropped as well: servers
+ * that map '_' to '-' (CGI, WSGI) would read X_Gateway_App as the gateway's own header. */
+function dropped(name: string, named: Set<string> | undefined): boolean {
+  return REQUEST_DROP.has(name) || named?.has(name) === true || name.includes('_') || GATEWAY_PREFIXES.some((p) => name.startsWith(p));
+}
+
+// A header value carries visible ASCII only; anything else (a non-Latin user name) and '%' are
+// percent-encoded as UTF-8, so the value is always valid and the upstream can decode it.
+const UNSAFE = /[^\x20-\x24\x26-\x7e]/;
+export function headerValue(text: string): string {
+  return UNSAFE.test(text) ? text.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c)) : text;
+}
 
 function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined;
@@ -32,7 +59,7 @@ export function upstreamRequestHeaders(ctx: RequestContext): Record<string, stri
   const named = connectionNamed(incoming.connection);
   const out: Record<string, string | string[]> = {};
   for (const name in incoming) {
-    if (REQUEST_DROP.has(name) || named?.has(name) || GATEWAY_PREFIXES.some((p) => name.startsWith(p))) continue;
+    if (dropped(name, named)) continue;
     const value = incoming[name];
     if (value !== undefined) out[name] = value;
   }
@@ -41,12 +68,12 @@ export function upstreamRequestHeaders(ctx: RequestContext): Record<string, stri
   if (incoming.host !== undefined) out['x-forwarded-host'] = incoming.host;
   const token = ctx.token;
   if (token !== undefined) {
-    out['x-gateway-app'] = token.appName;
+    out['x-gateway-app'] = headerValue(token.appName);
     out['x-gateway-client-id'] = token.key;
-    out['x-gateway-developer'] = token.developerEmail;
+    out['x-gateway-developer'] = headerValue(token.developerEmail);
     out['x-gateway-product'] = token.product;
     out['x-gateway-scope'] = token.scope;
-    if (token.subject !== null) out['x-gateway-subject'] = token.subject;
+    if (token.subject !== null) out['x-gateway-subject'] = headerValue(token.subject);
   }
   return out;
 }

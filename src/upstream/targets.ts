@@ -29,6 +29,10 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 /** The one place an upstream failure becomes the gateway's own error. */
 export function upstreamError(name: string, err: unknown): GatewayError {
   const code = (err as { code?: string }).code ?? (err as Error).name;
+  // undici refusing what the gateway built is the gateway's fault, not the upstream's.
+  if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED' || (err as Error).name === 'NotSupportedError') {
+    return new GatewayError(500, 'server_error', 'internal error', { detail: `${name}: ${code}`, cause: err });
+  }
   if (TIMEOUT_CODES.has(code)) {
     return new GatewayError(504, 'upstream_timeout', 'the upstream did not answer in time', { detail: `${name}: ${code}`, cause: err });
   }

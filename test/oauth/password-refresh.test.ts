@@ -54,6 +54,15 @@ describe('password grant', () => {
     assert.equal(upstream.received.at(-1)?.headers['x-gateway-subject'], 'bob');
   });
 
+  test('a subject outside visible ASCII reaches the upstream percent-encoded', async () => {
+    auth.answer = () => ({ status: 200, body: { sub: '山田 100%' } });
+    const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'yamada', password: 'x' }, app);
+    assert.equal(res.status, 200);
+    const orders = await call(`${gw.url}/v1/orders`, { headers: bearer(res.body.access_token) });
+    assert.equal(orders.status, 200);
+    assert.equal(upstream.received.at(-1)?.headers['x-gateway-subject'], '%E5%B1%B1%E7%94%B0 100%25');
+  });
+
   test('rejected user credentials: 401 invalid_grant, with the challenge after Basic', async () => {
     const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wrong' }, app);
     assert.equal(res.status, 401);

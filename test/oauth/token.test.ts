@@ -95,10 +95,10 @@ describe('token endpoint', () => {
     }
   });
 
-  test('wrong secret in the form: 401 invalid_client without a Basic challenge', async () => {
+  test('wrong secret in the form: 401 invalid_client, with the challenge every 401 carries (RFC 9110 §15.5.2)', async () => {
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials', client_id: app.key, client_secret: 'nope' });
     assert.equal(res.status, 401);
-    assert.equal(res.headers.get('www-authenticate'), null);
+    assert.equal(res.headers.get('www-authenticate'), CHALLENGE);
     assert.deepEqual(res.body, { error: 'invalid_client', error_description: 'client authentication failed' });
   });
 
@@ -194,15 +194,17 @@ describe('token endpoint', () => {
     assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'request body exceeds 16384 bytes' });
   });
 
-  test('client_secret in the query string: 400 invalid_request', async () => {
-    const res = await call(`${gw.url}/oauth2/token?client_secret=${app.secret}`, {
-      method: 'POST',
-      headers: FORM,
-      body: `grant_type=client_credentials&client_id=${app.key}`,
+  for (const query of ['client_secret=', 'client%5Fsecret=', 'a=1&client_secret=']) {
+    test(`client_secret in the query string (${query}): 400 invalid_request`, async () => {
+      const res = await call(`${gw.url}/oauth2/token?${query}${app.secret}`, {
+        method: 'POST',
+        headers: FORM,
+        body: `grant_type=client_credentials&client_id=${app.key}`,
+      });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'client_secret must not be sent in the query string' });
     });
-    assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'client_secret must not be sent in the query string' });
-  });
+  }
 
   test('nothing secret reaches the log', () => {
     const log = gw.logs.join('');

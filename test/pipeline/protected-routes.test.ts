@@ -126,6 +126,10 @@ describe('protected routes', () => {
         forwarded: 'for=6.6.6.6',
         connection: 'x-drop-me',
         'x-drop-me': 'secret',
+        x_gateway_subject: 'admin',
+        'x-original-url': '/admin',
+        'x-http-method-override': 'DELETE',
+        expect: '100-continue',
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-upstream'], 'yes');
@@ -138,6 +142,7 @@ describe('protected routes', () => {
     assert.equal(h['x-custom'], 'kept');
     assert.equal(h['x-drop-me'], undefined);
     assert.equal(h.forwarded, undefined);
+    for (const name of ['x_gateway_subject', 'x-original-url', 'x-http-method-override', 'expect']) assert.equal(h[name], undefined, name);
     assert.equal(h['x-forwarded-for'], '127.0.0.1');
     assert.equal(h['x-forwarded-proto'], 'http');
     assert.equal(h['x-forwarded-host'], new URL(gw.url).host);
