@@ -2,10 +2,10 @@
 // statement prepared once; writes that must not race run under BEGIN IMMEDIATE.
 //
 // Hot path: access tokens are served from a bounded in-memory cache. Every revocation (token
-// family, credential, app, developer) bumps a counter in `meta`; before trusting the cache the
-// driver reads `PRAGMA data_version` (at most once a millisecond), which changes when another
-// connection (another process, e.g. `gateway admin`) commits, and clears the cache when the
-// counter moved. A revocation made anywhere therefore takes effect at once.
+// family, credential, app, developer) appends a row to `revocations`; before trusting the cache
+// the driver reads `PRAGMA data_version` (at most once a millisecond), which changes when another
+// connection (another process, e.g. `gateway admin`) commits, and then evicts what the new rows
+// name. A revocation made anywhere therefore takes effect at once, and evicts only its tokens.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -72,15 +72,25 @@ const MIGRATIONS: readonly string[] = [
      revoked_at INTEGER
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX tokens_family ON tokens(family);
+   CREATE INDEX tokens_app ON tokens(app_id);
    CREATE INDEX tokens_expires ON tokens(expires_at);
-   CREATE TABLE meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) STRICT;
-   INSERT INTO meta (name, value) VALUES ('revision', 0);`,
+   CREATE TABLE revocations (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL CHECK (kind IN ('family', 'app', 'developer', 'key')),
+     ref TEXT NOT NULL,
+     at INTEGER NOT NULL
+   ) STRICT;`,
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 
 type Row = Record<string, unknown>;
+
+interface Revocation {
+  kind: 'family' | 'app' | 'developer' | 'key';
+  ref: string;
+}
 
 const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at';
 const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.created_at';
@@ -90,13 +100,18 @@ export class SqliteStore implements Store {
   readonly #cache = new Map<string, ActiveToken>();
   readonly #cacheSize: number;
   #dataVersion = -1;
-  #revision = -1;
+  /** The last row of `revocations` this instance has applied to its cache. */
+  #seenRevocation = 0;
   #syncedAt = -Infinity;
   #pending: { records: readonly TokenRecord[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   readonly #dataVersionStmt: StatementSync;
-  readonly #revisionStmt: StatementSync;
-  readonly #bumpRevision: StatementSync;
+  readonly #lastRevocation: StatementSync;
+  readonly #revocationsSince: StatementSync;
+  readonly #insertRevocation: StatementSync;
+  readonly #purgeRevocations: StatementSync;
+  readonly #revokeApp: StatementSync;
+  readonly #revokeDeveloper: StatementSync;
   readonly #insertDeveloper: StatementSync;
   readonly #developerByEmail: StatementSync;
   readonly #developers: StatementSync;
@@ -140,8 +155,15 @@ export class SqliteStore implements Store {
     const db = this.#db;
     this.#dataVersionStmt = db.prepare('PRAGMA data_version');
     this.#dataVersionStmt.setReturnArrays(true);
-    this.#revisionStmt = db.prepare(`SELECT value FROM meta WHERE name = 'revision'`);
-    this.#bumpRevision = db.prepare(`UPDATE meta SET value = value + 1 WHERE name = 'revision'`);
+    this.#lastRevocation = db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM revocations');
+    this.#revocationsSince = db.prepare('SELECT seq, kind, ref FROM revocations WHERE seq > ? ORDER BY seq');
+    this.#insertRevocation = db.prepare('INSERT INTO revocations (kind, ref, at) VALUES (?, ?, ?)');
+    this.#purgeRevocations = db.prepare('DELETE FROM revocations WHERE at <= ?');
+    // Disabling is a revocation: re-enabling later does not bring the tokens back.
+    this.#revokeApp = db.prepare('UPDATE tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL');
+    this.#revokeDeveloper = db.prepare(
+      'UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL',
+    );
     this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at) VALUES (?, ?, ?, ?, ?)');
     this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
     this.#developers = db.prepare('SELECT * FROM developers ORDER BY email');
@@ -184,6 +206,7 @@ export class SqliteStore implements Store {
     );
     this.#markUsed = db.prepare('UPDATE tokens SET used_at = ? WHERE hash = ?');
     this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
+    this.#seenRevocation = (this.#lastRevocation.get() as { seq: number }).seq;
     this.#purge = db.prepare('DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT 5000)');
   }
 
@@ -216,10 +239,18 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Called inside the transaction of every write that can make a valid token invalid. */
-  #revoked(): void {
-    this.#bumpRevision.run();
-    this.#cache.clear();
+  /** Called inside the transaction of every write that makes valid tokens invalid. */
+  #revoked(kind: Revocation['kind'], ref: string, now: number): void {
+    this.#insertRevocation.run(kind, ref, now);
+    this.#evict({ kind, ref });
+  }
+
+  #evict({ kind, ref }: Revocation): void {
+    for (const [id, t] of this.#cache) {
+      const hit =
+        kind === 'family' ? t.family === ref : kind === 'app' ? t.appId === ref : kind === 'key' ? t.key === ref : t.developerEmail === ref;
+      if (hit) this.#cache.delete(id);
+    }
   }
 
   #syncCache(): void {
@@ -229,11 +260,12 @@ export class SqliteStore implements Store {
     const version = (this.#dataVersionStmt.get() as unknown as [number])[0];
     if (version === this.#dataVersion) return;
     this.#dataVersion = version;
-    const revision = (this.#revisionStmt.get() as { value: number }).value;
-    if (revision !== this.#revision) {
-      this.#revision = revision;
-      this.#cache.clear();
-    }
+    const rows = this.#revocationsSince.all(this.#seenRevocation) as unknown as (Revocation & { seq: number })[];
+    if (rows.length === 0) return;
+    // Rows purged before this instance read them leave a gap; then nothing cached is trusted.
+    if (rows[0]!.seq !== this.#seenRevocation + 1) this.#cache.clear();
+    else for (const row of rows) this.#evict(row);
+    this.#seenRevocation = rows[rows.length - 1]!.seq;
   }
 
   async createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer> {
@@ -258,8 +290,13 @@ export class SqliteStore implements Store {
   async setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined> {
     return this.#transaction(() => {
       if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
-      if (status === 'disabled') this.#revoked();
-      return toDeveloper(this.#developerByEmail.get(email) as Row);
+      const dev = toDeveloper(this.#developerByEmail.get(email) as Row);
+      if (status === 'disabled') {
+        // Revocation times are wall-clock facts for the record; validity never reads them.
+        this.#revokeDeveloper.run(Date.now(), dev.id);
+        this.#revoked('developer', dev.email, Date.now());
+      }
+      return dev;
     });
   }
 
@@ -294,7 +331,10 @@ export class SqliteStore implements Store {
   async setAppStatus(appId: string, status: Status): Promise<App | undefined> {
     return this.#transaction(() => {
       if (this.#setAppStatus.run(status, appId).changes === 0) return undefined;
-      if (status === 'disabled') this.#revoked();
+      if (status === 'disabled') {
+        this.#revokeApp.run(Date.now(), appId);
+        this.#revoked('app', appId, Date.now());
+      }
       return toApp(this.#appById.get(appId) as Row);
     });
   }
@@ -306,7 +346,8 @@ export class SqliteStore implements Store {
   async revokeCredential(key: string): Promise<boolean> {
     return this.#transaction(() => {
       if (this.#revokeCredential.run(key).changes === 0) return false;
-      this.#revoked();
+      // The tokens stay in place: a revoked credential never comes back, and verification joins its status.
+      this.#revoked('key', key, Date.now());
       return true;
     });
   }
@@ -401,7 +442,7 @@ export class SqliteStore implements Store {
       if (row.used_at !== null) {
         // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; revoke the family.
         this.#revokeFamily.run(req.now, previous.family);
-        this.#revoked();
+        this.#revoked('family', previous.family, req.now);
         return { ok: false, reason: 'reused' };
       }
       if (previous.expiresAt <= req.now) return { ok: false, reason: 'invalid' };
@@ -417,6 +458,8 @@ export class SqliteStore implements Store {
   }
 
   async purgeExpired(now: number): Promise<number> {
+    // Instances read revocations within a millisecond of serving; a day is ample.
+    this.#purgeRevocations.run(now - 86_400_000);
     let total = 0;
     for (;;) {
       const { changes } = this.#purge.run(now);

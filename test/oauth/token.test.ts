@@ -243,13 +243,14 @@ describe('disabling stops issuance and invalidates issued tokens at once', () =>
     await assertDead(app, token);
   });
 
-  test('a disabled app, working again once enabled', async () => {
+  test('a disabled app; once enabled it gets new tokens, the old ones stay dead', async () => {
     const app = await gw.client('hello');
     const token = await issued(app);
     await setAppStatus(gw.admin, { key: app.key }, 'disabled');
     await assertDead(app, token);
     await setAppStatus(gw.admin, { key: app.key }, 'active');
-    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(token) })).status, 200);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(token) })).status, 401);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await issued(app)) })).status, 200);
   });
 
   test('a disabled developer', async () => {

@@ -335,17 +335,19 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.ok(await found(unaffected.hash), "another app's token is still valid");
       });
 
-      it('does not find a token while its app is disabled', async () => {
+      it("disabling an app revokes its tokens: they stay revoked when it is enabled again", async () => {
         const f = await seed();
         const { access } = await grant(f);
         assert.ok(await found(access.hash));
         await store.setAppStatus(f.app.id, 'disabled');
         assert.equal(await found(access.hash), false);
         await store.setAppStatus(f.app.id, 'active');
-        assert.ok(await found(access.hash), 'found again once the app is active');
+        assert.equal(await found(access.hash), false, 'not found again once the app is active');
+        const { access: fresh } = await grant(f);
+        assert.ok(await found(fresh.hash), 'a token issued after enabling works');
       });
 
-      it('does not find a token while its developer is disabled', async () => {
+      it("disabling a developer revokes the tokens of all their apps, for good", async () => {
         const f = await seed();
         const second = await seed({ app: 'second' });
         const other = await seed({ email: 'other@example.com', app: 'other' });
@@ -358,8 +360,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.equal(await found(sameDeveloper.hash), false, "every app of the developer");
         assert.ok(await found(unaffected.hash));
         await store.setDeveloperStatus(f.developer.email, 'active');
-        assert.ok(await found(access.hash), 'found again once the developer is active');
-        assert.ok(await found(sameDeveloper.hash));
+        assert.equal(await found(access.hash), false, 'not found again once the developer is active');
+        assert.equal(await found(sameDeveloper.hash), false);
+        assert.ok(await found(unaffected.hash));
       });
     });
 

@@ -113,7 +113,7 @@ describe('SqliteStore on one file shared with another process', () => {
     assert.equal(await stillFound(gateway, access), false);
     assert.ok(await admin.setAppStatus(app.id, 'active'));
     await sleep(5);
-    assert.equal(await stillFound(gateway, access), true);
+    assert.equal(await stillFound(gateway, access), false, 'enabling again does not bring the token back');
   });
 
   it('a developer disabled by another connection stops the cached token', async () => {
@@ -141,6 +141,33 @@ describe('SqliteStore on one file shared with another process', () => {
     assert.deepEqual(await rotate(admin), { ok: false, reason: 'reused' });
     await sleep(5);
     assert.equal(await stillFound(gateway, access), false);
+  });
+
+  it("a revocation evicts only the tokens it names: another family stays cached", async () => {
+    const { gateway, admin, app, key, access } = await setup();
+    const bystander: TokenRecord = { ...access, hash: randomBytes(32), family: 'family-2' };
+    const reused: TokenRecord = { ...access, hash: randomBytes(32), kind: 'refresh', family: 'family-3', expiresAt: T0 + 24 * HOUR };
+    await gateway.saveTokens([bystander, reused]);
+    assert.ok(await stillFound(gateway, bystander), 'cached');
+    // Behind the store's back: only a cache can still answer for the bystander.
+    const raw = new DatabaseSync(file);
+    raw.prepare('DELETE FROM tokens WHERE hash = ?').run(bystander.hash);
+    raw.close();
+    const rotation = {
+      hash: reused.hash,
+      appId: app.id,
+      scope: undefined,
+      accessHash: randomBytes(32),
+      accessExpiresAt: T0 + HOUR,
+      refreshHash: randomBytes(32),
+      refreshExpiresAt: T0 + 24 * HOUR,
+    };
+    assert.equal((await admin.rotateRefreshToken({ ...rotation, now: T0 + 1 })).ok, true);
+    assert.deepEqual(await admin.rotateRefreshToken({ ...rotation, now: T0 + 2, accessHash: randomBytes(32), refreshHash: randomBytes(32) }), { ok: false, reason: 'reused' });
+    await admin.revokeCredential(`${key}-other`);
+    await sleep(5);
+    assert.equal(await stillFound(gateway, bystander), true, 'family-3 revoked, family-2 still cached');
+    assert.equal(await stillFound(gateway, access), true);
   });
 
   it('works the same without a cache', async () => {
