@@ -24,7 +24,8 @@ const same = (a: string, b: string) => timingSafeEqual(createHash('sha256').upda
 const server = createServer(async (req, res) => {
   const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   if (req.method !== 'POST' || req.url !== '/authenticate') return send(404, { error: 'not_found' });
-  if (!same(req.headers.authorization ?? '', expectedAuth)) return send(401, { error: 'unknown caller' });
+  // Not 401/403: the gateway reads those as "wrong username or password".
+  if (!same(req.headers.authorization ?? '', expectedAuth)) return send(500, { error: 'unknown caller: check the gateway\'s clientId and clientSecret' });
   let body = '';
   for await (const chunk of req) body += chunk;
   let input: { username?: unknown; password?: unknown };

@@ -63,7 +63,8 @@ export interface AuthServer {
   close(): Promise<void>;
 }
 
-export const AUTH_CLIENT = { id: 'gateway-test', secret: 'auth-server-secret' };
+// The secret holds characters that form-encoding would change: the gateway must send it as configured.
+export const AUTH_CLIENT = { id: 'gateway-test', secret: 's3c/r+t:x%41' };
 
 /** Stand-in for the third-party authorization server, over real HTTP. */
 export async function startAuthServer(users: Record<string, { password: string; sub?: string }> = { alice: { password: 'wonderland', sub: 'user-1' } }): Promise<AuthServer> {
@@ -117,7 +118,7 @@ authServers:
     allowInsecureHttp: true
     timeout: 1s
     clientId: ${AUTH_CLIENT.id}
-    clientSecret: ${AUTH_CLIENT.secret}
+    clientSecret: '${AUTH_CLIENT.secret}'
 upstreams:
   mock:
     mock:

@@ -20,8 +20,7 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
   });
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (settings.clientId !== undefined) {
-    const pair = `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret ?? '')}`;
-    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+    headers.authorization = `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret ?? ''}`).toString('base64')}`;
   }
   const url = settings.url.href;
 

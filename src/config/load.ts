@@ -2,7 +2,7 @@
 // → a new, frozen `Config` with every default filled in. Every problem names the YAML path and line.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import {
   configSchema,
@@ -79,6 +79,7 @@ export interface ProductSettings {
   authServer: string | undefined;
   accessTokenLifetime: number;
   refreshTokenLifetime: number;
+  refreshReuseGraceMs: number;
 }
 
 export interface Config {
@@ -97,8 +98,12 @@ export interface LoadOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true });
-const validate = ajv.compile<ConfigFile>(configSchema);
+let compiled: ValidateFunction<ConfigFile> | undefined;
+/** Compiled on first use, not at import. */
+function validator(): ValidateFunction<ConfigFile> {
+  compiled ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile<ConfigFile>(configSchema);
+  return compiled;
+}
 
 export function loadConfigFile(file: string, options: LoadOptions = {}): Config {
   let text: string;
@@ -130,6 +135,7 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
   if (issues.length > 0) throw new ConfigError(file, issues);
 
   const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  const validate = validator();
   if (!validate(raw)) {
     for (const e of pickUnionBranch(validate.errors ?? [])) {
       const segments = pointerSegments(e.instancePath);
@@ -225,6 +231,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       authServer: p.authServer,
       accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, 3600, ['products', name, 'accessTokenLifetime']) / 1000),
       refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, 86400, ['products', name, 'refreshTokenLifetime']) / 1000),
+      refreshReuseGraceMs: duration(p.refreshReuseGrace, 0, ['products', name, 'refreshReuseGrace']),
     });
   }
 

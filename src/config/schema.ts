@@ -130,6 +130,8 @@ const Product = Type.Object(
     authServer: Type.Optional(Name),
     accessTokenLifetime: Type.Optional(Duration),
     refreshTokenLifetime: Type.Optional(Duration),
+    /** A spent refresh token presented again within this time gets 401 without revoking its family. */
+    refreshReuseGrace: Type.Optional(Duration),
   },
   Strict,
 );

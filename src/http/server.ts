@@ -23,29 +23,31 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   const { logger } = deps;
   const access = deps.config.log.access;
 
-  function logAccess(req: IncomingMessage, res: ServerResponse, started: number, fields: Record<string, unknown>): void {
+  // The path only, never the query: it can carry credentials a client should not have sent.
+  function logAccess(req: IncomingMessage, res: ServerResponse, path: string, started: number, fields: Record<string, unknown>): void {
     if (!access) return;
-    // The path only: query strings can carry credentials a client should not have sent.
-    logger.info({ method: req.method, path: req.url?.split('?')[0], status: res.statusCode, ms: Math.round((performance.now() - started) * 100) / 100, ...fields }, 'request');
+    logger.info({ method: req.method, path, status: res.statusCode, ms: Math.round((performance.now() - started) * 100) / 100, ...fields }, 'request');
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    let path = '(rejected)';
     let ctx: RequestContext | undefined;
     try {
-      const { path, query } = splitTarget(req.url ?? '/');
+      const target = splitTarget(req.url ?? '/');
+      path = target.path;
       if (path === TOKEN_PATH) {
-        const fields = await tokenEndpoint(req, res, query);
-        logAccess(req, res, started, fields);
+        const fields = await tokenEndpoint(req, res, target.query);
+        logAccess(req, res, path, started, fields);
         return;
       }
-      ctx = { req, res, path, query, clientIp: clientIp(req), protocol: 'http', token: undefined };
+      ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined };
       await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
-      logAccess(req, res, started, ctx.token ? { app: ctx.token.appName } : {});
+      logAccess(req, res, path, started, ctx.token ? { app: ctx.token.appName } : {});
     } catch (thrown) {
       const err = sendProblem(res, thrown);
-      if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path: req.url?.split('?')[0] }, err.message);
-      logAccess(req, res, started, { error: err.code, ...(ctx?.token ? { app: ctx.token.appName } : {}) });
+      if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path }, err.message);
+      logAccess(req, res, path, started, { error: err.code, ...(ctx?.token ? { app: ctx.token.appName } : {}) });
     }
   };
 }
@@ -53,6 +55,10 @@ export function createHandler(deps: Deps, routes: RouteTable) {
 export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number): Promise<Listener> {
   const server = createServer((req, res) => void handler(req, res));
   server.keepAliveTimeout = 5_000;
+  // A client gets 10 s to send its headers and 60 s for the whole request (Node answers 408),
+  // so a slow sender cannot hold a connection for minutes.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -2,6 +2,7 @@
 import { PREFIX, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
+import { parseAuthorization } from '../http/authorization.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -38,12 +39,9 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   return async function verifyToken(ctx: RequestContext): Promise<void> {
     const header = ctx.req.headers.authorization;
     if (header === undefined) throw errors.missing();
-    const space = header.indexOf(' ');
-    if (space === -1 || header.slice(0, space).toLowerCase() !== 'bearer') {
-      if (header.toLowerCase() === 'bearer') throw errors.invalidRequest('the bearer token is empty');
-      throw errors.missing();
-    }
-    const token = header.slice(space + 1).trim();
+    const { scheme, credentials: token } = parseAuthorization(header);
+    if (scheme !== 'bearer') throw errors.missing();
+    if (token === '') throw errors.invalidRequest('the bearer token is empty');
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
     const digest = tokenDigest(PREFIX.access, token);
     const found = digest === undefined ? undefined : await store.findAccessToken(digest, clock());

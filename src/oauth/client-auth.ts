@@ -2,6 +2,7 @@
 // client_secret in the form, never both.
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, secretHash } from '../crypto.ts';
+import { parseAuthorization } from '../http/authorization.ts';
 import type { KeyObject } from 'node:crypto';
 import type { Client, Store } from '../store/port.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
@@ -21,11 +22,9 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
   const formId = form.get('client_id');
   const formSecret = form.get('client_secret');
   if (header !== undefined) {
-    const space = header.indexOf(' ');
-    const scheme = space === -1 ? header : header.slice(0, space);
-    if (scheme.toLowerCase() !== 'basic') throw invalidClient('not a Basic authorization header');
+    const { scheme, credentials: encoded } = parseAuthorization(header);
+    if (scheme !== 'basic') throw invalidClient('not a Basic authorization header');
     if (formSecret !== undefined) throw invalidRequest('use one client authentication method, not both Basic and client_secret');
-    const encoded = header.slice(space + 1).trim();
     if (!BASE64.test(encoded) || encoded.length % 4 === 1) throw invalidClient('Basic credentials are not valid base64');
     const decoded = Buffer.from(encoded, 'base64').toString('utf8');
     // RFC 6749 §2.3.1: split on the first colon, then form-decode each half.

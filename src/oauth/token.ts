@@ -57,6 +57,14 @@ function supportedGrantType(ctx: TokenContext): void {
   if (ctx.grant === undefined) throw unsupportedGrantType(`grant type "${type.slice(0, 64)}" is not supported`);
 }
 
+const COMMON_PARAMETERS = new Set(['grant_type', 'scope', 'client_id', 'client_secret']);
+
+/** The grant's handler sees only the parameters it declares. */
+function stripGrantIrrelevantParameters(ctx: TokenContext): void {
+  const { parameters } = ctx.grant!;
+  for (const name of ctx.form.keys()) if (!COMMON_PARAMETERS.has(name) && !parameters.has(name)) ctx.form.delete(name);
+}
+
 function allowedGrantType(ctx: TokenContext, deps: Deps): void {
   const product = deps.config.products.get(ctx.client!.app.product);
   if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
@@ -76,7 +84,16 @@ function validateScope(ctx: TokenContext): void {
   ctx.scope = scope;
 }
 
-const steps: readonly Step[] = [requirePost, rejectQueryCredentials, parseBody, clientAuth, supportedGrantType, allowedGrantType, validateScope];
+const steps: readonly Step[] = [
+  requirePost,
+  rejectQueryCredentials,
+  parseBody,
+  clientAuth,
+  supportedGrantType,
+  stripGrantIrrelevantParameters,
+  allowedGrantType,
+  validateScope,
+];
 
 export function createTokenEndpoint(deps: Deps) {
   const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;

@@ -1,6 +1,7 @@
 // Minting: opaque tokens with a prefix, their SHA-256 for the store, and the RFC 6749 §5.1 body.
-import { newToken, PREFIX } from '../crypto.ts';
+import { newToken, orderedId, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
+import type { Client, TokenRecord } from '../store/port.ts';
 
 export interface TokenResponseBody {
   access_token: string;
@@ -45,4 +46,21 @@ export function tokenBody(
   }
   if (granted !== (requested?.join(' ') ?? '')) body.scope = granted;
   return body;
+}
+
+/** The records of a new grant: a new family holding the access token and, if minted, the refresh token. */
+export function grantRecords(
+  client: Client,
+  product: ProductSettings,
+  minted: Pick<Minted, 'accessHash' | 'accessExpiresAt'> & Partial<Minted>,
+  scope: string,
+  subject: string | null,
+  now: number,
+): TokenRecord[] {
+  const base = { appId: client.app.id, key: client.credential.key, product: product.name, scope, subject, family: orderedId().toString('hex'), issuedAt: now };
+  const records: TokenRecord[] = [{ ...base, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt }];
+  if (minted.refreshHash !== undefined && minted.refreshExpiresAt !== undefined) {
+    records.push({ ...base, hash: minted.refreshHash, kind: 'refresh', expiresAt: minted.refreshExpiresAt });
+  }
+  return records;
 }

@@ -75,6 +75,8 @@ export interface RotateRequest extends NewTokenHashes {
   now: number;
   /** The narrower scope asked for; undefined keeps the refresh token's scope. */
   scope: readonly string[] | undefined;
+  /** A spent token presented again within this many ms of its rotation is refused without revoking its family. */
+  reuseGraceMs?: number;
 }
 
 export type RotateResult =

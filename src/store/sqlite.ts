@@ -440,6 +440,8 @@ export class SqliteStore implements Store {
       }
       const previous = toToken(row);
       if (row.used_at !== null) {
+        // A client's own concurrent or retried refresh, within the product's grace: refuse, keep the family.
+        if (req.now - (row.used_at as number) < (req.reuseGraceMs ?? 0)) return { ok: false, reason: 'invalid' };
         // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; revoke the family.
         this.#revokeFamily.run(req.now, previous.family);
         this.#revoked('family', previous.family, req.now);

@@ -183,6 +183,7 @@ describe('parseConfig: valid configurations', () => {
       authServer: undefined,
       accessTokenLifetime: 3600,
       refreshTokenLifetime: 86_400,
+      refreshReuseGraceMs: 0,
     });
   });
 

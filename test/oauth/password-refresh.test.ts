@@ -194,12 +194,14 @@ describe('refresh_token grant', () => {
     assert.equal(successor.body.error, 'invalid_grant');
   });
 
-  test('concurrent uses of one refresh token: exactly one succeeds', async () => {
+  test('concurrent uses of one refresh token: exactly one succeeds, and without a grace the reuse revokes the winner too', async () => {
     const first = await login();
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)),
     );
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
+    const winner = answers.find((a) => a.status === 200)!.body;
+    assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 401);
   });
 
   test('scope can narrow but never widen', async () => {
@@ -256,5 +258,40 @@ describe('refresh_token grant', () => {
     const res = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { key: app.key, secret: 'bad' });
     assert.equal(res.status, 401);
     assert.equal(res.body.error, 'invalid_client');
+  });
+});
+
+describe('refresh_token grant with refreshReuseGrace', () => {
+  test("a reuse within the grace is refused without revoking; after it, the family is revoked", async () => {
+    let now = Date.now();
+    const auth = await startAuthServer();
+    const upstream = await startUpstream();
+    const gw = await startTestGateway(
+      {
+        authServerUrl: auth.url,
+        upstreamUrl: upstream.url,
+        products: `  orders-grace:\n    routes: [orders]\n    scopes: [orders:read]\n    grants: [password, refresh_token]\n    authServer: users\n    refreshReuseGrace: 10s\n`,
+      },
+      { clock: () => now },
+    );
+    try {
+      const app = await gw.client('orders-grace');
+      const first = (await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, app)).body;
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)),
+      );
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401]);
+      const winner = answers.find((a) => a.status === 200)!.body;
+      assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 200, "the winner's tokens live on");
+      now += 10_000;
+      const late = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app);
+      assert.equal(late.status, 401);
+      assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 401, 'a reuse after the grace revokes the family');
+      assert.equal((await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: winner.refresh_token }, app)).status, 401);
+    } finally {
+      await gw.close();
+      await auth.close();
+      await upstream.close();
+    }
   });
 });

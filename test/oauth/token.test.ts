@@ -1,6 +1,7 @@
 // POST /oauth2/token: client authentication, client_credentials, and the RFC 6749 §5.2 errors
 // with the seed's statuses.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { revokeKey, setAppStatus, setDeveloperStatus, createDeveloper, createApp } from '../../src/admin/operations.ts';
 import { basic, bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
@@ -205,6 +206,21 @@ describe('token endpoint', () => {
       assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'client_secret must not be sent in the query string' });
     });
   }
+
+  test('a client that disconnects mid-body is not a server error', async () => {
+    const before = gw.logs.length;
+    const { port } = new URL(gw.url);
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type`);
+        setTimeout(() => socket.destroy(), 20);
+      });
+      socket.on('close', () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const lines = gw.logs.slice(before).map((l) => JSON.parse(l) as { level: number; status?: number; error?: string });
+    assert.deepEqual(lines.map((l) => [l.level, l.status, l.error]), [[30, 400, 'request_aborted']]);
+  });
 
   test('nothing secret reaches the log', () => {
     const log = gw.logs.join('');

@@ -405,6 +405,18 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         }
       });
 
+      it('a second use within reuseGraceMs is refused without revoking; after it, the family is revoked', async () => {
+        const f = await seed();
+        const { refresh } = await grant(f);
+        const first = rotation(f, refresh, T0 + MINUTE);
+        assert.equal((await store.rotateRefreshToken(first)).ok, true);
+        const again = (now: number) => store.rotateRefreshToken({ ...rotation(f, refresh, now), reuseGraceMs: 10_000 });
+        assert.deepEqual(await again(T0 + MINUTE + 9_999), { ok: false, reason: 'invalid' });
+        assert.ok(await found(first.accessHash, T0 + MINUTE + 9_999), 'the family lives on within the grace');
+        assert.deepEqual(await again(T0 + MINUTE + 10_000), { ok: false, reason: 'reused' });
+        assert.equal(await found(first.accessHash, T0 + MINUTE + 10_001), false);
+      });
+
       it('a second use of a rotated refresh token revokes the whole family', async () => {
         const f = await seed();
         const { access: original, refresh } = await grant(f);

@@ -1,6 +1,5 @@
-import { orderedId } from '../../crypto.ts';
 import type { Deps } from '../../deps.ts';
-import { mintAccess, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import { grantRecords, mintAccess, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantRequest } from './grant.ts';
 
 export const grantType = 'client_credentials';
@@ -10,19 +9,6 @@ export const parameters: ReadonlySet<string> = new Set();
 export async function handle({ client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
   const granted = (scope ?? product.scopes).join(' ');
   const minted = mintAccess(product, now);
-  await deps.store.saveTokens([
-    {
-      hash: minted.accessHash,
-      kind: 'access',
-      appId: client.app.id,
-      key: client.credential.key,
-      product: product.name,
-      scope: granted,
-      subject: null,
-      family: orderedId().toString('hex'),
-      issuedAt: now,
-      expiresAt: minted.accessExpiresAt,
-    },
-  ]);
+  await deps.store.saveTokens(grantRecords(client, product, minted, granted, null, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -1,7 +1,6 @@
-import { orderedId } from '../../crypto.ts';
 import type { Deps } from '../../deps.ts';
 import { invalidRequest } from '../errors.ts';
-import { mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import { grantRecords, mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantRequest } from './grant.ts';
 
 export const grantType = 'password';
@@ -17,21 +16,10 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   const password = form.get('password');
   if (username === undefined) throw invalidRequest('parameter "username" is required');
   if (password === undefined) throw invalidRequest('parameter "password" is required');
-  const server = deps.authServers.get(product.authServer ?? '');
-  if (server === undefined) throw new Error(`product ${product.name} has no authorization server`);
-
-  const subject = await server.verify(username, password);
+  // The config loader guarantees a product with the password grant names a known server.
+  const subject = await deps.authServers.get(product.authServer!)!.verify(username, password);
   const granted = (scope ?? product.scopes).join(' ');
-  const base = { appId: client.app.id, key: client.credential.key, product: product.name, scope: granted, subject, family: orderedId().toString('hex'), issuedAt: now };
-  if (!product.grants.has('refresh_token')) {
-    const minted = mintAccess(product, now);
-    await deps.store.saveTokens([{ ...base, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt }]);
-    return tokenBody(product, minted, granted, scope);
-  }
-  const minted = mintPair(product, now);
-  await deps.store.saveTokens([
-    { ...base, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt },
-    { ...base, hash: minted.refreshHash, kind: 'refresh', expiresAt: minted.refreshExpiresAt },
-  ]);
+  const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
+  await deps.store.saveTokens(grantRecords(client, product, minted, granted, subject, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -23,6 +23,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     appId: client.app.id,
     now,
     scope,
+    reuseGraceMs: product.refreshReuseGraceMs,
     accessHash: minted.accessHash,
     accessExpiresAt: minted.accessExpiresAt,
     refreshHash: minted.refreshHash,
