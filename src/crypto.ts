@@ -39,7 +39,22 @@ export function newSecret(): string {
   return PREFIX.secret + randomBytes(32).toString('base64url');
 }
 
-/** A public identifier (app keys, record ids): 144 random bits, base64url. */
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * An app key (the OAuth client_id): 32 letters and digits, about 190 random bits. No '-' or '_',
+ * so a key never reads as a command-line option or needs encoding anywhere.
+ */
+export function newKey(): string {
+  let key = '';
+  while (key.length < 32) {
+    // 248 = 4 × 62: bytes above it are skipped so that every character is equally likely.
+    for (const byte of randomBytes(40)) if (byte < 248 && key.length < 32) key += ALPHANUMERIC[byte % 62];
+  }
+  return key;
+}
+
+/** A record identifier: 144 random bits, base64url. */
 export function newId(): string {
   return randomBytes(18).toString('base64url');
 }

@@ -1,5 +1,5 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
-import { newId, newSecret, secretHash } from '../crypto.ts';
+import { newKey, newSecret, secretHash } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
 
@@ -73,7 +73,7 @@ export async function createApp(deps: AdminDeps, input: { developer: string; nam
   const name = requireName(input.name, 'the app name');
   const dev = await requireDeveloper(deps, input.developer);
   if (dev.status !== 'active') throw new AdminError('developer_disabled', `developer ${dev.email} is disabled`);
-  const key = newId();
+  const key = newKey();
   const secret = newSecret();
   try {
     const app = await deps.store.createApp({

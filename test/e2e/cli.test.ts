@@ -324,13 +324,13 @@ describe('gateway admin apps', () => {
     assert.equal(first.name, 'first-app');
     assert.equal(first.product, 'hello');
     assert.equal(first.status, 'active');
-    assert.match(first.key, /^[A-Za-z0-9_-]{24}$/);
+    assert.match(first.key, /^[A-Za-z0-9]{32}$/);
     assert.match(first.secret, /^gws_[A-Za-z0-9_-]{43}$/);
   });
 
   test('create without --json prints key and secret once, with a warning', async () => {
     const r = ok(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'));
-    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9_-]{24})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(r.stdout);
+    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(r.stdout);
     assert.ok(m, r.stdout);
   });
 
