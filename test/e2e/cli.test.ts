@@ -365,7 +365,7 @@ describe('gateway admin apps', () => {
         'DEVELOPER        NAME       PRODUCT  STATUS  CREATED',
         `dev@example.com  first-app  hello    active  ${c1}`,
         '',
-        'KEY                       STATUS    CREATED               EXPIRES',
+        `${'KEY'.padEnd(first.key.length)}  STATUS    CREATED               EXPIRES`,
         `${first.key}  approved  ${c1}`,
         '',
       ].join('\n'),
