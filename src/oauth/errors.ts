@@ -17,6 +17,13 @@ export const invalidScope = (description: string) => new OAuthError(400, 'invali
 export const temporarilyUnavailable = (detail: string) =>
   new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' } });
 
+// RFC 6749 §5.2: error_description holds %x20-21 / %x23-5B / %x5D-7E only; an echoed client
+// value could hold anything else.
+const NOT_DESCRIBABLE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/g;
+function describable(text: string): string {
+  return text.replace(NOT_DESCRIBABLE, '?');
+}
+
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
 /** The one place a token endpoint error becomes a response. */
@@ -26,7 +33,7 @@ export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: 
   const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;
   const status = exposed ? err.status : 500;
   const body = exposed
-    ? { error: err instanceof OAuthError ? err.code : 'invalid_request', error_description: err.message }
+    ? { error: err instanceof OAuthError ? err.code : 'invalid_request', error_description: describable(err.message) }
     : { error: 'server_error', error_description: 'internal error' };
   const payload = JSON.stringify(body);
   const headers: Record<string, string | number> = {

@@ -9,7 +9,7 @@ export function parseForm(body: string): Map<string, string> {
   const form = new Map<string, string>();
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(body)) {
-    if (seen.has(name)) throw invalidRequest(`parameter "${name}" is repeated`);
+    if (seen.has(name)) throw invalidRequest(`parameter '${name}' is repeated`);
     seen.add(name);
     if (value !== '') form.set(name, value);
   }

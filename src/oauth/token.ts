@@ -5,7 +5,7 @@ import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
 import { readBody } from '../http/body.ts';
 import type { Client } from '../store/port.ts';
-import { authenticateClient, presentedCredentials, type PresentedCredentials } from './client-auth.ts';
+import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { invalidRequest, invalidScope, NO_STORE, OAuthError, sendOAuthError, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import { isFormContentType, parseForm } from './form.ts';
 import type { Grant } from './grants/grant.ts';
@@ -18,7 +18,6 @@ interface TokenContext {
   query: string;
   now: number;
   form: Map<string, string>;
-  credentials: PresentedCredentials | undefined;
   client: Client | undefined;
   grant: Grant | undefined;
   product: ProductSettings | undefined;
@@ -46,15 +45,14 @@ async function parseBody(ctx: TokenContext): Promise<void> {
 }
 
 async function clientAuth(ctx: TokenContext, deps: Deps): Promise<void> {
-  ctx.credentials = presentedCredentials(ctx.req, ctx.form);
-  ctx.client = await authenticateClient(deps.store, deps.secretKey, ctx.credentials, ctx.now);
+  ctx.client = await authenticateClient(deps.store, deps.secretKey, presentedCredentials(ctx.req, ctx.form), ctx.now);
 }
 
 function supportedGrantType(ctx: TokenContext): void {
   const type = ctx.form.get('grant_type');
-  if (type === undefined) throw invalidRequest('parameter "grant_type" is required');
+  if (type === undefined) throw invalidRequest("parameter 'grant_type' is required");
   ctx.grant = grants.get(type);
-  if (ctx.grant === undefined) throw unsupportedGrantType(`grant type "${type.slice(0, 64)}" is not supported`);
+  if (ctx.grant === undefined) throw unsupportedGrantType(`grant type '${type.slice(0, 64)}' is not supported`);
 }
 
 const COMMON_PARAMETERS = new Set(['grant_type', 'scope', 'client_id', 'client_secret']);
@@ -69,7 +67,7 @@ function allowedGrantType(ctx: TokenContext, deps: Deps): void {
   const product = deps.config.products.get(ctx.client!.app.product);
   if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
   if (!product.grants.has(ctx.grant!.grantType)) {
-    throw unauthorizedClient(`grant type "${ctx.grant!.grantType}" is not enabled for API product "${product.name}"`);
+    throw unauthorizedClient(`grant type '${ctx.grant!.grantType}' is not enabled for API product '${product.name}'`);
   }
   ctx.product = product;
 }
@@ -80,7 +78,7 @@ function validateScope(ctx: TokenContext): void {
   // RFC 6749 §3.3: space-delimited, order and repetition carry no meaning.
   const scope = [...new Set(requested.split(' ').filter((s) => s !== ''))];
   const unknown = scope.filter((s) => !ctx.product!.scopes.includes(s));
-  if (unknown.length > 0) throw invalidScope(`scope "${unknown[0]!.slice(0, 64)}" is not available to this app`);
+  if (unknown.length > 0) throw invalidScope(`scope '${unknown[0]!.slice(0, 64)}' is not available to this app`);
   ctx.scope = scope;
 }
 
@@ -105,7 +103,6 @@ export function createTokenEndpoint(deps: Deps) {
       query,
       now: deps.clock(),
       form: new Map(),
-      credentials: undefined,
       client: undefined,
       grant: undefined,
       product: undefined,

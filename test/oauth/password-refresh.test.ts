@@ -87,7 +87,7 @@ describe('password grant', () => {
   test('missing username or password: 400 invalid_request, the server is not asked', async () => {
     const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice' }, app);
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'parameter "password" is required' });
+    assert.deepEqual(res.body, { error: 'invalid_request', error_description: "parameter 'password' is required" });
     assert.equal(auth.calls.length, 0);
   });
 
@@ -242,7 +242,7 @@ describe('refresh_token grant', () => {
     }
     const missing = await tokenRequest(gw.url, { grant_type: 'refresh_token' }, app);
     assert.equal(missing.status, 400);
-    assert.deepEqual(missing.body, { error: 'invalid_request', error_description: 'parameter "refresh_token" is required' });
+    assert.deepEqual(missing.body, { error: 'invalid_request', error_description: "parameter 'refresh_token' is required" });
   });
 
   test('an expired refresh token: 401 invalid_grant', async () => {

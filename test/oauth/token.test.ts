@@ -65,7 +65,7 @@ describe('token endpoint', () => {
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials', scope: 'hello:read orders:read' }, app);
     assert.equal(res.status, 400);
     assertNoStore(res.headers);
-    assert.deepEqual(res.body, { error: 'invalid_scope', error_description: 'scope "orders:read" is not available to this app' });
+    assert.deepEqual(res.body, { error: 'invalid_scope', error_description: "scope 'orders:read' is not available to this app" });
   });
 
   test('Basic credentials are form-decoded after splitting on the first colon (RFC 6749 §2.3.1)', async () => {
@@ -133,17 +133,23 @@ describe('token endpoint', () => {
   test('missing grant_type: 400 invalid_request; unknown grant type: 400 unsupported_grant_type', async () => {
     const missing = await tokenRequest(gw.url, {}, app);
     assert.equal(missing.status, 400);
-    assert.deepEqual(missing.body, { error: 'invalid_request', error_description: 'parameter "grant_type" is required' });
+    assert.deepEqual(missing.body, { error: 'invalid_request', error_description: "parameter 'grant_type' is required" });
     const unknown = await tokenRequest(gw.url, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }, app);
     assert.equal(unknown.status, 400);
     assertNoStore(unknown.headers);
-    assert.deepEqual(unknown.body, { error: 'unsupported_grant_type', error_description: 'grant type "urn:ietf:params:oauth:grant-type:device_code" is not supported' });
+    assert.deepEqual(unknown.body, { error: 'unsupported_grant_type', error_description: "grant type 'urn:ietf:params:oauth:grant-type:device_code' is not supported" });
+  });
+
+  test('an echoed value keeps error_description within the characters RFC 6749 §5.2 allows', async () => {
+    const res = await tokenRequest(gw.url, { grant_type: 'a"b\\é\n' }, app);
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { error: 'unsupported_grant_type', error_description: "grant type 'a?b???' is not supported" });
   });
 
   test('a grant the product does not enable: 400 unauthorized_client', async () => {
     const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, app);
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: 'unauthorized_client', error_description: 'grant type "password" is not enabled for API product "hello"' });
+    assert.deepEqual(res.body, { error: 'unauthorized_client', error_description: "grant type 'password' is not enabled for API product 'hello'" });
   });
 
   test('repeated parameters: 400 invalid_request', async () => {
@@ -153,7 +159,7 @@ describe('token endpoint', () => {
       body: 'grant_type=client_credentials&grant_type=client_credentials',
     });
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'parameter "grant_type" is repeated' });
+    assert.deepEqual(res.body, { error: 'invalid_request', error_description: "parameter 'grant_type' is repeated" });
   });
 
   test('an empty parameter counts as absent', async () => {

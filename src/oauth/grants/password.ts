@@ -14,8 +14,8 @@ export const parameters: ReadonlySet<string> = new Set(['username', 'password'])
 export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
   const username = form.get('username');
   const password = form.get('password');
-  if (username === undefined) throw invalidRequest('parameter "username" is required');
-  if (password === undefined) throw invalidRequest('parameter "password" is required');
+  if (username === undefined) throw invalidRequest("parameter 'username' is required");
+  if (password === undefined) throw invalidRequest("parameter 'password' is required");
   // The config loader guarantees a product with the password grant names a known server.
   const subject = await deps.authServers.get(product.authServer!)!.verify(username, password);
   const granted = (scope ?? product.scopes).join(' ');

@@ -14,7 +14,7 @@ export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
  */
 export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
   const presented = form.get('refresh_token');
-  if (presented === undefined) throw invalidRequest('parameter "refresh_token" is required');
+  if (presented === undefined) throw invalidRequest("parameter 'refresh_token' is required");
   const hash = tokenDigest(PREFIX.refresh, presented);
   if (hash === undefined) throw invalidGrant('the refresh token is invalid, expired or revoked', 'not a refresh token of this gateway');
   const minted = mintPair(product, now);
