@@ -3,6 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AuthServerClient } from './authserver/client.ts';
 import type { Config } from './config/load.ts';
+import type { Counters } from './policies/counters.ts';
 import type { Store } from './store/port.ts';
 
 export interface Deps {
@@ -14,4 +15,5 @@ export interface Deps {
   clock: () => number;
   logger: Logger;
   authServers: ReadonlyMap<string, AuthServerClient>;
+  counters: Counters;
 }

@@ -6,6 +6,7 @@ import type { Config } from './config/load.ts';
 import type { Deps } from './deps.ts';
 import { createHandler, listen } from './http/server.ts';
 import { createLogger } from './log.ts';
+import { startCounters } from './policies/counters.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/port.ts';
 import { loadSecretKey } from './store/secret-key.ts';
@@ -32,13 +33,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
   const store = options.store ?? openStore(config);
+  const clock = options.clock ?? Date.now;
+  const counters = await startCounters(store, clock, logger);
   const deps: Deps = {
     config,
     store,
     secretKey: loadSecretKey(config.store.secretKeyFile),
-    clock: options.clock ?? Date.now,
+    clock,
     logger,
     authServers: new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)])),
+    counters: counters.counters,
   };
   const routes = compileRoutes(deps);
   const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port);
@@ -58,6 +62,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await listener.close();
       await routes.close();
       await Promise.all([...deps.authServers.values()].map((a) => a.close()));
+      await counters.close();
       await store.close();
     },
   };

@@ -1,9 +1,14 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
+import path from 'node:path';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
-import type { Step } from '../pipeline/context.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+import { policies, type PolicyName } from '../policies/index.ts';
+import type { PolicyEnv } from '../policies/policy.ts';
+import { createQuotaStep } from '../policies/quota.ts';
 import { createTarget, type Target } from '../upstream/targets.ts';
+import type { PolicyEntry } from './schema.ts';
 
 export interface PathEntry {
   /** Steps per method. */
@@ -26,9 +31,26 @@ export function compileRoutes(deps: Deps): RouteTable {
   const targets = new Map<string, Target>();
   for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings));
 
+  // A product's quota counts an app's calls across all of the product's routes.
+  const productQuotas = new Map<string, Step>();
+  for (const product of config.products.values()) {
+    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', deps.counters, deps.clock));
+  }
+  const productQuota: Step = function productQuota(ctx: RequestContext) {
+    return productQuotas.get(ctx.token!.product)?.(ctx);
+  };
+
   const byPath = new Map<string, Map<string, readonly Step[]>>();
   for (const route of config.routes.values()) {
-    const steps: Step[] = [verifyToken, createAuthorizeRoute(route.products, route.scopes, errors), targets.get(route.upstream)!.step];
+    const env: PolicyEnv = { deps, route: route.name, configDir: path.dirname(config.file) };
+    const steps: Step[] = [
+      verifyToken,
+      createAuthorizeRoute(route.products, route.scopes, errors),
+      ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
+      ...compilePolicies(route.policies, 'access', env),
+      ...compilePolicies(route.policies, 'request', env),
+      targets.get(route.upstream)!.step,
+    ];
     const methods = byPath.get(route.path) ?? new Map<string, readonly Step[]>();
     methods.set(route.method, steps);
     byPath.set(route.path, methods);
@@ -72,4 +94,15 @@ export function compileRoutes(deps: Deps): RouteTable {
       await Promise.all([...targets.values()].map((t) => t.close()));
     },
   };
+}
+
+/** The steps of the request-side policies of one phase, in the order the YAML lists them. */
+export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access' | 'request', env: PolicyEnv): Step[] {
+  const steps: Step[] = [];
+  for (const entry of entries) {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    const policy = policies[name];
+    if (policy.phase === phase) steps.push(policy.create(options, env));
+  }
+  return steps;
 }

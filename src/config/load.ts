@@ -4,8 +4,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { policies, type PolicyName } from '../policies/index.ts';
+import { parseEntry } from '../http/ip.ts';
+import type { QuotaSettings } from '../policies/quota.ts';
 import {
   configSchema,
+  type PolicyEntry,
   type AuthServerConfig,
   type ConfigFile,
   type DurationValue,
@@ -67,6 +71,7 @@ export interface RouteSettings {
   scopes: readonly string[];
   /** Products whose tokens may call this route. */
   products: ReadonlySet<string>;
+  policies: readonly PolicyEntry[];
 }
 
 export interface ProductSettings {
@@ -80,14 +85,15 @@ export interface ProductSettings {
   accessTokenLifetime: number;
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
+  quota: QuotaSettings | undefined;
 }
 
 export interface Config {
   file: string;
-  listen: { host: string; port: number };
+  listen: { host: string; port: number; trustedProxies: readonly string[] };
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
   log: { level: string; access: boolean };
-  oauth: { realm: string };
+  oauth: { realm: string; policies: readonly PolicyEntry[] };
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
@@ -232,6 +238,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, 3600, ['products', name, 'accessTokenLifetime']) / 1000),
       refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, 86400, ['products', name, 'refreshTokenLifetime']) / 1000),
       refreshReuseGraceMs: duration(p.refreshReuseGrace, 0, ['products', name, 'refreshReuseGrace']),
+      quota: p.quota,
     });
   }
 
@@ -244,13 +251,24 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       upstream: r.upstream,
       scopes: r.scopes ?? [],
       products: routeProducts.get(name) ?? new Set(),
+      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], dir, report),
     });
   }
+
+  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], dir, report);
+  tokenPolicies.forEach((entry, i) => {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, { key?: string }];
+    if (name === 'ipAccess' || (name === 'spikeArrest' && options.key !== 'app')) return;
+    report(['oauth', 'policies', i, name], 'the token endpoint takes ipAccess, and spikeArrest keyed by ip or route, only');
+  });
+  (raw.listen.trustedProxies ?? []).forEach((entry, i) => {
+    if (parseEntry(entry) === undefined) report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
+  });
 
   const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
   return {
     file: path.resolve(file),
-    listen: { host: raw.listen.host ?? '0.0.0.0', port: raw.listen.port },
+    listen: { host: raw.listen.host ?? '0.0.0.0', port: raw.listen.port, trustedProxies: raw.listen.trustedProxies ?? [] },
     store: {
       driver: 'sqlite',
       path: storePath,
@@ -258,12 +276,22 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       tokenCacheSize: raw.store?.tokenCacheSize ?? 100_000,
     },
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
-    oauth: { realm: raw.oauth?.realm ?? 'gateway' },
+    oauth: { realm: raw.oauth?.realm ?? 'gateway', policies: tokenPolicies },
     authServers,
     upstreams,
     routes,
     products,
   };
+}
+
+/** Runs each policy's own check (what its schema cannot say) and reports with the YAML path. */
+function checkPolicies(entries: readonly PolicyEntry[], at: (string | number)[], dir: string, report: Report): readonly PolicyEntry[] {
+  entries.forEach((entry, i) => {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    const policy = policies[name];
+    for (const issue of policy.check?.(options, dir) ?? []) report([...at, i, name, ...issue.path], issue.message);
+  });
+  return entries;
 }
 
 function authServerSettings(name: string, a: AuthServerConfig, url: URL, dir: string, timeoutMs: number): AuthServerSettings {

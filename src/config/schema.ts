@@ -1,15 +1,10 @@
 // The one source of truth for the configuration file: ajv validates against `configSchema`,
 // the TypeScript type is derived from it, and `gateway config schema` prints it for editors.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { policySchema, QuotaOptions } from '../policies/index.ts';
+import { Duration, Name, Strict } from './fragments.ts';
 
-const Name = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' });
-const Strict = { additionalProperties: false } as const;
-
-/** Seconds as an integer, or a string with a unit: 500ms, 30s, 5m, 1h, 1d. */
-export const Duration = Type.Union([
-  Type.Integer({ minimum: 0 }),
-  Type.String({ pattern: '^[0-9]+(ms|s|m|h|d)$' }),
-]);
+export { Duration };
 
 const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }); // RFC 6749 §3.3 scope-token
 const Method = Type.Union(
@@ -25,6 +20,8 @@ const Listener = Type.Object(
   {
     host: Type.Optional(Type.String({ minLength: 1 })),
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
+    /** Peers whose X-Forwarded-For is believed: addresses or CIDR ranges of your load balancers. */
+    trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   Strict,
 );
@@ -53,6 +50,8 @@ const Log = Type.Object(
 const OAuth = Type.Object(
   {
     realm: Type.Optional(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$' })),
+    /** Policies of the token endpoint: ipAccess, and spikeArrest keyed by ip or route. */
+    policies: Type.Optional(Type.Array(policySchema)),
   },
   Strict,
 );
@@ -116,6 +115,8 @@ const Route = Type.Object(
     path: Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$' }),
     upstream: Name,
     scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
+    /** Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies. */
+    policies: Type.Optional(Type.Array(policySchema)),
   },
   Strict,
 );
@@ -132,6 +133,8 @@ const Product = Type.Object(
     refreshTokenLifetime: Type.Optional(Duration),
     /** A spent refresh token presented again within this time gets 401 without revoking its family. */
     refreshReuseGrace: Type.Optional(Duration),
+    /** Calls per app across the product's routes; a route's own quota can tighten it. */
+    quota: Type.Optional(QuotaOptions),
   },
   Strict,
 );
@@ -159,6 +162,7 @@ export type RouteConfig = Static<typeof Route>;
 export type ProductConfig = Static<typeof Product>;
 export type AuthServerConfig = Static<typeof AuthServer>;
 export type GrantTypeName = Static<typeof GrantType>;
+export type PolicyEntry = Static<typeof policySchema>;
 
 /** The schema as plain JSON, for editors (TypeBox adds symbol keys that JSON drops). */
 export function editorSchema(): TSchema {

@@ -1,6 +1,5 @@
 // Facts about the incoming request that every later step relies on, established once:
-// the normalised path and the client's IP address.
-import type { IncomingMessage } from 'node:http';
+// the normalised path.
 import { GatewayError } from '../errors.ts';
 
 const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request path rejected: ${why}`);
@@ -26,10 +25,4 @@ export function splitTarget(url: string): RequestTarget {
     if (segment === '.' || segment === '..') throw badPath('dot segments are not allowed');
   }
   return { path, query };
-}
-
-/** The peer's address, with IPv4-mapped IPv6 addresses shown as IPv4. */
-export function clientIp(req: IncomingMessage): string {
-  const address = req.socket.remoteAddress ?? '';
-  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }

@@ -2,12 +2,14 @@
 // token endpoint its requests and every other path to the compiled route table.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { RouteTable } from '../config/compile.ts';
+import { dirname } from 'node:path';
+import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, type RequestContext } from '../pipeline/context.ts';
 import { sendProblem } from './problem.ts';
-import { clientIp, splitTarget } from './request.ts';
+import { createClientIp } from './ip.ts';
+import { splitTarget } from './request.ts';
 
 export const TOKEN_PATH = '/oauth2/token';
 
@@ -19,7 +21,9 @@ export interface Listener {
 }
 
 export function createHandler(deps: Deps, routes: RouteTable) {
-  const tokenEndpoint = createTokenEndpoint(deps);
+  const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file) });
+  const tokenEndpoint = createTokenEndpoint(deps, tokenPolicies);
+  const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger } = deps;
   const access = deps.config.log.access;
 
@@ -36,12 +40,11 @@ export function createHandler(deps: Deps, routes: RouteTable) {
     try {
       const target = splitTarget(req.url ?? '/');
       path = target.path;
+      ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined };
       if (path === TOKEN_PATH) {
-        const fields = await tokenEndpoint(req, res, target.query);
-        logAccess(req, res, path, started, fields);
+        logAccess(req, res, path, started, await tokenEndpoint(ctx));
         return;
       }
-      ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined };
       await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       logAccess(req, res, path, started, ctx.token ? { app: ctx.token.appName } : {});
     } catch (thrown) {

@@ -29,11 +29,13 @@ export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as c
 /** The one place a token endpoint error becomes a response. */
 export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string): GatewayError {
   const err = asGatewayError(thrown);
-  // A shared HTTP error (say, 413 from the body reader) is an invalid_request in RFC 6749 terms.
+  // A shared HTTP error is an invalid_request in RFC 6749 terms when it is about the request
+  // (400, 413); a policy's refusal (403 ip_denied, 429 spike_arrest) keeps its own code.
   const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;
   const status = exposed ? err.status : 500;
+  const code = err instanceof OAuthError || !(status === 400 || status === 413) ? err.code : 'invalid_request';
   const body = exposed
-    ? { error: err instanceof OAuthError ? err.code : 'invalid_request', error_description: describable(err.message) }
+    ? { error: code, error_description: describable(err.message) }
     : { error: 'server_error', error_description: 'internal error' };
   const payload = JSON.stringify(body);
   const headers: Record<string, string | number> = {

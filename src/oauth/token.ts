@@ -1,6 +1,7 @@
 // POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
 // sendOAuthError writes every failure.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { runSteps, type RequestContext, type Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
 import { readBody } from '../http/body.ts';
@@ -93,14 +94,16 @@ const steps: readonly Step[] = [
   validateScope,
 ];
 
-export function createTokenEndpoint(deps: Deps) {
+/** The token endpoint; `policies` (an IP list, a spike arrest) run before its own steps. */
+export function createTokenEndpoint(deps: Deps, policies: readonly RequestStep[] = []) {
   const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
 
   /** Answers the request; resolves to the fields the access log adds (never a credential). */
-  return async function tokenEndpoint(req: IncomingMessage, res: ServerResponse, query: string): Promise<Record<string, string>> {
+  return async function tokenEndpoint(request: RequestContext): Promise<Record<string, string>> {
+    const { req, res } = request;
     const ctx: TokenContext = {
       req,
-      query,
+      query: request.query,
       now: deps.clock(),
       form: new Map(),
       client: undefined,
@@ -109,6 +112,7 @@ export function createTokenEndpoint(deps: Deps) {
       scope: undefined,
     };
     try {
+      if (policies.length > 0) await runSteps(policies, request);
       for (const step of steps) await step(ctx, deps);
       const body = await ctx.grant!.handle(
         { req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now },

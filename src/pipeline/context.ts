@@ -14,6 +14,8 @@ export interface RequestContext {
   protocol: string;
   /** Set by bearer verification. */
   token: ActiveToken | undefined;
+  /** The tightest quota seen so far, whose RateLimit-* headers the answer carries. */
+  rateLimit: { remaining: number } | undefined;
 }
 
 /** One compiled step of a route. The last step of every route writes the response. */

@@ -83,6 +83,14 @@ export type RotateResult =
   | { ok: true; previous: TokenRecord; scope: string }
   | { ok: false; reason: 'invalid' | 'reused' | 'scope' };
 
+/** One quota counter: the calls counted in [start, end). */
+export interface QuotaWindow {
+  key: string;
+  start: number;
+  end: number;
+  count: number;
+}
+
 export interface Store {
   createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer>;
   findDeveloper(email: string): Promise<Developer | undefined>;
@@ -106,7 +114,12 @@ export interface Store {
   findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined>;
   /** Atomically marks a refresh token used and saves its successors; reuse revokes the whole family. */
   rotateRefreshToken(request: RotateRequest): Promise<RotateResult>;
+  /** Removes expired tokens and ended quota windows; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
+
+  /** Quota windows still open at `now`, as last saved. */
+  loadQuotaWindows(now: number): Promise<QuotaWindow[]>;
+  saveQuotaWindows(windows: readonly QuotaWindow[]): Promise<void>;
 
   close(): Promise<void>;
 }

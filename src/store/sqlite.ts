@@ -20,6 +20,7 @@ import {
   type RotateRequest,
   type RotateResult,
   type Status,
+  type QuotaWindow,
   type Store,
   type TokenRecord,
 } from './port.ts';
@@ -80,6 +81,12 @@ const MIGRATIONS: readonly string[] = [
      ref TEXT NOT NULL,
      at INTEGER NOT NULL
    ) STRICT;`,
+  `CREATE TABLE quota_counters (
+     key TEXT PRIMARY KEY,
+     window_start INTEGER NOT NULL,
+     window_end INTEGER NOT NULL,
+     count INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;`,
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
@@ -133,6 +140,9 @@ export class SqliteStore implements Store {
   readonly #markUsed: StatementSync;
   readonly #revokeFamily: StatementSync;
   readonly #purge: StatementSync;
+  readonly #counters: StatementSync;
+  readonly #saveCounter: StatementSync;
+  readonly #purgeCounters: StatementSync;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
@@ -208,6 +218,12 @@ export class SqliteStore implements Store {
     this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
     this.#seenRevocation = (this.#lastRevocation.get() as { seq: number }).seq;
     this.#purge = db.prepare('DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT 5000)');
+    this.#counters = db.prepare('SELECT key, window_start, window_end, count FROM quota_counters WHERE window_end > ?');
+    this.#saveCounter = db.prepare(
+      `INSERT INTO quota_counters (key, window_start, window_end, count) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, window_end = excluded.window_end, count = excluded.count`,
+    );
+    this.#purgeCounters = db.prepare('DELETE FROM quota_counters WHERE window_end <= ?');
   }
 
   #migrate(): void {
@@ -459,7 +475,24 @@ export class SqliteStore implements Store {
     });
   }
 
+  async loadQuotaWindows(now: number): Promise<QuotaWindow[]> {
+    return (this.#counters.all(now) as Row[]).map((r) => ({
+      key: r.key as string,
+      start: r.window_start as number,
+      end: r.window_end as number,
+      count: r.count as number,
+    }));
+  }
+
+  async saveQuotaWindows(windows: readonly QuotaWindow[]): Promise<void> {
+    if (windows.length === 0) return;
+    this.#transaction(() => {
+      for (const w of windows) this.#saveCounter.run(w.key, w.start, w.end, w.count);
+    });
+  }
+
   async purgeExpired(now: number): Promise<number> {
+    this.#purgeCounters.run(now);
     // Instances read revocations within a millisecond of serving; a day is ample.
     this.#purgeRevocations.run(now - 86_400_000);
     let total = 0;

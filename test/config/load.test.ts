@@ -71,7 +71,7 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, { env: {} });
     const dir = path.dirname(EXAMPLE);
     assert.equal(config.file, EXAMPLE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [] });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: path.join(dir, 'data', 'gateway.db'),
@@ -79,7 +79,7 @@ describe('parseConfig: valid configurations', () => {
       tokenCacheSize: 100_000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
-    assert.deepEqual(config.oauth, { realm: 'token-gateway' });
+    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [] });
 
     const demo = get(config.authServers, 'demo');
     assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
@@ -133,7 +133,7 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, {
       env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db' },
     });
-    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090 });
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [] });
     assert.equal(config.store.path, '/var/lib/gw.db');
     assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
     assert.equal(get(config.authServers, 'demo').url.href, 'https://auth.example.com/check');
@@ -142,7 +142,7 @@ describe('parseConfig: valid configurations', () => {
   it('fills every default of a minimal configuration', () => {
     const config = parse(MINIMAL);
     assert.equal(config.file, FILE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [] });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: '/srv/gateway/data/gateway.db',
@@ -150,7 +150,7 @@ describe('parseConfig: valid configurations', () => {
       tokenCacheSize: 100_000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
-    assert.deepEqual(config.oauth, { realm: 'gateway' });
+    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [] });
     assert.equal(config.authServers.size, 0);
     assert.deepEqual(get(config.upstreams, 'backend'), {
       kind: 'http',
@@ -171,6 +171,7 @@ describe('parseConfig: valid configurations', () => {
       upstream: 'backend',
       scopes: [],
       products: ['p'],
+      policies: [],
     });
     const product = get(config.products, 'p');
     assert.deepEqual({ ...product, grants: [...product.grants] }, {
@@ -184,6 +185,7 @@ describe('parseConfig: valid configurations', () => {
       accessTokenLifetime: 3600,
       refreshTokenLifetime: 86_400,
       refreshReuseGraceMs: 0,
+      quota: undefined,
     });
   });
 

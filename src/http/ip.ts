@@ -1,0 +1,56 @@
+// IP addresses and CIDR ranges, and the client address a request is judged by.
+import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+
+/** Parses "a.b.c.d", "a.b.c.d/n", "x::y" or "x::y/n"; undefined when it is none of them. */
+export function parseEntry(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix: number } | undefined {
+  const [address = '', bits, ...rest] = entry.trim().split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return undefined;
+  const max = version === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : /^[0-9]{1,3}$/.test(bits) ? Number(bits) : NaN;
+  if (!(prefix >= 0 && prefix <= max)) return undefined;
+  return { address, family: version === 4 ? 'ipv4' : 'ipv6', prefix };
+}
+
+/** A BlockList of the entries, checked with the client address as the socket reports it. */
+export function addressSet(entries: readonly string[]): (ip: string) => boolean {
+  const list = new BlockList();
+  for (const entry of entries) {
+    const e = parseEntry(entry)!;
+    list.addSubnet(e.address, e.prefix, e.family);
+  }
+  return (ip) => {
+    const version = isIP(ip);
+    return version !== 0 && list.check(ip, version === 4 ? 'ipv4' : 'ipv6');
+  };
+}
+
+/** The peer's address, with IPv4-mapped IPv6 addresses shown as IPv4. */
+function peerAddress(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}
+
+/**
+ * The client address: the socket's peer; or, when the peer is a trusted proxy, the right-most
+ * address of X-Forwarded-For that is not itself a trusted proxy (the left part of the header is
+ * whatever the client wrote, so it is never believed).
+ */
+export function createClientIp(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
+  if (trustedProxies.length === 0) return (req) => peerAddress(req.socket.remoteAddress ?? '');
+  const trusted = addressSet(trustedProxies);
+  return function clientIp(req) {
+    let ip = peerAddress(req.socket.remoteAddress ?? '');
+    if (!trusted(ip)) return ip;
+    const header = req.headers['x-forwarded-for'];
+    if (header === undefined) return ip;
+    const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+    for (let i = hops.length - 1; i >= 0; i--) {
+      const hop = peerAddress(hops[i]!.trim());
+      if (isIP(hop) === 0) return ip;
+      ip = hop;
+      if (!trusted(hop)) return hop;
+    }
+    return ip;
+  };
+}

@@ -1,0 +1,19 @@
+// The policy registry: one explicit entry per policy. A route lists policies as one-key objects,
+// `- quota: {…}`, and the config schema accepts exactly these.
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Strict } from '../config/fragments.ts';
+import { ipAccess } from './ip-access.ts';
+import type { Policy } from './policy.ts';
+import { quota } from './quota.ts';
+import { spikeArrest } from './spike-arrest.ts';
+
+export { QuotaOptions } from './quota.ts';
+
+export const policies = { quota, spikeArrest, ipAccess } as const satisfies Record<string, Policy<TSchema>>;
+
+export type PolicyName = keyof typeof policies;
+
+/** One entry of a route's `policies` list. */
+export const policySchema = Type.Union(
+  (Object.keys(policies) as PolicyName[]).map((name) => Type.Object({ [name]: policies[name].schema }, { ...Strict, required: [name] })),
+);

@@ -1,0 +1,48 @@
+// A policy is a descriptor: its options' schema (part of the config schema, so the file is
+// validated with it), an optional check for what a schema cannot say (with the path of each
+// problem), and `create`, which runs once at compile time and returns a named step.
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Deps } from '../deps.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+
+export interface PolicyEnv {
+  deps: Deps;
+  /** The route the policy guards ('oauth2/token' for the token endpoint). */
+  route: string;
+  /** Folder of the config file, against which relative paths resolve. */
+  configDir: string;
+}
+
+export interface PolicyIssue {
+  /** Path below the policy's options. */
+  path: (string | number)[];
+  message: string;
+}
+
+/** A response the gateway holds whole, so that response policies can read and change it. */
+export interface HeldResponse {
+  status: number;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+export type ResponseStep = (ctx: RequestContext, response: HeldResponse) => HeldResponse;
+
+interface Descriptor<S extends TSchema> {
+  schema: S;
+  check?(options: Static<S>, configDir: string): PolicyIssue[];
+}
+
+/** Runs before the upstream is called: 'access' policies first (in YAML order), then 'request'. */
+export interface RequestPolicy<S extends TSchema> extends Descriptor<S> {
+  phase: 'access' | 'request';
+  create(options: Static<S>, env: PolicyEnv): Step;
+}
+
+/** Runs on the upstream's answer, in YAML order. */
+export interface ResponsePolicy<S extends TSchema> extends Descriptor<S> {
+  phase: 'response';
+  create(options: Static<S>, env: PolicyEnv): ResponseStep;
+}
+
+export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S>;

@@ -1,0 +1,97 @@
+// Quota: N calls per app and API product in a window of a minute, hour, day, week or month.
+import { Type, type Static } from '@sinclair/typebox';
+import { Strict } from '../config/fragments.ts';
+import { GatewayError } from '../errors.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { Counters, WindowOf } from './counters.ts';
+import type { RequestPolicy } from './policy.ts';
+
+export const QuotaOptions = Type.Object(
+  {
+    limit: Type.Integer({ minimum: 1 }),
+    interval: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]),
+    /** calendar: windows aligned to UTC (the minute, hour, day, ISO week from Monday, month);
+     * rolling: a window opens with the first call counted and lasts one interval. */
+    window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
+  },
+  Strict,
+);
+export type QuotaSettings = Static<typeof QuotaOptions>;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+function calendarWindow(interval: QuotaSettings['interval']): WindowOf {
+  switch (interval) {
+    case 'minute':
+    case 'hour':
+    case 'day': {
+      const size = interval === 'minute' ? MINUTE : interval === 'hour' ? HOUR : DAY;
+      return (now) => {
+        const start = now - (now % size);
+        return { start, end: start + size };
+      };
+    }
+    case 'week':
+      // 1970-01-01 was a Thursday: Monday is 3 days before day 0.
+      return (now) => {
+        const day = Math.floor(now / DAY);
+        const start = (day - ((day + 3) % 7)) * DAY;
+        return { start, end: start + 7 * DAY };
+      };
+    case 'month':
+      return (now) => {
+        const d = new Date(now);
+        return { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+      };
+  }
+}
+
+function rollingWindow(interval: QuotaSettings['interval']): WindowOf {
+  if (interval === 'month') {
+    return (now) => {
+      const d = new Date(now);
+      const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
+      return { start: now, end };
+    };
+  }
+  const size = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY }[interval];
+  return (now) => ({ start: now, end: now + size });
+}
+
+/**
+ * The step counting the calls of each app in `scope` ('product', or one route), per API product
+ * of the token. Over the limit: 429 with
+ * Retry-After. Every answer carries RateLimit-Limit, -Remaining and -Reset (of the tightest
+ * quota when a product's and a route's both apply).
+ */
+export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number): Step {
+  const { limit, interval } = options;
+  const mode = options.window ?? 'calendar';
+  const windowOf = mode === 'calendar' ? calendarWindow(interval) : rollingWindow(interval);
+  const prefix = `quota|${scope}|${limit}/${interval}/${mode}|`;
+
+  return function quota(ctx: RequestContext): void {
+    const now = clock();
+    const token = ctx.token!;
+    const result = counters.consumeQuota(`${prefix}${token.product}|${token.appId}`, limit, windowOf, now);
+    const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
+    const tightest = ctx.rateLimit;
+    if (tightest === undefined || result.remaining < tightest.remaining) {
+      ctx.rateLimit = { remaining: result.remaining };
+      ctx.res.setHeader('ratelimit-limit', String(limit));
+      ctx.res.setHeader('ratelimit-remaining', String(result.remaining));
+      ctx.res.setHeader('ratelimit-reset', String(reset));
+    }
+    if (!result.allowed) {
+      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(Math.max(1, reset)) } });
+    }
+  };
+}
+
+export const quota: RequestPolicy<typeof QuotaOptions> = {
+  phase: 'access',
+  schema: QuotaOptions,
+  create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.deps.counters, env.deps.clock),
+};
