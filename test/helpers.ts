@@ -91,6 +91,11 @@ export async function startAuthServer(users: Record<string, { password: string; 
 }
 
 export interface ConfigParts {
+  /** Extra YAML under `listen:` (two-space indented), and the host (default 127.0.0.1). */
+  listen?: string;
+  host?: string;
+  /** Extra YAML under `oauth:`. */
+  oauth?: string;
   upstreamUrl?: string;
   authServerUrl?: string;
   /** Extra YAML appended under each section. */
@@ -104,14 +109,16 @@ export interface ConfigParts {
 export function configYaml(parts: ConfigParts = {}): string {
   return `
 listen:
-  host: 127.0.0.1
+  host: ${parts.host ?? '127.0.0.1'}
   port: 0
+${parts.listen ?? ''}
 store:
   path: ./gateway.db
 log:
   level: info
 oauth:
   realm: test-realm
+${parts.oauth ?? ''}
 authServers:
   users:
     url: ${parts.authServerUrl ?? 'http://127.0.0.1:9/authenticate'}

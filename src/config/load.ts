@@ -151,8 +151,14 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
         const key = (e.params as { additionalProperty: string }).additionalProperty;
         target = [...segments, key];
         // In a map of user-chosen names (routes, products, …) the key is a name, not a keyword.
-        const names = Object.keys((e.parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {})[0];
-        message = names === undefined ? 'unknown key' : `"${key}" is not a valid name (must match /${names}/)`;
+        const parent = e.parentSchema as { patternProperties?: object; properties?: object; maxProperties?: number } | undefined;
+        const names = Object.keys(parent?.patternProperties ?? {})[0];
+        message =
+          names !== undefined
+            ? `"${key}" is not a valid name (must match /${names}/)`
+            : parent?.maxProperties === 1 // a one-of-these-names entry, such as a policy
+              ? `unknown key (expected one of: ${Object.keys(parent.properties ?? {}).join(', ')})`
+              : 'unknown key';
       } else if (e.keyword === 'required') {
         const key = (e.params as { missingProperty: string }).missingProperty;
         message = `missing required key "${key}"`;

@@ -13,7 +13,8 @@ export const policies = { quota, spikeArrest, ipAccess } as const satisfies Reco
 
 export type PolicyName = keyof typeof policies;
 
-/** One entry of a route's `policies` list. */
-export const policySchema = Type.Union(
-  (Object.keys(policies) as PolicyName[]).map((name) => Type.Object({ [name]: policies[name].schema }, { ...Strict, required: [name] })),
+/** One entry of a route's `policies` list: an object with exactly one key, the policy's name. */
+export const policySchema = Type.Object(
+  { quota: Type.Optional(quota.schema), spikeArrest: Type.Optional(spikeArrest.schema), ipAccess: Type.Optional(ipAccess.schema) },
+  { ...Strict, minProperties: 1, maxProperties: 1 },
 );
