@@ -8,13 +8,21 @@ export class GatewayError extends Error {
   /** For the log only; never sent to the client. */
   readonly detail: string | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
+  /** Further members of the problem body (RFC 9457 §3.2), e.g. the list of validation failures. */
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(status: number, code: string, message: string, options: { detail?: string; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { detail?: string; headers?: Record<string, string>; extensions?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
     this.code = code;
     this.detail = options.detail;
     this.headers = options.headers;
+    this.extensions = options.extensions;
   }
 
   /** Whether `message` may be shown to the client. */

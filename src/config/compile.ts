@@ -42,7 +42,7 @@ export function compileRoutes(deps: Deps): RouteTable {
 
   const byPath = new Map<string, Map<string, readonly Step[]>>();
   for (const route of config.routes.values()) {
-    const env: PolicyEnv = { deps, route: route.name, configDir: path.dirname(config.file) };
+    const env: PolicyEnv = { deps, route: route.name, configDir: path.dirname(config.file), method: route.method, path: route.path };
     const steps: Step[] = [
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors),

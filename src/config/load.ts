@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { parseEntry } from '../http/ip.ts';
+import type { PolicySite } from '../policies/policy.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import {
   configSchema,
@@ -257,11 +258,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       upstream: r.upstream,
       scopes: r.scopes ?? [],
       products: routeProducts.get(name) ?? new Set(),
-      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], dir, report),
+      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], { configDir: dir, method: r.method, path: r.path }, report),
     });
   }
 
-  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], dir, report);
+  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, method: undefined, path: undefined }, report);
   tokenPolicies.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, { key?: string }];
     if (name === 'ipAccess' || (name === 'spikeArrest' && options.key !== 'app')) return;
@@ -291,11 +292,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
 }
 
 /** Runs each policy's own check (what its schema cannot say) and reports with the YAML path. */
-function checkPolicies(entries: readonly PolicyEntry[], at: (string | number)[], dir: string, report: Report): readonly PolicyEntry[] {
+function checkPolicies(entries: readonly PolicyEntry[], at: (string | number)[], site: PolicySite, report: Report): readonly PolicyEntry[] {
   entries.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     const policy = policies[name];
-    for (const issue of policy.check?.(options, dir) ?? []) report([...at, i, name, ...issue.path], issue.message);
+    for (const issue of policy.check?.(options, site) ?? []) report([...at, i, name, ...issue.path], issue.message);
   });
   return entries;
 }

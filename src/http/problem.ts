@@ -12,6 +12,7 @@ export function sendProblem(res: ServerResponse, thrown: unknown): GatewayError 
     status,
     detail: err.expose ? err.message : 'internal error',
     code: err.expose ? err.code : 'server_error',
+    ...(err.expose ? err.extensions : undefined),
   };
   const payload = JSON.stringify(body);
   if (res.headersSent) {

@@ -26,3 +26,14 @@ export function splitTarget(url: string): RequestTarget {
   }
   return { path, query };
 }
+
+/** The query string as an object: one value a string, a repeated parameter an array. */
+export function queryObject(query: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (query === '') return out;
+  for (const [k, v] of new URLSearchParams(query)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}

@@ -21,7 +21,7 @@ export interface Listener {
 }
 
 export function createHandler(deps: Deps, routes: RouteTable) {
-  const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file) });
+  const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file), method: undefined, path: undefined });
   const tokenEndpoint = createTokenEndpoint(deps, tokenPolicies);
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger } = deps;
@@ -40,7 +40,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
     try {
       const target = splitTarget(req.url ?? '/');
       path = target.path;
-      ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined };
+      ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined, body: undefined };
       if (path === TOKEN_PATH) {
         logAccess(req, res, path, started, await tokenEndpoint(ctx));
         return;

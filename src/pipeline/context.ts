@@ -16,6 +16,8 @@ export interface RequestContext {
   token: ActiveToken | undefined;
   /** The tightest quota seen so far, whose RateLimit-* headers the answer carries. */
   rateLimit: { remaining: number } | undefined;
+  /** The request body, once a step has read it whole (validation); the upstream then gets these bytes. */
+  body: Buffer | undefined;
 }
 
 /** One compiled step of a route. The last step of every route writes the response. */

@@ -6,15 +6,21 @@ import { ipAccess } from './ip-access.ts';
 import type { Policy } from './policy.ts';
 import { quota } from './quota.ts';
 import { spikeArrest } from './spike-arrest.ts';
+import { validateRequest } from './validate-request.ts';
 
 export { QuotaOptions } from './quota.ts';
 
-export const policies = { quota, spikeArrest, ipAccess } as const satisfies Record<string, Policy<TSchema>>;
+export const policies = { quota, spikeArrest, ipAccess, validateRequest } as const satisfies Record<string, Policy<TSchema>>;
 
 export type PolicyName = keyof typeof policies;
 
 /** One entry of a route's `policies` list: an object with exactly one key, the policy's name. */
 export const policySchema = Type.Object(
-  { quota: Type.Optional(quota.schema), spikeArrest: Type.Optional(spikeArrest.schema), ipAccess: Type.Optional(ipAccess.schema) },
+  {
+    quota: Type.Optional(quota.schema),
+    spikeArrest: Type.Optional(spikeArrest.schema),
+    ipAccess: Type.Optional(ipAccess.schema),
+    validateRequest: Type.Optional(validateRequest.schema),
+  },
   { ...Strict, minProperties: 1, maxProperties: 1 },
 );

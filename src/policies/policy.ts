@@ -5,12 +5,10 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Deps } from '../deps.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 
-export interface PolicyEnv {
+export interface PolicyEnv extends PolicySite {
   deps: Deps;
   /** The route the policy guards ('oauth2/token' for the token endpoint). */
   route: string;
-  /** Folder of the config file, against which relative paths resolve. */
-  configDir: string;
 }
 
 export interface PolicyIssue {
@@ -28,9 +26,17 @@ export interface HeldResponse {
 
 export type ResponseStep = (ctx: RequestContext, response: HeldResponse) => HeldResponse;
 
+/** Where a policy is declared, for checks that depend on it. */
+export interface PolicySite {
+  configDir: string;
+  /** The route's method and path; undefined on the token endpoint. */
+  method: string | undefined;
+  path: string | undefined;
+}
+
 interface Descriptor<S extends TSchema> {
   schema: S;
-  check?(options: Static<S>, configDir: string): PolicyIssue[];
+  check?(options: Static<S>, site: PolicySite): PolicyIssue[];
 }
 
 /** Runs before the upstream is called: 'access' policies first (in YAML order), then 'request'. */

@@ -6,6 +6,7 @@ import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
+import { queryObject } from '../http/request.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
 export interface Target {
@@ -63,7 +64,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>): Tar
         method: req.method as 'GET',
         path: basePath + ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`),
         headers: upstreamRequestHeaders(ctx),
-        body: hasBody ? req : null,
+        body: ctx.body ?? (hasBody ? req : null),
       });
     } catch (err) {
       throw upstreamError(name, err);
@@ -98,16 +99,11 @@ const ECHO_BODY_LIMIT = 1024 * 1024;
 
 /** Answers with what an upstream would have received: method, path, query, headers and body. */
 async function echo(ctx: RequestContext): Promise<void> {
-  const body = await readBody(ctx.req, ECHO_BODY_LIMIT);
-  const query: Record<string, string | string[]> = {};
-  for (const [k, v] of new URLSearchParams(ctx.query)) {
-    const prev = query[k];
-    query[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
-  }
+  const body = ctx.body ?? (await readBody(ctx.req, ECHO_BODY_LIMIT));
   const payload = JSON.stringify({
     method: ctx.req.method,
     path: ctx.path,
-    query,
+    query: queryObject(ctx.query),
     headers: upstreamRequestHeaders(ctx),
     body: body.toString('utf8'),
   });

@@ -1,0 +1,125 @@
+// Request validation: the query string and the JSON body against JSON Schemas, or against the
+// route's operation in an OpenAPI 3 document; a body size limit and a content type check.
+// Failure: 400 problem+json listing every failure with a JSON pointer; the upstream never sees it.
+import path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import { Strict } from '../config/fragments.ts';
+import { GatewayError } from '../errors.ts';
+import { readBody } from '../http/body.ts';
+import { queryObject } from '../http/request.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
+import {
+  failures,
+  findOperation,
+  loadOpenApi,
+  openApiBodySchema,
+  openApiQuerySchema,
+  tryCompile,
+  userAjv,
+  type Failure,
+} from './schemas.ts';
+
+const JsonSchema = Type.Unsafe<object>({ type: 'object' });
+
+const ValidateRequestOptions = Type.Object(
+  {
+    /** JSON Schema of the query parameters as an object; values are coerced to the schema's types. */
+    query: Type.Optional(JsonSchema),
+    /** JSON Schema of the JSON body. */
+    body: Type.Optional(JsonSchema),
+    /** Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON). */
+    openapi: Type.Optional(Type.String({ minLength: 1 })),
+    /** Largest body accepted, in bytes (default 1 MiB); larger: 413. */
+    maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Media types a body may have (default application/json); others: 415. */
+    contentTypes: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$' }), { minItems: 1 })),
+  },
+  { ...Strict, minProperties: 1 },
+);
+
+type Options = typeof ValidateRequestOptions.static;
+
+const DOC = 'openapi';
+
+interface Compiled {
+  query: ValidateFunction | undefined;
+  body: ValidateFunction | undefined;
+  bodyRequired: boolean;
+}
+
+/** Compiles the options' schemas, or says what is wrong with them. */
+function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
+  const queryAjv = userAjv({ coerce: true });
+  const bodyAjv = userAjv();
+  let querySchema: object | undefined = options.query;
+  let bodySchema: object | undefined = options.body;
+  let bodyRequired = options.body !== undefined;
+  if (options.openapi !== undefined) {
+    let doc: Record<string, unknown>;
+    try {
+      doc = loadOpenApi(path.resolve(site.configDir, options.openapi));
+    } catch (err) {
+      return { path: ['openapi'], message: `cannot use ${options.openapi}: ${(err as Error).message.split('\n')[0]}` };
+    }
+    const op = site.method === undefined || site.path === undefined ? undefined : findOperation(doc, site.method, site.path);
+    if (op === undefined) return { path: ['openapi'], message: `${options.openapi} has no operation ${site.method ?? ''} ${site.path ?? ''}` };
+    queryAjv.addSchema(doc, DOC);
+    bodyAjv.addSchema(doc, DOC);
+    querySchema = openApiQuerySchema(doc, op, DOC);
+    const body = openApiBodySchema(doc, op, DOC);
+    bodySchema = body?.schema;
+    bodyRequired = body?.required ?? false;
+  }
+  const query = querySchema === undefined ? undefined : tryCompile(queryAjv, querySchema);
+  if (typeof query === 'string') return { path: [options.openapi === undefined ? 'query' : 'openapi'], message: `is not a valid JSON Schema: ${query}` };
+  const body = bodySchema === undefined ? undefined : tryCompile(bodyAjv, bodySchema);
+  if (typeof body === 'string') return { path: [options.openapi === undefined ? 'body' : 'openapi'], message: `is not a valid JSON Schema: ${body}` };
+  return { query, body, bodyRequired };
+}
+
+function mediaType(value: string | undefined): string | undefined {
+  return value?.split(';')[0]?.trim().toLowerCase();
+}
+
+export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
+  phase: 'request',
+  schema: ValidateRequestOptions,
+  check(options, site) {
+    const compiled = compile(options, site);
+    return 'path' in compiled ? [compiled] : [];
+  },
+  create(options, env) {
+    const compiled = compile(options, env) as Compiled;
+    const limit = options.maxBodySize ?? 1024 * 1024;
+    const types = new Set(options.contentTypes ?? ['application/json']);
+    const json = types.has('application/json') || [...types].some((t) => t.endsWith('+json'));
+
+    return async function validateRequest(ctx: RequestContext): Promise<void> {
+      const found: Failure[] = [];
+      if (compiled.query !== undefined && !compiled.query(queryObject(ctx.query))) found.push(...failures('/query', compiled.query.errors));
+
+      const { req } = ctx;
+      const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+      if (hasBody) {
+        if (compiled.body !== undefined && !types.has(mediaType(req.headers['content-type']) ?? '')) {
+          throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
+        }
+        ctx.body = await readBody(req, limit);
+        if (compiled.body !== undefined && json) {
+          let value: unknown;
+          try {
+            value = JSON.parse(ctx.body.toString('utf8'));
+          } catch {
+            found.push({ pointer: '/body', message: 'is not valid JSON' });
+          }
+          if (value !== undefined && !compiled.body(value)) found.push(...failures('/body', compiled.body.errors));
+        }
+      } else if (compiled.bodyRequired) {
+        found.push({ pointer: '/body', message: 'is required' });
+      }
+      if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });
+    };
+  },
+};

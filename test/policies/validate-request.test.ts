@@ -1,0 +1,184 @@
+// Request validation: query and JSON body against JSON Schemas or an OpenAPI 3 operation.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { ConfigError } from '../../src/config/load.ts';
+import { bearer, call, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+
+const ROUTES = `
+  search:
+    method: GET
+    path: /v1/search
+    upstream: backend
+    policies:
+      - validateRequest:
+          query:
+            type: object
+            required: [q]
+            properties:
+              q: { type: string, minLength: 1 }
+              limit: { type: integer, minimum: 1, maximum: 100 }
+              sort: { enum: [asc, desc] }
+  create:
+    method: POST
+    path: /v1/create
+    upstream: backend
+    policies:
+      - validateRequest:
+          maxBodySize: 64
+          body:
+            type: object
+            required: [name]
+            properties:
+              name: { type: string }
+              tags: { type: array, items: { type: string } }
+            additionalProperties: false
+  items:
+    method: GET
+    path: /v1/items/{id}
+    upstream: backend
+    policies:
+      - validateRequest: { openapi: ./openapi.yaml }
+  items-create:
+    method: POST
+    path: /v1/items
+    upstream: backend
+    policies:
+      - validateRequest: { openapi: ./openapi.yaml }
+`;
+
+const OPENAPI = `openapi: 3.0.3
+info: { title: items, version: '1' }
+paths:
+  /v1/items/{itemId}:
+    parameters:
+      - { name: itemId, in: path, required: true, schema: { type: string } }
+    get:
+      parameters:
+        - $ref: '#/components/parameters/Limit'
+        - { name: fields, in: query, schema: { type: string, pattern: '^[a-z,]+$' } }
+      responses:
+        '200': { description: ok }
+  /v1/items:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: '#/components/schemas/Item' }
+      responses:
+        '201': { description: created }
+components:
+  parameters:
+    Limit: { name: limit, in: query, required: true, schema: { type: integer, minimum: 1 } }
+  schemas:
+    Item:
+      type: object
+      required: [name, price]
+      properties:
+        name: { type: string }
+        price: { type: number, minimum: 0 }
+`;
+
+describe('validateRequest', () => {
+  let upstream: Upstream;
+  let gw: TestGateway;
+  let token: string;
+  let dir: { dir: string; remove: () => void };
+  before(async () => {
+    upstream = await startUpstream();
+    dir = tempDir();
+    writeFileSync(path.join(dir.dir, 'openapi.yaml'), OPENAPI);
+    gw = await startTestGateway({ upstreamUrl: upstream.url, routes: ROUTES, products: `  validated:\n    routes: [search, create, items, items-create]\n` }, { dir: dir.dir });
+    const app = await gw.client('validated');
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+    dir.remove();
+  });
+
+  async function refused(url: string, init: RequestInit, errors: { pointer: string; message: string }[]): Promise<void> {
+    const seen = upstream.received.length;
+    const res = await call(`${gw.url}${url}`, { ...init, headers: { ...bearer(token), ...(init.headers as Record<string, string> | undefined) } });
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.deepEqual(res.body, { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'the request is not valid', code: 'invalid_request', errors });
+    assert.equal(upstream.received.length, seen, 'the upstream never saw the call');
+  }
+
+  test('query: typed, required, enum; every failure listed', async () => {
+    await refused('/v1/search', {}, [{ pointer: '/query/q', message: 'is required' }]);
+    await refused('/v1/search?q=x&limit=0', {}, [{ pointer: '/query/limit', message: 'must be >= 1' }]);
+    await refused('/v1/search?limit=abc&sort=up', {}, [
+      { pointer: '/query/q', message: 'is required' },
+      { pointer: '/query/limit', message: 'must be integer' },
+      { pointer: '/query/sort', message: 'must be equal to one of the allowed values' },
+    ]);
+    const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
+    assert.equal(ok.status, 200);
+    assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
+  });
+
+  test('JSON body: schema failures, bad JSON, media type, size', async () => {
+    const post = (body: string, type = 'application/json') => ({ method: 'POST', headers: { 'content-type': type }, body });
+    await refused('/v1/create', post('{"tags":[1]}'), [
+      { pointer: '/body/name', message: 'is required' },
+      { pointer: '/body/tags/0', message: 'must be string' },
+    ]);
+    await refused('/v1/create', post('{"name":"a","x":1}'), [{ pointer: '/body/x', message: 'is not allowed' }]);
+    await refused('/v1/create', post('{"name":'), [{ pointer: '/body', message: 'is not valid JSON' }]);
+    await refused('/v1/create', { method: 'POST' }, [{ pointer: '/body', message: 'is required' }]);
+
+    const wrongType = await call(`${gw.url}/v1/create`, { ...post('name=a', 'application/x-www-form-urlencoded'), headers: { ...bearer(token), 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(wrongType.status, 415);
+    assert.equal(wrongType.body.code, 'unsupported_media_type');
+    const tooBig = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x'.repeat(80) }) });
+    assert.equal(tooBig.status, 413);
+    assert.equal(tooBig.body.code, 'payload_too_large');
+
+    const ok = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json; charset=utf-8' }, body: '{"name":"pot","tags":["tea"]}' });
+    assert.equal(ok.status, 200);
+    assert.equal(upstream.received.at(-1)?.body, '{"name":"pot","tags":["tea"]}', 'the upstream got the same bytes');
+  });
+
+  test('OpenAPI 3: query parameters (with $ref) of the operation the route matches', async () => {
+    await refused('/v1/items/7', {}, [{ pointer: '/query/limit', message: 'is required' }]);
+    await refused('/v1/items/7?limit=2&fields=A', {}, [{ pointer: '/query/fields', message: 'must match pattern "^[a-z,]+$"' }]);
+    assert.equal((await call(`${gw.url}/v1/items/7?limit=2&fields=name,price`, { headers: bearer(token) })).status, 200);
+  });
+
+  test('OpenAPI 3: a required JSON body with a $ref schema', async () => {
+    const post = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    await refused('/v1/items', { method: 'POST' }, [{ pointer: '/body', message: 'is required' }]);
+    await refused('/v1/items', post('{"name":"pot","price":-1}'), [{ pointer: '/body/price', message: 'must be >= 0' }]);
+    const ok = await call(`${gw.url}/v1/items`, { ...post('{"name":"pot","price":3}'), headers: { ...bearer(token), 'content-type': 'application/json' } });
+    assert.equal(ok.status, 200);
+  });
+});
+
+describe('validateRequest configuration errors', () => {
+  async function configError(routes: string, files: Record<string, string> = {}): Promise<string> {
+    const dir = tempDir();
+    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir.dir, name), text);
+    try {
+      const gw = await startTestGateway({ routes }, { dir: dir.dir });
+      await gw.close();
+    } catch (err) {
+      if (err instanceof ConfigError) return err.message;
+      throw err;
+    } finally {
+      dir.remove();
+    }
+    assert.fail('the configuration loaded');
+  }
+
+  test('a schema ajv cannot compile, a missing document, an operation the document lacks', async () => {
+    const route = (options: string) => `  v:\n    method: GET\n    path: /v1/v\n    upstream: mock\n    policies:\n      - validateRequest: ${options}\n`;
+    assert.match(await configError(route('{ query: { type: nonsense } }')), /^routes\.v\.policies\[0\]\.validateRequest\.query: is not a valid JSON Schema: .* \(gateway\.yaml:\d+\)$/);
+    assert.match(await configError(route('{ openapi: ./missing.yaml }')), /^routes\.v\.policies\[0\]\.validateRequest\.openapi: cannot use \.\/missing\.yaml: ENOENT.* \(gateway\.yaml:\d+\)$/);
+    assert.match(await configError(route('{ openapi: ./api.yaml }'), { 'api.yaml': OPENAPI }), /^routes\.v\.policies\[0\]\.validateRequest\.openapi: \.\/api\.yaml has no operation GET \/v1\/v \(gateway\.yaml:\d+\)$/);
+  });
+});
