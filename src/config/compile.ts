@@ -5,9 +5,9 @@ import { GatewayError } from '../errors.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
-import type { PolicyEnv } from '../policies/policy.ts';
+import type { PolicyEnv, ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
-import { createTarget, type Target } from '../upstream/targets.ts';
+import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { PolicyEntry } from './schema.ts';
 
 export interface PathEntry {
@@ -49,7 +49,7 @@ export function compileRoutes(deps: Deps): RouteTable {
       ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
       ...compilePolicies(route.policies, 'access', env),
       ...compilePolicies(route.policies, 'request', env),
-      targets.get(route.upstream)!.step,
+      createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
     const methods = byPath.get(route.path) ?? new Map<string, readonly Step[]>();
     methods.set(route.method, steps);
@@ -105,4 +105,15 @@ export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access'
     if (policy.phase === phase) steps.push(policy.create(options, env));
   }
   return steps;
+}
+
+/** The handlers of the response policies, in the order the YAML lists them. */
+function responseHandlers(entries: readonly PolicyEntry[], env: PolicyEnv): ResponseHandler[] {
+  const handlers: ResponseHandler[] = [];
+  for (const entry of entries) {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    const policy = policies[name];
+    if (policy.phase === 'response') handlers.push(policy.create(options, env));
+  }
+  return handlers;
 }

@@ -53,8 +53,10 @@ export type UpstreamSettings =
   | {
       kind: 'http';
       name: string;
-      origin: string;
-      basePath: string;
+      targets: readonly { origin: string; basePath: string }[];
+      retries: number;
+      failureThreshold: number;
+      cooldownMs: number;
       connectTimeoutMs: number;
       timeoutMs: number;
       connections: number;
@@ -324,12 +326,17 @@ function upstreamSettings(
   if ('mock' in u) {
     return { kind: 'mock', name, status: u.mock.status ?? 200, headers: u.mock.headers ?? {}, body: u.mock.body ?? null };
   }
-  const url = new URL(u.url);
+  const targets = (Array.isArray(u.url) ? u.url : [u.url]).map((href) => {
+    const url = new URL(href);
+    return { origin: url.origin, basePath: url.pathname.replace(/\/$/, '') };
+  });
   return {
     kind: 'http',
     name,
-    origin: url.origin,
-    basePath: url.pathname.replace(/\/$/, ''),
+    targets,
+    retries: u.retries ?? (targets.length > 1 ? 1 : 0),
+    failureThreshold: u.healthCheck?.failures ?? 3,
+    cooldownMs: duration(u.healthCheck?.cooldown, 10, 'healthCheck'),
     connectTimeoutMs: duration(u.connectTimeout, 5, 'connectTimeout'),
     timeoutMs: duration(u.timeout, 30, 'timeout'),
     connections: u.connections ?? 128,

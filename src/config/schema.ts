@@ -79,13 +79,20 @@ const Tls = Type.Object(
   Strict,
 );
 
+const TargetUrl = Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' });
+
 const HttpUpstream = Type.Object(
   {
-    url: Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' }),
+    /** One target, or several taken in turn (round-robin). */
+    url: Type.Union([TargetUrl, Type.Array(TargetUrl, { minItems: 1, uniqueItems: true })]),
     connectTimeout: Type.Optional(Duration),
     timeout: Type.Optional(Duration),
     connections: Type.Optional(Type.Integer({ minimum: 1 })),
     tls: Type.Optional(Tls),
+    /** Further targets tried when one cannot be reached; idempotent methods only, before any answer. */
+    retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+    /** Passive health check: after `failures` failures in a row a target is skipped for `cooldown`. */
+    healthCheck: Type.Optional(Type.Object({ failures: Type.Integer({ minimum: 1 }), cooldown: Duration }, Strict)),
   },
   Strict,
 );

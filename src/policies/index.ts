@@ -6,11 +6,13 @@ import { ipAccess } from './ip-access.ts';
 import type { Policy } from './policy.ts';
 import { quota } from './quota.ts';
 import { spikeArrest } from './spike-arrest.ts';
+import { transformResponse } from './transform-response.ts';
 import { validateRequest } from './validate-request.ts';
+import { validateResponse } from './validate-response.ts';
 
 export { QuotaOptions } from './quota.ts';
 
-export const policies = { quota, spikeArrest, ipAccess, validateRequest } as const satisfies Record<string, Policy<TSchema>>;
+export const policies = { quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse } as const satisfies Record<string, Policy<TSchema>>;
 
 export type PolicyName = keyof typeof policies;
 
@@ -21,6 +23,8 @@ export const policySchema = Type.Object(
     spikeArrest: Type.Optional(spikeArrest.schema),
     ipAccess: Type.Optional(ipAccess.schema),
     validateRequest: Type.Optional(validateRequest.schema),
+    validateResponse: Type.Optional(validateResponse.schema),
+    transformResponse: Type.Optional(transformResponse.schema),
   },
   { ...Strict, minProperties: 1, maxProperties: 1 },
 );

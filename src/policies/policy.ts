@@ -24,7 +24,14 @@ export interface HeldResponse {
   body: Buffer;
 }
 
-export type ResponseStep = (ctx: RequestContext, response: HeldResponse) => HeldResponse;
+/**
+ * What a response policy does to the answer: `headers` may change the status line's headers (the
+ * body can still stream through); `body` needs the whole answer and returns it, changed or not.
+ */
+export interface ResponseHandler {
+  headers?(ctx: RequestContext, response: { status: number; headers: Record<string, string | string[]> }): void;
+  body?(ctx: RequestContext, response: HeldResponse): HeldResponse;
+}
 
 /** Where a policy is declared, for checks that depend on it. */
 export interface PolicySite {
@@ -48,7 +55,7 @@ export interface RequestPolicy<S extends TSchema> extends Descriptor<S> {
 /** Runs on the upstream's answer, in YAML order. */
 export interface ResponsePolicy<S extends TSchema> extends Descriptor<S> {
   phase: 'response';
-  create(options: Static<S>, env: PolicyEnv): ResponseStep;
+  create(options: Static<S>, env: PolicyEnv): ResponseHandler;
 }
 
 export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S>;

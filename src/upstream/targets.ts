@@ -1,16 +1,22 @@
-// The last step of a route: a real upstream over undici, or a built-in mock or echo target.
+// The last step of a route: a real upstream over undici (one or several targets, round-robin,
+// passive health checks, retries), or a built-in mock or echo target; and the responder that
+// streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
 import { queryObject } from '../http/request.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
 export interface Target {
-  step: Step;
+  /** The whole answer, for response policies that read the body. */
+  fetch(ctx: RequestContext): Promise<HeldResponse>;
+  /** Streams the answer to the client; `onHeaders` may change its status line's headers first. */
+  stream(ctx: RequestContext, onHeaders: (response: { status: number; headers: Record<string, string | string[]> }) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -19,10 +25,46 @@ export function createTarget(settings: UpstreamSettings): Target {
     case 'http':
       return createProxy(settings);
     case 'mock':
-      return { step: createMock(settings), close: async () => {} };
+      return held(createMock(settings));
     case 'echo':
-      return { step: echo, close: async () => {} };
+      return held(echo);
   }
+}
+
+/** The route's final step: the target, then the response policies in YAML order. */
+export function createResponder(target: Target, handlers: readonly ResponseHandler[]): Step {
+  const headerHooks = handlers.flatMap((h) => (h.headers === undefined ? [] : [h.headers]));
+  if (!handlers.some((h) => h.body !== undefined)) {
+    if (headerHooks.length === 0) return (ctx) => target.stream(ctx, () => {});
+    return (ctx) => target.stream(ctx, (response) => headerHooks.forEach((hook) => hook(ctx, response)));
+  }
+  return async function respondHeld(ctx: RequestContext): Promise<void> {
+    let response = await target.fetch(ctx);
+    for (const handler of handlers) {
+      handler.headers?.(ctx, response);
+      if (handler.body !== undefined) response = handler.body(ctx, response);
+    }
+    writeHeld(ctx, response);
+  };
+}
+
+function writeHeld(ctx: RequestContext, response: HeldResponse): void {
+  const headers: Record<string, string | string[]> = { ...response.headers, 'content-length': String(response.body.length) };
+  delete headers['transfer-encoding'];
+  ctx.res.writeHead(response.status, headers).end(ctx.req.method === 'HEAD' ? undefined : response.body);
+}
+
+/** A target that has its whole answer at once (mock, echo) streams by writing it. */
+function held(fetch: (ctx: RequestContext) => Promise<HeldResponse> | HeldResponse): Target {
+  return {
+    fetch: async (ctx) => fetch(ctx),
+    async stream(ctx, onHeaders) {
+      const response = await fetch(ctx);
+      onHeaders(response);
+      writeHeld(ctx, response);
+    },
+    close: async () => {},
+  };
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -40,65 +82,132 @@ export function upstreamError(name: string, err: unknown): GatewayError {
   return new GatewayError(502, 'upstream_unavailable', 'the upstream could not be reached', { detail: `${name}: ${code}`, cause: err });
 }
 
-function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>): Target {
-  const pool = new Pool(settings.origin, {
-    connections: settings.connections,
-    pipelining: 1,
-    keepAliveTimeout: 4_000,
-    headersTimeout: settings.timeoutMs,
-    bodyTimeout: settings.timeoutMs,
-    connect: {
-      timeout: settings.connectTimeoutMs,
-      ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
-      ...(settings.servername === undefined ? {} : { servername: settings.servername }),
-    },
-  });
-  const { basePath, name } = settings;
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const HELD_LIMIT = 10 * 1024 * 1024;
 
-  async function forward(ctx: RequestContext): Promise<void> {
-    const { req, res } = ctx;
-    const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
-    let upstream;
-    try {
-      upstream = await pool.request({
-        method: req.method as 'GET',
-        path: basePath + ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`),
-        headers: upstreamRequestHeaders(ctx),
-        body: ctx.body ?? (hasBody ? req : null),
-      });
-    } catch (err) {
-      throw upstreamError(name, err);
+interface Member {
+  pool: Pool;
+  basePath: string;
+  failures: number;
+  /** Skipped until this time (epoch ms) after too many failures in a row. */
+  downUntil: number;
+}
+
+function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>): Target {
+  const connect = {
+    timeout: settings.connectTimeoutMs,
+    ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
+    ...(settings.servername === undefined ? {} : { servername: settings.servername }),
+  };
+  const members: Member[] = settings.targets.map((t) => ({
+    pool: new Pool(t.origin, {
+      connections: settings.connections,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      headersTimeout: settings.timeoutMs,
+      bodyTimeout: settings.timeoutMs,
+      connect,
+    }),
+    basePath: t.basePath,
+    failures: 0,
+    downUntil: 0,
+  }));
+  const { name, retries, failureThreshold, cooldownMs } = settings;
+  let next = 0;
+
+  /** Round-robin over the healthy targets; when none is healthy, over all of them. */
+  function pick(now: number): Member {
+    for (let i = 0; i < members.length; i++) {
+      const m = members[(next + i) % members.length]!;
+      if (m.downUntil <= now) {
+        next = (next + i + 1) % members.length;
+        return m;
+      }
     }
-    res.writeHead(upstream.statusCode, clientResponseHeaders(upstream.headers));
-    try {
-      await pipeline(upstream.body, res);
-    } catch {
-      // Headers are gone already; the client sees the connection end early, as with any proxy.
-      res.destroy();
+    const m = members[next % members.length]!;
+    next = (next + 1) % members.length;
+    return m;
+  }
+
+  function failed(m: Member): void {
+    if (++m.failures >= failureThreshold) m.downUntil = Date.now() + cooldownMs;
+  }
+
+  /** Sends the request to a target, and on a failure before any answer, to the next (if allowed). */
+  async function request(ctx: RequestContext): Promise<Dispatcher.ResponseData> {
+    const { req } = ctx;
+    const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+    // A streamed body cannot be sent twice; a held one (validation read it) or none can.
+    const replayable = IDEMPOTENT.has(req.method ?? '') && (!hasBody || ctx.body !== undefined);
+    const headers = upstreamRequestHeaders(ctx);
+    const target = ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`);
+    for (let attempt = 0; ; attempt++) {
+      const m = pick(Date.now());
+      try {
+        const response = await m.pool.request({
+          method: req.method as Dispatcher.HttpMethod,
+          path: m.basePath + target,
+          headers,
+          body: ctx.body ?? (hasBody ? req : null),
+        });
+        if (response.statusCode >= 502 && response.statusCode <= 504) failed(m);
+        else m.failures = 0;
+        return response;
+      } catch (err) {
+        failed(m);
+        if (attempt >= retries || !replayable) throw upstreamError(name, err);
+      }
     }
   }
 
-  return { step: forward, close: () => pool.close() };
+  return {
+    async fetch(ctx) {
+      const response = await request(ctx);
+      let body: Buffer;
+      try {
+        body = Buffer.from(await response.body.arrayBuffer());
+      } catch (err) {
+        throw upstreamError(name, err);
+      }
+      if (body.length > HELD_LIMIT) throw new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
+      return { status: response.statusCode, headers: clientResponseHeaders(response.headers), body };
+    },
+    async stream(ctx, onHeaders) {
+      const response = await request(ctx);
+      const head = { status: response.statusCode, headers: clientResponseHeaders(response.headers) };
+      onHeaders(head);
+      ctx.res.writeHead(head.status, head.headers);
+      try {
+        await pipeline(response.body, ctx.res);
+      } catch {
+        // Headers are gone already; the client sees the connection end early, as with any proxy.
+        ctx.res.destroy();
+      }
+    },
+    close: async () => {
+      await Promise.all(members.map((m) => m.pool.close()));
+    },
+  };
 }
 
-function createMock(settings: Extract<UpstreamSettings, { kind: 'mock' }>): Step {
+function createMock(settings: Extract<UpstreamSettings, { kind: 'mock' }>): () => HeldResponse {
   const text = typeof settings.body === 'string';
-  const payload = Buffer.from(text ? (settings.body as string) : JSON.stringify(settings.body));
-  const headers: Record<string, string | number> = {
+  const body = Buffer.from(text ? (settings.body as string) : JSON.stringify(settings.body));
+  const headers: Record<string, string> = {
     'content-type': text ? 'text/plain; charset=utf-8' : 'application/json',
     ...Object.fromEntries(Object.entries(settings.headers).map(([k, v]) => [k.toLowerCase(), v])),
-    'content-length': payload.length,
   };
   const { status } = settings;
-  return function mock(ctx: RequestContext): void {
-    ctx.res.writeHead(status, headers).end(ctx.req.method === 'HEAD' ? undefined : payload);
+  // A fresh headers object per call: response policies may change it.
+  return function mock(): HeldResponse {
+    return { status, headers: { ...headers }, body };
   };
 }
 
 const ECHO_BODY_LIMIT = 1024 * 1024;
 
 /** Answers with what an upstream would have received: method, path, query, headers and body. */
-async function echo(ctx: RequestContext): Promise<void> {
+async function echo(ctx: RequestContext): Promise<HeldResponse> {
   const body = ctx.body ?? (await readBody(ctx.req, ECHO_BODY_LIMIT));
   const payload = JSON.stringify({
     method: ctx.req.method,
@@ -107,5 +216,5 @@ async function echo(ctx: RequestContext): Promise<void> {
     headers: upstreamRequestHeaders(ctx),
     body: body.toString('utf8'),
   });
-  ctx.res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }).end(payload);
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(payload) };
 }

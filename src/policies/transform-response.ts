@@ -1,0 +1,123 @@
+// Response transform: set or remove headers; on JSON bodies remove, rename or set fields by JSON
+// pointer, with constants or values from the request context. Header changes alone keep the body
+// streaming; body changes hold the answer whole.
+import { Type } from '@sinclair/typebox';
+import { Strict } from '../config/fragments.ts';
+import type { RequestContext } from '../pipeline/context.ts';
+import { getAt, parsePointer, removeAt, setAt } from './json-pointer.ts';
+import type { PolicyIssue, ResponseHandler, ResponsePolicy } from './policy.ts';
+
+const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" });
+const Pointer = Type.String({ pattern: '^(/.*)?$' });
+const Source = Type.Union(['app', 'product', 'developer', 'clientId', 'subject', 'scope', 'route'].map((s) => Type.Literal(s)));
+
+const TransformResponseOptions = Type.Object(
+  {
+    headers: Type.Optional(
+      Type.Object(
+        {
+          set: Type.Optional(Type.Record(HeaderName, Type.String(), Strict)),
+          remove: Type.Optional(Type.Array(HeaderName)),
+        },
+        { ...Strict, minProperties: 1 },
+      ),
+    ),
+    body: Type.Optional(
+      Type.Object(
+        {
+          remove: Type.Optional(Type.Array(Pointer)),
+          /** From pointer to pointer. */
+          rename: Type.Optional(Type.Record(Pointer, Pointer, Strict)),
+          set: Type.Optional(
+            Type.Array(
+              Type.Union([
+                Type.Object({ pointer: Pointer, value: Type.Unknown() }, { ...Strict, required: ['pointer', 'value'] }),
+                Type.Object({ pointer: Pointer, from: Source }, Strict),
+              ]),
+            ),
+          ),
+        },
+        { ...Strict, minProperties: 1 },
+      ),
+    ),
+  },
+  { ...Strict, minProperties: 1 },
+);
+
+type Options = typeof TransformResponseOptions.static;
+
+const SOURCES: Record<string, (ctx: RequestContext, route: string) => unknown> = {
+  app: (ctx) => ctx.token?.appName ?? null,
+  product: (ctx) => ctx.token?.product ?? null,
+  developer: (ctx) => ctx.token?.developerEmail ?? null,
+  clientId: (ctx) => ctx.token?.key ?? null,
+  subject: (ctx) => ctx.token?.subject ?? null,
+  scope: (ctx) => ctx.token?.scope ?? null,
+  route: (_ctx, route) => route,
+};
+
+const isJson = (type: string | string[] | undefined) => {
+  const t = (Array.isArray(type) ? type[0] : type)?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return t === 'application/json' || t.endsWith('+json');
+};
+
+function bodyHandler(body: NonNullable<Options['body']>, route: string): NonNullable<ResponseHandler['body']> {
+  const removes = (body.remove ?? []).map((p) => parsePointer(p)!);
+  const renames = Object.entries(body.rename ?? {}).map(([from, to]) => [parsePointer(from)!, parsePointer(to)!] as const);
+  const sets = (body.set ?? []).map((s) => {
+    const at = parsePointer(s.pointer)!;
+    if ('from' in s) {
+      const source = SOURCES[s.from]!;
+      return (ctx: RequestContext, doc: unknown) => setAt(doc, at, source(ctx, route));
+    }
+    return (_ctx: RequestContext, doc: unknown) => setAt(doc, at, structuredClone(s.value));
+  });
+  return function transformBody(ctx, response) {
+    if (!isJson(response.headers['content-type'])) return response;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      return response;
+    }
+    for (const at of removes) removeAt(doc, at);
+    for (const [from, to] of renames) {
+      const value = getAt(doc, from);
+      if (value !== undefined && removeAt(doc, from)) setAt(doc, to, value);
+    }
+    for (const set of sets) set(ctx, doc);
+    return { ...response, body: Buffer.from(JSON.stringify(doc)) };
+  };
+}
+
+export const transformResponse: ResponsePolicy<typeof TransformResponseOptions> = {
+  phase: 'response',
+  schema: TransformResponseOptions,
+  check(options) {
+    const issues: PolicyIssue[] = [];
+    const bad = (path: (string | number)[], pointer: string) => {
+      if (parsePointer(pointer)?.length === 0) issues.push({ path, message: 'must point below the root' });
+    };
+    options.body?.remove?.forEach((p, i) => bad(['body', 'remove', i], p));
+    for (const [from, to] of Object.entries(options.body?.rename ?? {})) {
+      bad(['body', 'rename', from], from);
+      bad(['body', 'rename', from], to);
+    }
+    options.body?.set?.forEach((s, i) => bad(['body', 'set', i, 'pointer'], s.pointer));
+    return issues;
+  },
+  create(options, env) {
+    const handler: ResponseHandler = {};
+    const { headers, body } = options;
+    if (headers !== undefined) {
+      const remove = (headers.remove ?? []).map((h) => h.toLowerCase());
+      const set = Object.entries(headers.set ?? {}).map(([k, v]) => [k.toLowerCase(), v] as const);
+      handler.headers = function transformHeaders(_ctx, response) {
+        for (const name of remove) delete response.headers[name];
+        for (const [name, value] of set) response.headers[name] = value;
+      };
+    }
+    if (body !== undefined) handler.body = bodyHandler(body, env.route);
+    return handler;
+  },
+};
