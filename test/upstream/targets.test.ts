@@ -1,0 +1,67 @@
+// Upstreams with several targets: round-robin, passive health checks, retries.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { describe, test } from 'node:test';
+import { bearer, call, startTestGateway, startUpstream, tokenRequest } from '../helpers.ts';
+
+/** A port nothing listens on. */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const ROUTES = `  get:\n    method: GET\n    path: /v1/pool\n    upstream: pool\n  post:\n    method: POST\n    path: /v1/pool\n    upstream: pool\n`;
+
+describe('several targets', () => {
+  test('round-robin over the targets, each with its own base path', async () => {
+    const a = await startUpstream((_req, res) => void res.writeHead(200).end('a'));
+    const b = await startUpstream((_req, res) => void res.writeHead(200).end('b'));
+    const gw = await startTestGateway({ upstreams: `  pool:\n    url: [${a.url}/one, ${b.url}/two]\n`, routes: ROUTES, products: `  pooled:\n    routes: [get, post]\n` });
+    try {
+      const app = await gw.client('pooled');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const bodies = [];
+      for (let i = 0; i < 4; i++) bodies.push((await call(`${gw.url}/v1/pool`, { headers: bearer(token) })).text);
+      assert.deepEqual(bodies, ['a', 'b', 'a', 'b']);
+      assert.deepEqual([a.received[0]?.url, b.received[0]?.url], ['/one/v1/pool', '/two/v1/pool']);
+    } finally {
+      await gw.close();
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test('a dead target: idempotent calls retry on the next, others do not; then it is skipped', async () => {
+    const live = await startUpstream((req, res) => void res.writeHead(200).end(req.method));
+    const dead = `http://127.0.0.1:${await deadPort()}`;
+    const gw = await startTestGateway({
+      upstreams: `  pool:\n    url: [${dead}, ${live.url}]\n    healthCheck: { failures: 2, cooldown: 1h }\n`,
+      routes: ROUTES,
+      products: `  pooled:\n    routes: [get, post]\n`,
+    });
+    try {
+      const app = await gw.client('pooled');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const post = () => call(`${gw.url}/v1/pool`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'text/plain' }, body: 'x' });
+      // First pick is the dead target: GET is retried on the live one.
+      const first = await call(`${gw.url}/v1/pool`, { headers: bearer(token) });
+      assert.equal(first.status, 200);
+      assert.equal(first.text, 'GET');
+      // The retry moved the turn on: the next pick is the dead target again, and a POST is not retried.
+      const refused = await post();
+      assert.equal(refused.status, 502);
+      assert.equal(refused.body.code, 'upstream_unavailable');
+      // Two failures in a row: the dead target is skipped from now on.
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await post()).status);
+      assert.deepEqual(statuses, [200, 200, 200, 200]);
+      assert.equal(live.received.filter((r) => r.method === 'POST').length, 4);
+    } finally {
+      await gw.close();
+      await live.close();
+    }
+  });
+});
