@@ -1,0 +1,71 @@
+// gateway.example.yaml does what its comments and the README promise, policy by policy.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createApp, createDeveloper } from '../../src/admin/operations.ts';
+import { loadConfigFile } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log.ts';
+import { startGateway, type Gateway } from '../../src/main.ts';
+import { bearer, call, tempDir, tokenRequest } from '../helpers.ts';
+
+const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
+
+describe('gateway.example.yaml', () => {
+  let gw: Gateway;
+  let token: string;
+  const dir = tempDir();
+  before(async () => {
+    const config = loadConfigFile(EXAMPLE, { env: { GATEWAY_HOST: '127.0.0.1', GATEWAY_DB: path.join(dir.dir, 'gateway.db'), LOG_LEVEL: 'silent' } });
+    gw = await startGateway({ config, port: 0, logger: createLogger('silent') });
+    const deps = { config, store: gw.deps.store, secretKey: gw.deps.secretKey, clock: gw.deps.clock };
+    await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
+    const app = await createApp(deps, { developer: 'dev@example.com', name: 'example-app', product: 'hello' });
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: app.key, secret: app.secret })).body.access_token;
+  });
+  after(async () => {
+    await gw.close();
+    dir.remove();
+  });
+
+  test('GET /v1/hello answers from the mock target', async () => {
+    const res = await call(`${gw.url}/v1/hello`, { headers: bearer(token) });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { message: 'Hello from the token gateway' });
+  });
+
+  test('GET /v1/quota: the 6th call within a minute is 429', async () => {
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await call(`${gw.url}/v1/quota`, { headers: bearer(token) })).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+  });
+
+  test('GET /v1/spike: ten calls fired at once, most are 429', async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => call(`${gw.url}/v1/spike`, { headers: bearer(token) })));
+    assert.ok(answers.filter((a) => a.status === 429).length >= 8);
+  });
+
+  test('GET /v1/private: 403 from this machine', async () => {
+    const res = await call(`${gw.url}/v1/private`, { headers: bearer(token) });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.code, 'ip_denied');
+  });
+
+  test('GET /v1/search: missing q or limit=0 is 400; a good query is echoed', async () => {
+    assert.deepEqual((await call(`${gw.url}/v1/search?limit=5`, { headers: bearer(token) })).body.errors, [{ pointer: '/query/q', message: 'is required' }]);
+    assert.deepEqual((await call(`${gw.url}/v1/search?q=tea&limit=0`, { headers: bearer(token) })).body.errors, [{ pointer: '/query/limit', message: 'must be >= 1' }]);
+    const ok = await call(`${gw.url}/v1/search?q=tea&limit=10`, { headers: bearer(token) });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(ok.body.query, { q: 'tea', limit: '10' });
+  });
+
+  test('POST /v1/echo: no name is 400; a valid body is echoed, transformed', async () => {
+    const post = (body: string) => call(`${gw.url}/v1/echo`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body });
+    const bad = await post('{"title":"x"}');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.errors, [{ pointer: '/body/name', message: 'is required' }]);
+    const ok = await post('{"name":"Ada"}');
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers.get('x-example'), 'echoed');
+    assert.deepEqual(ok.body, { method: 'POST', path: '/v1/echo', query: {}, body: '{"name":"Ada"}', app: 'example-app' });
+  });
+});
