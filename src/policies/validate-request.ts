@@ -95,6 +95,8 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
     const limit = options.maxBodySize ?? 1024 * 1024;
     const types = new Set(options.contentTypes ?? ['application/json']);
     const json = types.has('application/json') || [...types].some((t) => t.endsWith('+json'));
+    // A query-only validation leaves the body streaming through.
+    const readsBody = compiled.body !== undefined || compiled.bodyRequired || options.maxBodySize !== undefined;
 
     return async function validateRequest(ctx: RequestContext): Promise<void> {
       const found: Failure[] = [];
@@ -102,7 +104,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
 
       const { req } = ctx;
       const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
-      if (hasBody) {
+      if (hasBody && readsBody) {
         if (compiled.body !== undefined && !types.has(mediaType(req.headers['content-type']) ?? '')) {
           throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
         }
@@ -116,7 +118,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
           }
           if (value !== undefined && !compiled.body(value)) found.push(...failures('/body', compiled.body.errors));
         }
-      } else if (compiled.bodyRequired) {
+      } else if (!hasBody && compiled.bodyRequired) {
         found.push({ pointer: '/body', message: 'is required' });
       }
       if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });
