@@ -29,7 +29,7 @@ export function compileRoutes(deps: Deps): RouteTable {
   const verifyToken = createVerifyToken(deps, errors);
 
   const targets = new Map<string, Target>();
-  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings));
+  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, deps.clock));
 
   // A product's quota counts an app's calls across all of the product's routes.
   const productQuotas = new Map<string, Step>();
@@ -46,8 +46,9 @@ export function compileRoutes(deps: Deps): RouteTable {
     const steps: Step[] = [
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors),
-      ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
       ...compilePolicies(route.policies, 'access', env),
+      // After the route's own access policies, so the calls they refuse do not use it up.
+      ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
       ...compilePolicies(route.policies, 'request', env),
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];

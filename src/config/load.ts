@@ -266,8 +266,8 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
 
   const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, method: undefined, path: undefined }, report);
   tokenPolicies.forEach((entry, i) => {
-    const [name, options] = Object.entries(entry)[0] as [PolicyName, { key?: string }];
-    if (name === 'ipAccess' || (name === 'spikeArrest' && options.key !== 'app')) return;
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    if (policies[name].tokenEndpoint?.(options) === true) return;
     report(['oauth', 'policies', i, name], 'the token endpoint takes ipAccess, and spikeArrest keyed by ip or route, only');
   });
   (raw.listen.trustedProxies ?? []).forEach((entry, i) => {

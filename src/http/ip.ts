@@ -31,10 +31,22 @@ function peerAddress(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 
+/** The address of an X-Forwarded-For hop, which some proxies write as a.b.c.d:port or [v6]:port. */
+function hopAddress(hop: string): string {
+  const bracketed = /^\[([0-9a-fA-F:.]+)\](?::[0-9]+)?$/.exec(hop);
+  if (bracketed) return peerAddress(bracketed[1]!);
+  const v4port = /^([0-9.]+):[0-9]+$/.exec(hop);
+  return peerAddress(v4port ? v4port[1]! : hop);
+}
+
+/** Stands for a client whose address could not be read: no list matches it. */
+export const UNKNOWN_CLIENT = 'unknown';
+
 /**
  * The client address: the socket's peer; or, when the peer is a trusted proxy, the right-most
  * address of X-Forwarded-For that is not itself a trusted proxy (the left part of the header is
- * whatever the client wrote, so it is never believed).
+ * whatever the client wrote, so it is never believed). A hop that is not an address makes the
+ * client unknown, which no allow list admits.
  */
 export function createClientIp(trustedProxies: readonly string[]): (req: IncomingMessage) => string {
   if (trustedProxies.length === 0) return (req) => peerAddress(req.socket.remoteAddress ?? '');
@@ -46,8 +58,8 @@ export function createClientIp(trustedProxies: readonly string[]): (req: Incomin
     if (header === undefined) return ip;
     const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
     for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = peerAddress(hops[i]!.trim());
-      if (isIP(hop) === 0) return ip;
+      const hop = hopAddress(hops[i]!.trim());
+      if (isIP(hop) === 0) return UNKNOWN_CLIENT;
       ip = hop;
       if (!trusted(hop)) return hop;
     }

@@ -1,5 +1,6 @@
 // Facts about the incoming request that every later step relies on, established once:
 // the normalised path.
+import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors.ts';
 
 const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request path rejected: ${why}`);
@@ -27,13 +28,28 @@ export function splitTarget(url: string): RequestTarget {
   return { path, query };
 }
 
-/** The query string as an object: one value a string, a repeated parameter an array. */
+/** The query string as an object (without a prototype): one value a string, a repeated parameter an array. */
 export function queryObject(query: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = Object.create(null) as Record<string, string | string[]>;
   if (query === '') return out;
   for (const [k, v] of new URLSearchParams(query)) {
     const prev = out[k];
     out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
   }
   return out;
+}
+
+/** Whether the request carries a body (RFC 9112 §6.3: Content-Length, or Transfer-Encoding). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? Number(length) > 0 : req.headers['transfer-encoding'] !== undefined;
+}
+
+/** The media type of a Content-Type value, lower-cased, without parameters. */
+export function mediaType(value: string | string[] | undefined): string {
+  return ((Array.isArray(value) ? value[0] : value) ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export function isJsonType(type: string): boolean {
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }

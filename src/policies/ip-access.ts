@@ -14,6 +14,7 @@ const IpAccessOptions = Type.Object({ allow: Type.Optional(Entries), deny: Type.
 export const ipAccess: RequestPolicy<typeof IpAccessOptions> = {
   phase: 'access',
   schema: IpAccessOptions,
+  tokenEndpoint: () => true,
   check(options) {
     const issues: PolicyIssue[] = [];
     for (const list of ['allow', 'deny'] as const) {

@@ -43,6 +43,8 @@ export interface PolicySite {
 
 interface Descriptor<S extends TSchema> {
   schema: S;
+  /** Whether these options make sense on the token endpoint, where there is no token yet. */
+  tokenEndpoint?(options: Static<S>): boolean;
   check?(options: Static<S>, site: PolicySite): PolicyIssue[];
 }
 

@@ -18,12 +18,14 @@ const SpikeArrestOptions = Type.Object(
 export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
   phase: 'access',
   schema: SpikeArrestOptions,
+  tokenEndpoint: (options) => options.key !== 'app',
   create(options, env) {
     const count = Number(options.rate.slice(0, -2));
     const intervalMs = (options.rate.endsWith('ps') ? 1000 : 60_000) / count;
     const burst = options.burst ?? 1;
     const by = options.key ?? (env.route === 'oauth2/token' ? 'ip' : 'app');
-    const prefix = `spike|${env.route}|`;
+    // Two spike arrests on one route (say a burst and a sustained rate) keep separate arrival times.
+    const prefix = `spike|${env.route}|${options.rate}/${burst}/${by}|`;
     const { counters, clock } = env.deps;
     const keyOf =
       by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;

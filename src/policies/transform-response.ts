@@ -3,6 +3,8 @@
 // streaming; body changes hold the answer whole.
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/fragments.ts';
+import { GatewayError } from '../errors.ts';
+import { isJsonType, mediaType } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { getAt, parsePointer, removeAt, setAt } from './json-pointer.ts';
 import type { PolicyIssue, ResponseHandler, ResponsePolicy } from './policy.ts';
@@ -16,7 +18,7 @@ const TransformResponseOptions = Type.Object(
     headers: Type.Optional(
       Type.Object(
         {
-          set: Type.Optional(Type.Record(HeaderName, Type.String(), Strict)),
+          set: Type.Optional(Type.Record(HeaderName, Type.String({ pattern: '^[\\t\\x20-\\x7e]*$' }), Strict)),
           remove: Type.Optional(Type.Array(HeaderName)),
         },
         { ...Strict, minProperties: 1 },
@@ -56,11 +58,6 @@ const SOURCES: Record<string, (ctx: RequestContext, route: string) => unknown> =
   route: (_ctx, route) => route,
 };
 
-const isJson = (type: string | string[] | undefined) => {
-  const t = (Array.isArray(type) ? type[0] : type)?.split(';')[0]?.trim().toLowerCase() ?? '';
-  return t === 'application/json' || t.endsWith('+json');
-};
-
 function bodyHandler(body: NonNullable<Options['body']>, route: string): NonNullable<ResponseHandler['body']> {
   const removes = (body.remove ?? []).map((p) => parsePointer(p)!);
   const renames = Object.entries(body.rename ?? {}).map(([from, to]) => [parsePointer(from)!, parsePointer(to)!] as const);
@@ -73,12 +70,13 @@ function bodyHandler(body: NonNullable<Options['body']>, route: string): NonNull
     return (_ctx: RequestContext, doc: unknown) => setAt(doc, at, structuredClone(s.value));
   });
   return function transformBody(ctx, response) {
-    if (!isJson(response.headers['content-type'])) return response;
+    if (!isJsonType(mediaType(response.headers['content-type']))) return response;
     let doc: unknown;
     try {
       doc = JSON.parse(response.body.toString('utf8'));
     } catch {
-      return response;
+      // Fail closed: a field the transform should remove must not slip out in a broken body.
+      throw new GatewayError(502, 'invalid_upstream_response', 'the upstream answered with a JSON body that cannot be read');
     }
     for (const at of removes) removeAt(doc, at);
     for (const [from, to] of renames) {

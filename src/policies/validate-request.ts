@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { Strict } from '../config/fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
-import { queryObject } from '../http/request.ts';
+import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
 import {
@@ -79,37 +79,62 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
   return { query, body, bodyRequired };
 }
 
-function mediaType(value: string | undefined): string | undefined {
-  return value?.split(';')[0]?.trim().toLowerCase();
+// ajv coerces "0x64", "1e2" and " 7" to numbers, which an upstream would read otherwise: a
+// number in the query must be written as a plain decimal.
+const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>): Failure[] {
+  const found: Failure[] = [];
+  for (const [name, value] of Object.entries(coerced)) {
+    const given = raw[name];
+    const pairs = Array.isArray(value) ? value.map((v, i) => [v, Array.isArray(given) ? given[i] : given] as const) : [[value, given] as const];
+    pairs.forEach(([v, g], i) => {
+      if (typeof v === 'number' && typeof g === 'string' && !DECIMAL.test(g)) {
+        found.push({ pointer: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}${Array.isArray(value) ? `/${i}` : ''}`, message: 'must be a plain decimal number' });
+      }
+    });
+  }
+  return found;
 }
 
 export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
   phase: 'request',
   schema: ValidateRequestOptions,
   check(options, site) {
+    const issues: PolicyIssue[] = [];
+    const types = options.contentTypes ?? ['application/json'];
+    if (options.body !== undefined && !types.some(isJsonType)) {
+      issues.push({ path: ['contentTypes'], message: 'a body schema needs a JSON media type (application/json or application/*+json)' });
+    }
     const compiled = compile(options, site);
-    return 'path' in compiled ? [compiled] : [];
+    return 'path' in compiled ? [...issues, compiled] : issues;
   },
   create(options, env) {
-    const compiled = compile(options, env) as Compiled;
+    const compiled = compile(options, env);
+    if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
     const limit = options.maxBodySize ?? 1024 * 1024;
     const types = new Set(options.contentTypes ?? ['application/json']);
-    const json = types.has('application/json') || [...types].some((t) => t.endsWith('+json'));
     // A query-only validation leaves the body streaming through.
     const readsBody = compiled.body !== undefined || compiled.bodyRequired || options.maxBodySize !== undefined;
 
     return async function validateRequest(ctx: RequestContext): Promise<void> {
       const found: Failure[] = [];
-      if (compiled.query !== undefined && !compiled.query(queryObject(ctx.query))) found.push(...failures('/query', compiled.query.errors));
+      if (compiled.query !== undefined) {
+        const raw = queryObject(ctx.query);
+        const coerced = { ...raw } as Record<string, unknown>;
+        if (!compiled.query(coerced)) found.push(...failures('/query', compiled.query.errors));
+        else found.push(...plainDecimals(coerced, raw));
+      }
 
       const { req } = ctx;
-      const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
-      if (hasBody && readsBody) {
-        if (compiled.body !== undefined && !types.has(mediaType(req.headers['content-type']) ?? '')) {
+      const withBody = hasBody(req);
+      if (withBody && readsBody) {
+        const type = mediaType(req.headers['content-type']);
+        if (compiled.body !== undefined && !types.has(type)) {
           throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
         }
         ctx.body = await readBody(req, limit);
-        if (compiled.body !== undefined && json) {
+        if (compiled.body !== undefined && isJsonType(type)) {
           let value: unknown;
           try {
             value = JSON.parse(ctx.body.toString('utf8'));
@@ -118,7 +143,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
           }
           if (value !== undefined && !compiled.body(value)) found.push(...failures('/body', compiled.body.errors));
         }
-      } else if (!hasBody && compiled.bodyRequired) {
+      } else if (!withBody && compiled.bodyRequired) {
         found.push({ pointer: '/body', message: 'is required' });
       }
       if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });

@@ -53,14 +53,17 @@ export const validateResponse: ResponsePolicy<typeof ValidateResponseOptions> = 
     return compiled instanceof Map ? [] : [compiled];
   },
   create(options, env) {
-    const schemas = compile(options, env) as Map<string, ValidateFunction>;
+    const schemas = compile(options, env);
+    if (!(schemas instanceof Map)) throw new Error(`validateResponse on ${env.route}: ${schemas.message}`);
     const enforce = (options.mode ?? 'enforce') === 'enforce';
     const { logger } = env.deps;
     return {
       body(ctx, response) {
         const code = String(response.status);
         const validate = schemas.get(code) ?? schemas.get(`${code[0]}XX`) ?? schemas.get('DEFAULT');
+        // No schema for this status, or an answer that has no body by definition.
         if (validate === undefined) return response;
+        if (response.body.length === 0 && (response.status === 204 || response.status === 304 || ctx.req.method === 'HEAD')) return response;
         let value: unknown;
         let found;
         try {

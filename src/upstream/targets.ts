@@ -7,7 +7,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
-import { queryObject } from '../http/request.ts';
+import { hasBody, queryObject } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
@@ -20,10 +20,10 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export function createTarget(settings: UpstreamSettings): Target {
+export function createTarget(settings: UpstreamSettings, clock: () => number = Date.now): Target {
   switch (settings.kind) {
     case 'http':
-      return createProxy(settings);
+      return createProxy(settings, clock);
     case 'mock':
       return held(createMock(settings));
     case 'echo':
@@ -83,7 +83,15 @@ export function upstreamError(name: string, err: unknown): GatewayError {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+// Failures that happen before the request left: retrying cannot make a call run twice.
+const NOT_SENT = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 const HELD_LIMIT = 10 * 1024 * 1024;
+/** Drops an answer that will not be forwarded, freeing its connection (undici reports that as an abort). */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+const tooLarge = () => new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
 
 interface Member {
   pool: Pool;
@@ -93,7 +101,7 @@ interface Member {
   downUntil: number;
 }
 
-function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>): Target {
+function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, clock: () => number): Target {
   const connect = {
     timeout: settings.connectTimeoutMs,
     ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
@@ -130,53 +138,79 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>): Tar
   }
 
   function failed(m: Member): void {
-    if (++m.failures >= failureThreshold) m.downUntil = Date.now() + cooldownMs;
+    if (++m.failures >= failureThreshold) m.downUntil = clock() + cooldownMs;
   }
 
-  /** Sends the request to a target, and on a failure before any answer, to the next (if allowed). */
-  async function request(ctx: RequestContext): Promise<Dispatcher.ResponseData> {
+  /** Sends the request to a target, and when it could not be sent, to the next (if allowed). */
+  async function request(ctx: RequestContext, identity: boolean): Promise<Dispatcher.ResponseData> {
     const { req } = ctx;
-    const hasBody = req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+    const withBody = hasBody(req);
     // A streamed body cannot be sent twice; a held one (validation read it) or none can.
-    const replayable = IDEMPOTENT.has(req.method ?? '') && (!hasBody || ctx.body !== undefined);
+    const replayable = IDEMPOTENT.has(req.method ?? '') && (!withBody || ctx.body !== undefined);
     const headers = upstreamRequestHeaders(ctx);
+    // A held answer is read by policies: it must come uncompressed.
+    if (identity) headers['accept-encoding'] = 'identity';
     const target = ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`);
     for (let attempt = 0; ; attempt++) {
-      const m = pick(Date.now());
+      const m = pick(clock());
       try {
         const response = await m.pool.request({
           method: req.method as Dispatcher.HttpMethod,
           path: m.basePath + target,
           headers,
-          body: ctx.body ?? (hasBody ? req : null),
+          body: ctx.body ?? (withBody ? req : null),
         });
         if (response.statusCode >= 502 && response.statusCode <= 504) failed(m);
         else m.failures = 0;
         return response;
       } catch (err) {
         failed(m);
-        if (attempt >= retries || !replayable) throw upstreamError(name, err);
+        const sent = !NOT_SENT.has((err as { code?: string }).code ?? '');
+        if (attempt >= retries || !replayable || sent) throw upstreamError(name, err);
       }
     }
   }
 
   return {
     async fetch(ctx) {
-      const response = await request(ctx);
-      let body: Buffer;
-      try {
-        body = Buffer.from(await response.body.arrayBuffer());
-      } catch (err) {
-        throw upstreamError(name, err);
+      const response = await request(ctx, true);
+      const headers = clientResponseHeaders(response.headers);
+      const encoding = headers['content-encoding'];
+      if (encoding !== undefined && encoding !== 'identity') {
+        discard(response.body);
+        throw new GatewayError(502, 'upstream_response_encoded', 'the upstream answered compressed although asked not to', { detail: `${name}: ${String(encoding)}` });
       }
-      if (body.length > HELD_LIMIT) throw new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
-      return { status: response.statusCode, headers: clientResponseHeaders(response.headers), body };
+      if (Number(headers['content-length'] ?? 0) > HELD_LIMIT) {
+        discard(response.body);
+        throw tooLarge();
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of response.body) {
+          size += (chunk as Buffer).length;
+          if (size > HELD_LIMIT) {
+            discard(response.body);
+            throw tooLarge();
+          }
+          chunks.push(chunk as Buffer);
+        }
+      } catch (err) {
+        throw err instanceof GatewayError ? err : upstreamError(name, err);
+      }
+      return { status: response.statusCode, headers, body: Buffer.concat(chunks, size) };
     },
     async stream(ctx, onHeaders) {
-      const response = await request(ctx);
+      const response = await request(ctx, false);
       const head = { status: response.statusCode, headers: clientResponseHeaders(response.headers) };
-      onHeaders(head);
-      ctx.res.writeHead(head.status, head.headers);
+      try {
+        onHeaders(head);
+        ctx.res.writeHead(head.status, head.headers);
+      } catch (err) {
+        // The answer will not be forwarded: free its connection now.
+        discard(response.body);
+        throw err;
+      }
       try {
         await pipeline(response.body, ctx.res);
       } catch {

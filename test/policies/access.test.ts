@@ -95,7 +95,8 @@ describe('quota', () => {
       const over = await get(gw, '/v1/q2', token);
       assert.equal(over.status, 429);
       assert.equal(over.body.detail, 'quota of 2 calls per minute exceeded');
-      // The product's quota counted the route's calls: 5 - 3 = 2 left on the other route.
+      // The product's quota counted the route's two calls, not the one the route's quota refused.
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '2', '30']);
       assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '1', '30']);
       assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '0', '30']);
       assert.equal((await get(gw, '/v1/q1', token)).status, 429);
@@ -196,6 +197,18 @@ describe('spike arrest', () => {
     }
   });
 
+  test('two spike arrests on one route keep separate counts', async () => {
+    const clock = { now: T0 };
+    const gw = await gatewayWith({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps, burst: 100 }\n      - spikeArrest: { rate: 1pm }\n`, products: `  spiky:\n    routes: [s]\n` }, clock);
+    try {
+      const token = await tokenFor(gw, 'spiky');
+      assert.equal((await get(gw, '/v1/s', token)).status, 200);
+      assert.equal((await get(gw, '/v1/s', token)).status, 429);
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('keyed per app by default, per client IP or per route when asked', async () => {
     const clock = { now: T0 };
     const routes = `${SPIKE_ROUTES('{ rate: 1ps }')}  ip:\n    method: GET\n    path: /v1/ip\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 1ps, key: ip }\n`;
@@ -257,6 +270,13 @@ describe('IP access list', () => {
       // A client writing 10.x itself, then reaching our proxy from 6.6.6.6: judged as 6.6.6.6.
       assert.equal((await get(trusting, '/v1/forwarded', t1, xff('10.1.2.3, 6.6.6.6'))).status, 200);
       assert.equal(upstream.received.at(-1)?.headers['x-forwarded-for'], '6.6.6.6');
+      // Hops written with a port, or bracketed IPv6, are read as their address.
+      assert.equal((await get(trusting, '/v1/forwarded', t1, xff('10.1.2.3:4444'))).status, 403);
+      assert.equal((await get(trusting, '/v1/forwarded', t1, xff('[2001:db8::1]:443'))).status, 200);
+      assert.equal(upstream.received.at(-1)?.headers['x-forwarded-for'], '2001:db8::1');
+      // A hop that is no address makes the client unknown: not the proxy's own address.
+      assert.equal((await get(trusting, '/v1/forwarded', t1, xff('6.6.6.6, garbage'))).status, 200);
+      assert.equal(upstream.received.at(-1)?.headers['x-forwarded-for'], 'unknown');
       // Without trusted proxies the header is ignored: the peer is 127.0.0.1.
       assert.equal((await get(plain, '/v1/forwarded', t2, xff('10.1.2.3'))).status, 200);
       assert.equal(upstream.received.at(-1)?.headers['x-forwarded-for'], '127.0.0.1');

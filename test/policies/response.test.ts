@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { bearer, call, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
@@ -138,7 +139,41 @@ describe('response policies', () => {
       renamed: { new: 'o' },
     });
     assert.equal(res.headers['content-length'], String(Buffer.byteLength(res.body)));
-    const notJson = await raw(`${gw.url}/v1/body/200/plain`, bearer(token));
-    assert.equal(notJson.body, 'plain', 'a body that is not JSON is left alone');
+    // Labelled JSON but unreadable: fail closed rather than let a field to remove slip out.
+    const broken = await raw(`${gw.url}/v1/body/200/${encodeURIComponent('{"secret":"s"')}`, bearer(token));
+    assert.equal(broken.status, 502);
+    assert.ok(!broken.body.includes('"s"'));
+  });
+});
+
+describe('held answers and compression', () => {
+  test('a held route asks for identity; an upstream that compresses anyway is refused', async () => {
+    const upstream = await startUpstream((req, res) => {
+      if (req.url?.startsWith('/v1/stubborn')) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"secret":"s"}'));
+        return;
+      }
+      const gzip = /gzip/.test(String(req.headers['accept-encoding']));
+      res.writeHead(200, { 'content-type': 'application/json', ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+      res.end(gzip ? gzipSync('{"secret":"s","id":1}') : '{"secret":"s","id":1}');
+    });
+    const transform = '      - transformResponse: { body: { remove: [/secret] } }\n';
+    const routes = `  plain:\n    method: GET\n    path: /v1/plain\n    upstream: backend\n    policies:\n${transform}  stubborn:\n    method: GET\n    path: /v1/stubborn\n    upstream: backend\n    policies:\n${transform}  empty:\n    method: GET\n    path: /v1/empty\n    upstream: mock204\n    policies:\n      - validateResponse: { responses: { 2XX: { type: object } } }\n`;
+    const gw = await startTestGateway({ upstreamUrl: upstream.url, upstreams: '  mock204:\n    mock: { status: 204, body: "" }\n', routes, products: `  zipped:\n    routes: [plain, stubborn, empty]\n` });
+    try {
+      const app = await gw.client('zipped');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const headers = { ...bearer(token), 'accept-encoding': 'gzip' };
+      const plain = await raw(`${gw.url}/v1/plain`, headers);
+      assert.equal(plain.body, '{"id":1}');
+      assert.equal(upstream.received.at(-1)?.headers['accept-encoding'], 'identity');
+      const stubborn = await raw(`${gw.url}/v1/stubborn`, headers);
+      assert.equal(stubborn.status, 502);
+      assert.equal(JSON.parse(stubborn.body).code, 'upstream_response_encoded');
+      assert.equal((await raw(`${gw.url}/v1/empty`, headers)).status, 204, 'a 204 has no body to validate');
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
   });
 });

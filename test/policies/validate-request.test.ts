@@ -117,6 +117,9 @@ describe('validateRequest', () => {
       { pointer: '/query/limit', message: 'must be integer' },
       { pointer: '/query/sort', message: 'must be equal to one of the allowed values' },
     ]);
+    // What ajv would coerce but an upstream would read otherwise.
+    await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
+    await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
     const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
     assert.equal(ok.status, 200);
     assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
@@ -139,6 +142,19 @@ describe('validateRequest', () => {
     assert.equal(tooBig.status, 413);
     assert.equal(tooBig.body.code, 'payload_too_large');
 
+    // A chunked body (no Content-Length) is read and validated the same way.
+    const chunked = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"name":'));
+        controller.enqueue(new TextEncoder().encode('7}'));
+        controller.close();
+      },
+    });
+    const seen = upstream.received.length;
+    const bad = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: chunked, duplex: 'half' } as RequestInit);
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.errors, [{ pointer: '/body/name', message: 'must be string' }]);
+    assert.equal(upstream.received.length, seen);
     const ok = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json; charset=utf-8' }, body: '{"name":"pot","tags":["tea"]}' });
     assert.equal(ok.status, 200);
     assert.equal(upstream.received.at(-1)?.body, '{"name":"pot","tags":["tea"]}', 'the upstream got the same bytes');

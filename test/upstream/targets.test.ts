@@ -64,4 +64,21 @@ describe('several targets', () => {
       await live.close();
     }
   });
+
+  test('a call that reached a target and timed out is not sent again', async () => {
+    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 1500));
+    const fast = await startUpstream((_req, res) => void res.writeHead(200).end('fast'));
+    const gw = await startTestGateway({ upstreams: `  pool:\n    url: [${slow.url}, ${fast.url}]\n    timeout: 1s\n    retries: 1\n`, routes: ROUTES, products: `  pooled:\n    routes: [get, post]\n` });
+    try {
+      const app = await gw.client('pooled');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const res = await call(`${gw.url}/v1/pool`, { headers: bearer(token) });
+      assert.equal(res.status, 504);
+      assert.equal(fast.received.length, 0, 'not retried: the slow target may have acted on it');
+    } finally {
+      await gw.close();
+      await slow.close();
+      await fast.close();
+    }
+  });
 });
