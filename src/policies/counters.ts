@@ -10,6 +10,8 @@ export interface QuotaResult {
   remaining: number;
   /** Epoch ms at which the window ends. */
   resetAt: number;
+  /** Epoch ms from which a refused call would pass. */
+  retryAt: number;
 }
 
 /** The window a new count opens at `now`. */
@@ -24,13 +26,41 @@ export class Counters {
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
     let w = this.#quota.get(key);
     if (w === undefined || now >= w.end) {
-      w = { key, ...windowOf(now), count: 0 };
+      w = { key, ...windowOf(now), count: 0, previous: 0 };
       this.#quota.set(key, w);
     }
-    if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetAt: w.end };
+    if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetAt: w.end, retryAt: w.end };
     w.count++;
     this.#dirty.add(w);
-    return { allowed: true, limit, remaining: limit - w.count, resetAt: w.end };
+    return { allowed: true, limit, remaining: limit - w.count, resetAt: w.end, retryAt: w.end };
+  }
+
+  /**
+   * A rolling window of `size` ms, estimated from two fixed windows: the current one's count plus
+   * the previous one's, weighted by how much of it still lies within the last `size` ms (rounded
+   * up, so the estimate never admits more than the limit when the previous calls came late).
+   */
+  consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult {
+    const start = now - (now % size);
+    let w = this.#quota.get(key);
+    if (w === undefined || w.start !== start) {
+      const previous = w !== undefined && w.start === start - size ? w.count : 0;
+      w = { key, start, end: start + size, count: 0, previous };
+      this.#quota.set(key, w);
+    }
+    const weight = 1 - (now - start) / size;
+    const used = Math.ceil(w.previous * weight - 1e-9) + w.count;
+    if (used >= limit) {
+      // When ceil(previous × weight) + count drops below the limit.
+      const retryAt =
+        w.count >= limit
+          ? w.end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / w.count))
+          : start + Math.ceil(size * (1 - (limit - w.count - 1) / w.previous));
+      return { allowed: false, limit, remaining: 0, resetAt: w.end, retryAt };
+    }
+    w.count++;
+    this.#dirty.add(w);
+    return { allowed: true, limit, remaining: limit - used - 1, resetAt: w.end, retryAt: w.end };
   }
 
   /**
@@ -58,7 +88,8 @@ export class Counters {
 
   /** Forgets ended windows and spent arrival times. */
   sweep(now: number): void {
-    for (const [key, w] of this.#quota) if (w.end <= now && !this.#dirty.has(w)) this.#quota.delete(key);
+    // A window is kept one interval past its end: a rolling quota reads it as the previous one.
+    for (const [key, w] of this.#quota) if (2 * w.end - w.start <= now && !this.#dirty.has(w)) this.#quota.delete(key);
     for (const [key, tat] of this.#tat) if (tat <= now) this.#tat.delete(key);
   }
 }

@@ -11,7 +11,7 @@ export const QuotaOptions = Type.Object(
     limit: Type.Integer({ minimum: 1 }),
     interval: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]),
     /** calendar: windows aligned to UTC (the minute, hour, day, ISO week from Monday, month);
-     * rolling: a window opens with the first call counted and lasts one interval. */
+     * rolling: the last interval before each call (a month is 30 days), estimated from two windows. */
     window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
   },
   Strict,
@@ -48,17 +48,7 @@ function calendarWindow(interval: QuotaSettings['interval']): WindowOf {
   }
 }
 
-function rollingWindow(interval: QuotaSettings['interval']): WindowOf {
-  if (interval === 'month') {
-    return (now) => {
-      const d = new Date(now);
-      const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate(), d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds(), d.getUTCMilliseconds());
-      return { start: now, end };
-    };
-  }
-  const size = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY }[interval];
-  return (now) => ({ start: now, end: now + size });
-}
+const ROLLING_SIZE = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
 /**
  * The step counting the calls of each app in `scope` ('product', or one route), per API product
@@ -69,13 +59,16 @@ function rollingWindow(interval: QuotaSettings['interval']): WindowOf {
 export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number): Step {
   const { limit, interval } = options;
   const mode = options.window ?? 'calendar';
-  const windowOf = mode === 'calendar' ? calendarWindow(interval) : rollingWindow(interval);
-  const prefix = `quota|${scope}|${limit}/${interval}/${mode}|`;
+  const windowOf = calendarWindow(interval);
+  const size = ROLLING_SIZE[interval];
+  // The limit is not part of the key: raising or lowering it keeps the calls already counted.
+  const prefix = `quota|${scope}|${interval}/${mode}|`;
 
   return function quota(ctx: RequestContext): void {
     const now = clock();
     const token = ctx.token!;
-    const result = counters.consumeQuota(`${prefix}${token.product}|${token.appId}`, limit, windowOf, now);
+    const key = `${prefix}${token.product}|${token.appId}`;
+    const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
     const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
     const tightest = ctx.rateLimit;
     if (tightest === undefined || result.remaining < tightest.remaining) {
@@ -85,7 +78,8 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
       ctx.res.setHeader('ratelimit-reset', String(reset));
     }
     if (!result.allowed) {
-      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(Math.max(1, reset)) } });
+      const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
+      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) } });
     }
   };
 }

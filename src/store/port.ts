@@ -83,12 +83,13 @@ export type RotateResult =
   | { ok: true; previous: TokenRecord; scope: string }
   | { ok: false; reason: 'invalid' | 'reused' | 'scope' };
 
-/** One quota counter: the calls counted in [start, end). */
+/** One quota counter: the calls counted in [start, end), and in the window just before (rolling quotas). */
 export interface QuotaWindow {
   key: string;
   start: number;
   end: number;
   count: number;
+  previous: number;
 }
 
 export interface Store {

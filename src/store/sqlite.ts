@@ -85,7 +85,8 @@ const MIGRATIONS: readonly string[] = [
      key TEXT PRIMARY KEY,
      window_start INTEGER NOT NULL,
      window_end INTEGER NOT NULL,
-     count INTEGER NOT NULL
+     count INTEGER NOT NULL,
+     previous_count INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;`,
 ];
 
@@ -218,12 +219,14 @@ export class SqliteStore implements Store {
     this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
     this.#seenRevocation = (this.#lastRevocation.get() as { seq: number }).seq;
     this.#purge = db.prepare('DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT 5000)');
-    this.#counters = db.prepare('SELECT key, window_start, window_end, count FROM quota_counters WHERE window_end > ?');
+    this.#counters = db.prepare('SELECT key, window_start, window_end, count, previous_count FROM quota_counters WHERE 2 * window_end - window_start > ?');
     this.#saveCounter = db.prepare(
-      `INSERT INTO quota_counters (key, window_start, window_end, count) VALUES (?, ?, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, window_end = excluded.window_end, count = excluded.count`,
+      `INSERT INTO quota_counters (key, window_start, window_end, count, previous_count) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, window_end = excluded.window_end,
+         count = excluded.count, previous_count = excluded.previous_count`,
     );
-    this.#purgeCounters = db.prepare('DELETE FROM quota_counters WHERE window_end <= ?');
+    // Kept one interval past their end: a rolling quota reads the previous window.
+    this.#purgeCounters = db.prepare('DELETE FROM quota_counters WHERE 2 * window_end - window_start <= ?');
   }
 
   #migrate(): void {
@@ -481,13 +484,14 @@ export class SqliteStore implements Store {
       start: r.window_start as number,
       end: r.window_end as number,
       count: r.count as number,
+      previous: r.previous_count as number,
     }));
   }
 
   async saveQuotaWindows(windows: readonly QuotaWindow[]): Promise<void> {
     if (windows.length === 0) return;
     this.#transaction(() => {
-      for (const w of windows) this.#saveCounter.run(w.key, w.start, w.end, w.count);
+      for (const w of windows) this.#saveCounter.run(w.key, w.start, w.end, w.count, w.previous);
     });
   }
 

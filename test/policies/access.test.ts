@@ -120,19 +120,26 @@ describe('quota', () => {
     }
   });
 
-  test('rolling windows open with the first call counted and last one interval', async () => {
-    const clock = { now: T0 };
-    const routes = `  r:\n    method: GET\n    path: /v1/r\n    upstream: mock\n    policies:\n      - quota: { limit: 1, interval: minute, window: rolling }\n`;
+  test('rolling windows: at most the limit within any interval, estimated from two windows', async () => {
+    const clock = { now: T0 }; // 30 s into a minute
+    const routes = `  r:\n    method: GET\n    path: /v1/r\n    upstream: mock\n    policies:\n      - quota: { limit: 2, interval: minute, window: rolling }\n`;
     const gw = await gatewayWith({ routes, products: `  roll:\n    routes: [r]\n` }, clock);
     try {
       const token = await tokenFor(gw, 'roll');
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), ['1', '0', '60']);
-      clock.now = T0 + 59_999;
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), ['2', '1', '30']);
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), ['2', '0', '30']);
       const over = await get(gw, '/v1/r', token);
       assert.equal(over.status, 429);
-      assert.equal(over.headers.get('retry-after'), '1');
+      assert.equal(over.headers.get('retry-after'), '60', 'a minute after the two calls');
+      // A calendar window would open at the full minute; the rolling one still counts the two calls.
+      clock.now = T0 + 30_000;
+      assert.equal((await get(gw, '/v1/r', token)).status, 429);
+      clock.now = T0 + 59_999;
+      assert.equal((await get(gw, '/v1/r', token)).status, 429);
       clock.now = T0 + 60_000;
-      assert.equal((await get(gw, '/v1/r', token)).status, 200);
+      const next = await get(gw, '/v1/r', token);
+      assert.equal(next.status, 200);
+      assert.deepEqual(rateHeaders(next), ['2', '0', '30']);
     } finally {
       await gw.close();
     }

@@ -552,5 +552,19 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.deepEqual(rotated, { ok: true, previous: refresh, scope: refresh.scope });
       });
     });
+
+    describe('quota windows', () => {
+      it('saves and loads windows, overwriting by key, and purges them one interval after they end', async () => {
+        const w = (key: string, start: number, count: number, previous = 0) => ({ key, start, end: start + MINUTE, count, previous });
+        await store.saveQuotaWindows([w('a', T0, 3, 7), w('b', T0, 1)]);
+        await store.saveQuotaWindows([w('a', T0, 4, 7)]);
+        const byKey = (list: { key: string }[]) => [...list].sort((x, y) => x.key.localeCompare(y.key));
+        assert.deepEqual(byKey(await store.loadQuotaWindows(T0 + 1)), [w('a', T0, 4, 7), w('b', T0, 1)]);
+        // Ended, but still the previous window of a rolling quota.
+        assert.equal((await store.loadQuotaWindows(T0 + MINUTE + 1)).length, 2);
+        await store.purgeExpired(T0 + 2 * MINUTE);
+        assert.deepEqual(await store.loadQuotaWindows(T0), []);
+      });
+    });
   });
 }
