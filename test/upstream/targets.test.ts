@@ -65,6 +65,30 @@ describe('several targets', () => {
     }
   });
 
+  test('a skipped target gets its turn again after its cooldown', async () => {
+    const live = await startUpstream((_req, res) => void res.writeHead(200).end('live'));
+    const port = await deadPort();
+    const clock = { now: Date.now() };
+    const gw = await startTestGateway(
+      { upstreams: `  pool:\n    url: [http://127.0.0.1:${port}, ${live.url}]\n    healthCheck: { failures: 1, cooldown: 30s }\n`, routes: ROUTES, products: `  pooled:\n    routes: [get, post]\n` },
+      { clock: () => clock.now },
+    );
+    try {
+      const app = await gw.client('pooled');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+      const post = () => call(`${gw.url}/v1/pool`, { method: 'POST', headers: bearer(token) });
+      assert.equal((await post()).status, 502, 'the dead target, first in turn');
+      assert.deepEqual([(await post()).status, (await post()).status], [200, 200], 'skipped during the cooldown');
+      // After the cooldown the dead target gets its turn again (and fails again).
+      clock.now += 30_000;
+      assert.deepEqual([(await post()).status, (await post()).status].sort(), [200, 502]);
+      assert.equal(live.received.length, 3);
+    } finally {
+      await gw.close();
+      await live.close();
+    }
+  });
+
   test('a call that reached a target and timed out is not sent again', async () => {
     const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 1500));
     const fast = await startUpstream((_req, res) => void res.writeHead(200).end('fast'));
