@@ -2,7 +2,6 @@
 // passive health checks, retries), or a built-in mock or echo target; and the responder that
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
-import { pipeline } from 'node:stream/promises';
 import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
@@ -211,12 +210,16 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
         discard(response.body);
         throw err;
       }
-      try {
-        await pipeline(response.body, ctx.res);
-      } catch {
-        // Headers are gone already; the client sees the connection end early, as with any proxy.
-        ctx.res.destroy();
-      }
+      // .pipe() rather than stream/promises pipeline(): under load the latter kept every
+      // response alive here (heap 15 MB → 270 MB, scavenges of 60 ms; see the README's figures).
+      const { body } = response;
+      // An upstream failing mid-body: headers are gone, so the client sees the connection end early.
+      body.on('error', () => ctx.res.destroy());
+      // A client gone early: free the upstream connection.
+      ctx.res.once('close', () => {
+        if (!body.readableEnded) discard(body);
+      });
+      body.pipe(ctx.res);
     },
     close: async () => {
       await Promise.all(members.map((m) => m.pool.close()));

@@ -1,0 +1,253 @@
+// npm run bench [-- --quick]: the gateway side by side with baselines measured in the same run.
+//
+//   upstream    the upstream called directly
+//   baseline    a minimal undici pass-through proxy (scripts/bench/baseline.ts)
+//   gateway     bearer verification, product check, quota, spike arrest, IP allow list, query
+//               validation and forwarding (limits too high to trigger)
+//   token       the token endpoint, client_credentials, every token durable before its 200
+//   peer-token  oidc-provider's client_credentials endpoint (in memory: nothing durable)
+//
+// The process under test runs on core 0 (taskset, where it exists); the upstream and the load
+// generator (autocannon, in this process) share core 1. Cases alternate over rounds; medians are
+// reported, with peak RSS of the process under test, and written to bench/results.json.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string', default: '64' },
+  },
+});
+const quick = args.quick === true;
+const rounds = Number(args.rounds ?? (quick ? 1 : 3));
+const duration = Number(args.duration ?? (quick ? 3 : 10));
+const connections = Number(args.connections);
+
+const ROOT = path.join(import.meta.dirname, '..');
+const NODE = process.execPath;
+const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((p) => existsSync(p));
+const pinned = TASKSET !== undefined && cpus().length >= 2;
+
+interface Figures {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  rss_mb: number;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts a TypeScript entry point through tsx on a core, and waits until it listens. */
+async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>): Promise<ChildProcess> {
+  const command = [NODE, '--import', 'tsx', script, ...argv];
+  const child = pinned
+    ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+    : spawn(command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await ready(child);
+  return child;
+}
+
+const onMessage = (child: ChildProcess) =>
+  new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`${child.spawnargs.join(' ')} exited with ${code}`)));
+  });
+
+async function untilListening(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error(`${url} did not start`);
+}
+
+/** Resident set size of a process (through taskset, its only child), in MB. */
+function rssMb(child: ChildProcess): number {
+  const pids = [child.pid!];
+  try {
+    pids.push(...readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+  } catch {}
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      kb = Math.max(kb, Number(m?.[1] ?? 0));
+    } catch {}
+  }
+  return kb / 1024;
+}
+
+interface Load {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  rate?: number;
+  amount?: number;
+}
+
+/** Drives load with autocannon and samples the process's RSS while it runs. */
+async function measure(load: Load, child: ChildProcess, seconds = duration): Promise<Figures & { errors: number }> {
+  let peak = rssMb(child);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child))), 200);
+  const result = await autocannon({
+    url: load.url,
+    method: load.method ?? 'GET',
+    headers: load.headers ?? {},
+    ...(load.body === undefined ? {} : { body: load.body }),
+    connections,
+    ...(load.amount === undefined ? { duration: seconds } : { amount: load.amount }),
+    ...(load.rate === undefined ? {} : { overallRate: load.rate }),
+  });
+  clearInterval(sampler);
+  peak = Math.max(peak, rssMb(child));
+  return {
+    rps: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    rss_mb: Math.round(peak * 10) / 10,
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function cli(configFile: string, ...argv: string[]): string {
+  return execFileSync(NODE, ['bin/gateway.js', ...argv, '--config', configFile], { cwd: ROOT, encoding: 'utf8' });
+}
+
+async function main(): Promise<void> {
+  if (pinned) execFileSync(TASKSET!, ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
+  const dir = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
+  const children: ChildProcess[] = [];
+  try {
+    const ports = { upstream: await freePort(), baseline: await freePort(), gateway: await freePort(), peer: await freePort() };
+    const upstreamUrl = `http://127.0.0.1:${ports.upstream}`;
+    const upstream = await start(1, 'scripts/bench/upstream.ts', [String(ports.upstream)], onMessage);
+    children.push(upstream);
+    const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
+    children.push(baseline);
+    const peerSecret = randomBytes(32).toString('base64url');
+    const peer = await start(0, 'scripts/bench/peer-token.ts', [String(ports.peer), peerSecret], onMessage);
+    children.push(peer);
+
+    const configFile = path.join(dir, 'bench.yaml');
+    writeFileSync(
+      configFile,
+      `listen: { host: 127.0.0.1, port: ${ports.gateway} }
+store: { path: ./bench.db }
+log: { level: warn }
+upstreams:
+  up: { url: ${upstreamUrl}, connections: 128 }
+routes:
+  bench:
+    method: GET
+    path: /v1/bench
+    upstream: up
+    policies:
+      - quota: { limit: 1000000000, interval: day }
+      - spikeArrest: { rate: 1000000ps, burst: 100000 }
+      - ipAccess: { allow: [127.0.0.0/8, '::1'] }
+      - validateRequest: { query: { type: object, properties: { q: { type: string, maxLength: 64 } } } }
+products:
+  bench: { routes: [bench] }
+`,
+    );
+    cli(configFile, 'admin', 'developers', 'create', '--email', 'bench@example.com', '--name', 'Bench');
+    const app = JSON.parse(cli(configFile, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench', '--product', 'bench', '--json')) as { key: string; secret: string };
+    const gateway = await start(0, 'cmd/gateway.ts', ['--config', configFile], () => untilListening(`http://127.0.0.1:${ports.gateway}/`));
+    children.push(gateway);
+
+    const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const tokenAnswer = await fetch(`http://127.0.0.1:${ports.gateway}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' });
+    const { access_token: token } = (await tokenAnswer.json()) as { access_token: string };
+    const peerBasic = `Basic ${Buffer.from(`bench:${peerSecret}`).toString('base64')}`;
+    const probe = await fetch(`http://127.0.0.1:${ports.peer}/token`, { method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' });
+    if (probe.status !== 200) throw new Error(`oidc-provider answered ${probe.status}: ${await probe.text()}`);
+
+    const cases: Record<string, { load: Load; child: ChildProcess }> = {
+      upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
+      baseline: { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child: baseline },
+      gateway: { load: { url: `http://127.0.0.1:${ports.gateway}/v1/bench?q=tea`, headers: { authorization: `Bearer ${token}` } }, child: gateway },
+      token: {
+        load: { url: `http://127.0.0.1:${ports.gateway}/oauth2/token`, method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' },
+        child: gateway,
+      },
+      'peer-token': {
+        load: { url: `http://127.0.0.1:${ports.peer}/token`, method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' },
+        child: peer,
+      },
+    };
+
+    // Warm up every case (JIT, connection pools: the first seconds run at a fraction of the
+    // steady rate here), then alternate the cases over the rounds.
+    for (const c of Object.values(cases)) await measure(c.load, c.child, quick ? 2 : 5);
+    const samples: Record<string, (Figures & { errors: number })[]> = {};
+    for (let round = 1; round <= rounds; round++) {
+      for (const [name, c] of Object.entries(cases)) {
+        const figures = await measure(c.load, c.child);
+        (samples[name] ??= []).push(figures);
+        process.stderr.write(`round ${round}/${rounds} ${name.padEnd(10)} ${String(figures.rps).padStart(7)} req/s${figures.errors > 0 ? `  (${figures.errors} errors)` : ''}\n`);
+      }
+    }
+    const results: Record<string, Figures> = {};
+    for (const [name, list] of Object.entries(samples)) {
+      results[name] = {
+        rps: median(list.map((f) => f.rps)),
+        p50_ms: median(list.map((f) => f.p50_ms)),
+        p99_ms: median(list.map((f) => f.p99_ms)),
+        rss_mb: Math.max(...list.map((f) => f.rss_mb)),
+      };
+    }
+
+    // Latency at half the gateway's saturation rate, for the gateway and the baseline alike.
+    const half = Math.floor(results.gateway!.rps / 2);
+    const halfGateway = await measure({ ...cases.gateway!.load, rate: half }, gateway);
+    const halfBaseline = await measure({ ...cases.baseline!.load, rate: half }, baseline);
+
+    const row = (name: string, f: Figures) =>
+      `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)}`;
+    const lines = [
+      `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)}`,
+      ...Object.entries(results).map(([name, f]) => row(name, f)),
+      '',
+      `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (target ≥ 0.85)`,
+      `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
+      `p99 at ${half} req/s        gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above)`,
+      '',
+      `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+
+    mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
+    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
