@@ -1,7 +1,7 @@
 // SQLite driver of the store port, on the built-in node:sqlite. One file in WAL mode; every
 // statement prepared once; writes that must not race run under BEGIN IMMEDIATE.
 //
-// Hot path: access tokens are served from a bounded in-memory cache. Every revocation (token
+// Hot path: access tokens and clients are served from bounded in-memory caches. Every revocation (token
 // family, credential, app, developer) appends a row to `revocations`; before trusting the cache
 // the driver reads `PRAGMA data_version` (at most once a millisecond), which changes when another
 // connection (another process, e.g. `gateway admin`) commits, and then evicts what the new rows
@@ -91,6 +91,7 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
+const CLIENT_CACHE_SIZE = 10_000;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
 
 type Row = Record<string, unknown>;
@@ -106,6 +107,8 @@ const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a
 export class SqliteStore implements Store {
   readonly #db: DatabaseSync;
   readonly #cache = new Map<string, ActiveToken>();
+  /** Client authentication's reads, kept like tokens and evicted by the same change feed. */
+  readonly #clients = new Map<string, Client>();
   readonly #cacheSize: number;
   #dataVersion = -1;
   /** The last row of `revocations` this instance has applied to its cache. */
@@ -258,7 +261,10 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Called inside the transaction of every write that makes valid tokens invalid. */
+  /**
+   * Called inside the transaction of every write that changes what a cached token or client is
+   * worth: revocations, and the status changes of apps and developers in either direction.
+   */
   #revoked(kind: Revocation['kind'], ref: string, now: number): void {
     this.#insertRevocation.run(kind, ref, now);
     this.#evict({ kind, ref });
@@ -269,6 +275,11 @@ export class SqliteStore implements Store {
       const hit =
         kind === 'family' ? t.family === ref : kind === 'app' ? t.appId === ref : kind === 'key' ? t.key === ref : t.developerEmail === ref;
       if (hit) this.#cache.delete(id);
+    }
+    if (kind === 'family') return;
+    for (const [key, c] of this.#clients) {
+      const hit = kind === 'app' ? c.app.id === ref : kind === 'key' ? key === ref : c.app.developerEmail === ref;
+      if (hit) this.#clients.delete(key);
     }
   }
 
@@ -282,8 +293,12 @@ export class SqliteStore implements Store {
     const rows = this.#revocationsSince.all(this.#seenRevocation) as unknown as (Revocation & { seq: number })[];
     if (rows.length === 0) return;
     // Rows purged before this instance read them leave a gap; then nothing cached is trusted.
-    if (rows[0]!.seq !== this.#seenRevocation + 1) this.#cache.clear();
-    else for (const row of rows) this.#evict(row);
+    if (rows[0]!.seq !== this.#seenRevocation + 1) {
+      this.#cache.clear();
+      this.#clients.clear();
+    } else {
+      for (const row of rows) this.#evict(row);
+    }
     this.#seenRevocation = rows[rows.length - 1]!.seq;
   }
 
@@ -310,11 +325,9 @@ export class SqliteStore implements Store {
     return this.#transaction(() => {
       if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
       const dev = toDeveloper(this.#developerByEmail.get(email) as Row);
-      if (status === 'disabled') {
-        // Revocation times are wall-clock facts for the record; validity never reads them.
-        this.#revokeDeveloper.run(Date.now(), dev.id);
-        this.#revoked('developer', dev.email, Date.now());
-      }
+      // Revocation times are wall-clock facts for the record; validity never reads them.
+      if (status === 'disabled') this.#revokeDeveloper.run(Date.now(), dev.id);
+      this.#revoked('developer', dev.email, Date.now());
       return dev;
     });
   }
@@ -350,10 +363,8 @@ export class SqliteStore implements Store {
   async setAppStatus(appId: string, status: Status): Promise<App | undefined> {
     return this.#transaction(() => {
       if (this.#setAppStatus.run(status, appId).changes === 0) return undefined;
-      if (status === 'disabled') {
-        this.#revokeApp.run(Date.now(), appId);
-        this.#revoked('app', appId, Date.now());
-      }
+      if (status === 'disabled') this.#revokeApp.run(Date.now(), appId);
+      this.#revoked('app', appId, Date.now());
       return toApp(this.#appById.get(appId) as Row);
     });
   }
@@ -372,9 +383,12 @@ export class SqliteStore implements Store {
   }
 
   async findClient(key: string): Promise<Client | undefined> {
+    this.#syncCache();
+    const cached = this.#clients.get(key);
+    if (cached !== undefined) return cached;
     const row = this.#client.get(key) as Row | undefined;
     if (!row) return undefined;
-    return {
+    const client: Client = {
       credential: {
         key: row.key as string,
         appId: row.id as string,
@@ -386,6 +400,9 @@ export class SqliteStore implements Store {
       app: toApp(row),
       developerStatus: row.developer_status as Status,
     };
+    if (this.#clients.size >= CLIENT_CACHE_SIZE) this.#clients.delete(this.#clients.keys().next().value!);
+    this.#clients.set(key, client);
+    return client;
   }
 
   // Group commit: the tokens of every request that arrives within one turn of the event loop are

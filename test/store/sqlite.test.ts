@@ -170,6 +170,20 @@ describe('SqliteStore on one file shared with another process', () => {
     assert.equal(await stillFound(gateway, access), true);
   });
 
+  it("a client read once follows another connection's changes: disabled, enabled, revoked", async () => {
+    const { gateway, admin, app, key } = await setup();
+    assert.equal((await gateway.findClient(key))?.app.status, 'active');
+    await admin.setAppStatus(app.id, 'disabled');
+    await sleep(5);
+    assert.equal((await gateway.findClient(key))?.app.status, 'disabled');
+    await admin.setAppStatus(app.id, 'active');
+    await sleep(5);
+    assert.equal((await gateway.findClient(key))?.app.status, 'active');
+    await admin.revokeCredential(key);
+    await sleep(5);
+    assert.equal((await gateway.findClient(key))?.credential.status, 'revoked');
+  });
+
   it('works the same without a cache', async () => {
     const { gateway, admin, key, access } = await setup({ tokenCacheSize: 0 });
     assert.equal(await stillFound(gateway, access), true);
