@@ -6,7 +6,7 @@ import type { Config } from './config/load.ts';
 import type { Deps } from './deps.ts';
 import { createHandler, listen } from './http/server.ts';
 import { createLogger } from './log.ts';
-import { startCounters } from './policies/counters.ts';
+import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/port.ts';
 import { loadSecretKey } from './store/secret-key.ts';
@@ -18,6 +18,11 @@ export interface GatewayOptions {
   logger?: Logger;
   clock?: () => number;
   store?: Store;
+  /**
+   * A worker of several (src/workers.ts): it shares the main thread's counters, listens with
+   * SO_REUSEPORT beside the other workers, and leaves saving counters and purging to the main thread.
+   */
+  worker?: { counters: Counters };
 }
 
 export interface Gateway {
@@ -34,7 +39,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.log.level);
   const store = options.store ?? openStore(config);
   const clock = options.clock ?? Date.now;
-  const counters = await startCounters(store, clock, logger);
+  const counters = options.worker?.counters ?? new Counters({ slots: DEFAULT_SLOTS });
+  const saving = options.worker === undefined ? await persistCounters(counters, store, clock, logger) : undefined;
   const deps: Deps = {
     config,
     store,
@@ -42,15 +48,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     clock,
     logger,
     authServers: new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)])),
-    counters: counters.counters,
+    counters,
   };
   const routes = compileRoutes(deps);
-  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port);
+  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, options.worker !== undefined);
 
-  const purge = setInterval(() => {
-    store.purgeExpired(deps.clock()).catch((err: unknown) => logger.error({ err }, 'purging expired tokens failed'));
-  }, PURGE_EVERY_MS);
-  purge.unref();
+  const purge = options.worker === undefined ? startPurging(store, clock, logger) : undefined;
 
   logger.info({ url: listener.url, config: config.file, store: config.store.path }, 'gateway listening');
   return {
@@ -62,8 +65,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await listener.close();
       await routes.close();
       await Promise.all([...deps.authServers.values()].map((a) => a.close()));
-      await counters.close();
+      await saving?.close();
       await store.close();
     },
   };
+}
+
+/** Removes expired tokens and ended quota windows every minute. */
+export function startPurging(store: Store, clock: () => number, logger: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    store.purgeExpired(clock()).catch((err: unknown) => logger.error({ err }, 'purging expired tokens failed'));
+  }, PURGE_EVERY_MS);
+  timer.unref();
+  return timer;
 }

@@ -55,7 +55,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   };
 }
 
-export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number): Promise<Listener> {
+export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number, reusePort = false): Promise<Listener> {
   const server = createServer((req, res) => void handler(req, res));
   server.keepAliveTimeout = 5_000;
   // A client gets 10 s to send its headers and 60 s for the whole request (Node answers 408),
@@ -64,7 +64,7 @@ export async function listen(handler: ReturnType<typeof createHandler>, host: st
   server.requestTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, reusePort }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,6 +1,7 @@
-// In-process counters for quota and spike arrest. A single thread runs every check to the end
-// before the next begins, so counts are exact without locks. Quota windows are saved to the store
-// every second and at shutdown, and loaded at start, so a restart does not reset them.
+// Counters for quota and spike arrest, in one SharedArrayBuffer: the same table serves one
+// thread or every worker thread of the gateway, so counts are exact across workers. A check
+// takes the table's lock (Atomics) for well under a microsecond. Quota windows are saved to the
+// store every second and at shutdown by the thread that owns the store, and loaded at start.
 import type { Logger } from 'pino';
 import type { QuotaWindow, Store } from '../store/port.ts';
 
@@ -17,22 +18,103 @@ export interface QuotaResult {
 /** The window a new count opens at `now`. */
 export type WindowOf = (now: number) => { start: number; end: number };
 
+// Per slot: the key's two 32-bit hashes (0, 0: empty) in `keys`; window start, window end,
+// count, previous window's count, GCRA arrival time, and a dirty flag in `data`.
+const FIELDS = 6;
+const [START, END, COUNT, PREVIOUS, TAT, DIRTY] = [0, 1, 2, 3, 4, 5] as const;
+const MAX_PROBES = 64;
+
+/** Two independent 32-bit hashes of a string (FNV-1a, and a multiplicative one), never both zero. */
+function hashes(key: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x9747b28c;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+    b ^= b >>> 15;
+  }
+  return [a | 0, (b | 1) | 0];
+}
+
+const hex = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
+
 export class Counters {
-  readonly #quota = new Map<string, QuotaWindow>();
-  readonly #dirty = new Set<QuotaWindow>();
-  readonly #tat = new Map<string, number>();
+  readonly buffer: SharedArrayBuffer;
+  readonly #lock: Int32Array;
+  readonly #keys: Int32Array;
+  readonly #data: Float64Array;
+  readonly #mask: number;
+
+  /** A new table of `slots` (a power of two) entries, or a view of another thread's `buffer`. */
+  constructor(source: { slots: number } | { buffer: SharedArrayBuffer }) {
+    const slots = 'slots' in source ? source.slots : (source.buffer.byteLength - 8) / (8 * FIELDS + 8);
+    if (!Number.isInteger(slots) || slots < 64 || (slots & (slots - 1)) !== 0) throw new TypeError('Counters: slots must be a power of two ≥ 64');
+    this.buffer = 'buffer' in source ? source.buffer : new SharedArrayBuffer(8 + slots * (8 * FIELDS + 8));
+    this.#lock = new Int32Array(this.buffer, 0, 2);
+    this.#data = new Float64Array(this.buffer, 8, slots * FIELDS);
+    this.#keys = new Int32Array(this.buffer, 8 + slots * 8 * FIELDS, slots * 2);
+    this.#mask = slots - 1;
+  }
+
+  #locked<T>(fn: () => T): T {
+    while (Atomics.compareExchange(this.#lock, 0, 0, 1) !== 0) {
+      // Another thread holds it for a few hundred nanoseconds.
+    }
+    try {
+      return fn();
+    } finally {
+      Atomics.store(this.#lock, 0, 0);
+    }
+  }
+
+  /** The slot of a key: found, or claimed (an empty one, or one whose counts have all expired). */
+  #slot(a: number, b: number, now: number): number {
+    let free = -1;
+    for (let probe = 0; probe < MAX_PROBES; probe++) {
+      const i = (a + probe) & this.#mask;
+      const ka = this.#keys[2 * i]!;
+      const kb = this.#keys[2 * i + 1]!;
+      if (ka === a && kb === b) return i;
+      const d = i * FIELDS;
+      const empty = ka === 0 && kb === 0;
+      if (free === -1 && (empty || this.#expired(d, now))) free = i;
+      if (empty) break;
+    }
+    if (free === -1) return -1;
+    this.#keys[2 * free] = a;
+    this.#keys[2 * free + 1] = b;
+    this.#data.fill(0, free * FIELDS, free * FIELDS + FIELDS);
+    return free;
+  }
+
+  /** A slot nothing refers to any more: its window and the one after it ended, its arrival time passed. */
+  #expired(d: number, now: number): boolean {
+    const data = this.#data;
+    return data[DIRTY + d] === 0 && 2 * data[END + d]! - data[START + d]! <= now && data[TAT + d]! <= now;
+  }
 
   /** Counts a call if the window has room; a refused call is not counted. */
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
-    let w = this.#quota.get(key);
-    if (w === undefined || now >= w.end) {
-      w = { key, ...windowOf(now), count: 0, previous: 0 };
-      this.#quota.set(key, w);
-    }
-    if (w.count >= limit) return { allowed: false, limit, remaining: 0, resetAt: w.end, retryAt: w.end };
-    w.count++;
-    this.#dirty.add(w);
-    return { allowed: true, limit, remaining: limit - w.count, resetAt: w.end, retryAt: w.end };
+    const [a, b] = hashes(key);
+    return this.#locked(() => {
+      const i = this.#slot(a, b, now);
+      if (i === -1) return tableFull(limit, now);
+      const d = i * FIELDS;
+      const data = this.#data;
+      if (now >= data[END + d]!) {
+        const w = windowOf(now);
+        data[START + d] = w.start;
+        data[END + d] = w.end;
+        data[COUNT + d] = 0;
+        data[PREVIOUS + d] = 0;
+      }
+      const end = data[END + d]!;
+      if (data[COUNT + d]! >= limit) return { allowed: false, limit, remaining: 0, resetAt: end, retryAt: end };
+      const count = ++data[COUNT + d]!;
+      data[DIRTY + d] = 1;
+      return { allowed: true, limit, remaining: limit - count, resetAt: end, retryAt: end };
+    });
   }
 
   /**
@@ -41,26 +123,33 @@ export class Counters {
    * up, so the estimate never admits more than the limit when the previous calls came late).
    */
   consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult {
-    const start = now - (now % size);
-    let w = this.#quota.get(key);
-    if (w === undefined || w.start !== start) {
-      const previous = w !== undefined && w.start === start - size ? w.count : 0;
-      w = { key, start, end: start + size, count: 0, previous };
-      this.#quota.set(key, w);
-    }
-    const weight = 1 - (now - start) / size;
-    const used = Math.ceil(w.previous * weight - 1e-9) + w.count;
-    if (used >= limit) {
-      // When ceil(previous × weight) + count drops below the limit.
-      const retryAt =
-        w.count >= limit
-          ? w.end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / w.count))
-          : start + Math.ceil(size * (1 - (limit - w.count - 1) / w.previous));
-      return { allowed: false, limit, remaining: 0, resetAt: w.end, retryAt };
-    }
-    w.count++;
-    this.#dirty.add(w);
-    return { allowed: true, limit, remaining: limit - used - 1, resetAt: w.end, retryAt: w.end };
+    const [a, b] = hashes(key);
+    return this.#locked(() => {
+      const i = this.#slot(a, b, now);
+      if (i === -1) return tableFull(limit, now);
+      const d = i * FIELDS;
+      const data = this.#data;
+      const start = now - (now % size);
+      if (data[START + d] !== start) {
+        data[PREVIOUS + d] = data[START + d] === start - size ? data[COUNT + d]! : 0;
+        data[START + d] = start;
+        data[END + d] = start + size;
+        data[COUNT + d] = 0;
+      }
+      const count = data[COUNT + d]!;
+      const previous = data[PREVIOUS + d]!;
+      const end = start + size;
+      const used = Math.ceil(previous * (1 - (now - start) / size) - 1e-9) + count;
+      if (used >= limit) {
+        // When ceil(previous × weight) + count drops below the limit.
+        const retryAt =
+          count >= limit ? end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / count)) : start + Math.ceil(size * (1 - (limit - count - 1) / previous));
+        return { allowed: false, limit, remaining: 0, resetAt: end, retryAt };
+      }
+      data[COUNT + d] = count + 1;
+      data[DIRTY + d] = 1;
+      return { allowed: true, limit, remaining: limit - used - 1, resetAt: end, retryAt: end };
+    });
   }
 
   /**
@@ -68,47 +157,87 @@ export class Counters {
    * arrival time (TAT) moves on by `intervalMs` per admitted call.
    */
   spike(key: string, intervalMs: number, burst: number, now: number): { allowed: boolean; retryAfterMs: number } {
-    const tolerance = intervalMs * (burst - 1);
-    const tat = Math.max(this.#tat.get(key) ?? now, now);
-    if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now };
-    this.#tat.set(key, tat + intervalMs);
-    return { allowed: true, retryAfterMs: 0 };
+    const [a, b] = hashes(key);
+    return this.#locked(() => {
+      const i = this.#slot(a, b, now);
+      if (i === -1) return { allowed: true, retryAfterMs: 0 };
+      const at = TAT + i * FIELDS;
+      const tolerance = intervalMs * (burst - 1);
+      const tat = Math.max(this.#data[at]!, now);
+      if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now };
+      this.#data[at] = tat + intervalMs;
+      return { allowed: true, retryAfterMs: 0 };
+    });
   }
 
+  /** Puts saved windows back (their keys are the hashes `takeDirty` gave). */
   load(windows: readonly QuotaWindow[]): void {
-    for (const w of windows) this.#quota.set(w.key, { ...w });
+    this.#locked(() => {
+      for (const w of windows) {
+        const a = Number.parseInt(w.key.slice(0, 8), 16) | 0;
+        const b = Number.parseInt(w.key.slice(8, 16), 16) | 0;
+        const i = this.#slot(a, b, 0);
+        if (i === -1) continue;
+        const d = i * FIELDS;
+        this.#data[START + d] = w.start;
+        this.#data[END + d] = w.end;
+        this.#data[COUNT + d] = w.count;
+        this.#data[PREVIOUS + d] = w.previous;
+      }
+    });
   }
 
-  /** The windows counted in since the last call. */
+  /** The windows counted in since the last call, keyed by their hashes. */
   takeDirty(): QuotaWindow[] {
-    const list = [...this.#dirty].map((w) => ({ ...w }));
-    this.#dirty.clear();
-    return list;
-  }
-
-  /** Forgets ended windows and spent arrival times. */
-  sweep(now: number): void {
-    // A window is kept one interval past its end: a rolling quota reads it as the previous one.
-    for (const [key, w] of this.#quota) if (2 * w.end - w.start <= now && !this.#dirty.has(w)) this.#quota.delete(key);
-    for (const [key, tat] of this.#tat) if (tat <= now) this.#tat.delete(key);
+    return this.#locked(() => {
+      const out: QuotaWindow[] = [];
+      const data = this.#data;
+      for (let i = 0; i <= this.#mask; i++) {
+        const d = i * FIELDS;
+        if (data[DIRTY + d] === 0) continue;
+        data[DIRTY + d] = 0;
+        out.push({
+          key: hex(this.#keys[2 * i]!) + hex(this.#keys[2 * i + 1]!),
+          start: data[START + d]!,
+          end: data[END + d]!,
+          count: data[COUNT + d]!,
+          previous: data[PREVIOUS + d]!,
+        });
+      }
+      return out;
+    });
   }
 }
 
-const FLUSH_EVERY_MS = 1_000;
+// A full table is a configuration problem (far more live keys than slots): let calls through
+// rather than refuse them all, and say so in the counters' log line.
+let warnedFull = false;
+function tableFull(limit: number, now: number): QuotaResult {
+  warnedFull = true;
+  return { allowed: true, limit, remaining: limit, resetAt: now, retryAt: now };
+}
 
-/** Counters backed by the store: loaded now, saved every second and on close. */
-export async function startCounters(store: Store, clock: () => number, logger: Logger): Promise<{ counters: Counters; close(): Promise<void> }> {
-  const counters = new Counters();
+const FLUSH_EVERY_MS = 1_000;
+export const DEFAULT_SLOTS = 1 << 17;
+
+/** Saves the counters' windows every second and on close; `counters` may be shared with workers. */
+export async function persistCounters(
+  counters: Counters,
+  store: Store,
+  clock: () => number,
+  logger: Logger,
+): Promise<{ close(): Promise<void> }> {
   counters.load(await store.loadQuotaWindows(clock()));
   const flush = async () => {
-    const dirty = counters.takeDirty();
-    await store.saveQuotaWindows(dirty);
-    counters.sweep(clock());
+    await store.saveQuotaWindows(counters.takeDirty());
+    if (warnedFull) {
+      warnedFull = false;
+      logger.warn('the quota and spike arrest table is full: calls passed uncounted');
+    }
   };
   const timer = setInterval(() => flush().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed')), FLUSH_EVERY_MS);
   timer.unref();
   return {
-    counters,
     async close() {
       clearInterval(timer);
       await flush();
