@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfigFile } from '../config/load.ts';
 import { startGateway } from '../main.ts';
+import { startWorkers } from '../workers.ts';
 import { DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
 
@@ -16,7 +17,10 @@ export function registerRun(program: Command, io: CliIo): void {
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port: "${opts.port}" is not a port number`);
       }
       const config = loadConfigFile(opts.config, { env: io.env });
-      const gateway = await startGateway({ config, ...(port === undefined ? {} : { port }) });
+      const gateway =
+        config.workers > 1
+          ? await startWorkers(config, { env: { ...io.env }, ...(port === undefined ? {} : { port }) })
+          : await startGateway({ config, ...(port === undefined ? {} : { port }) });
       await new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);

@@ -1,6 +1,7 @@
 // YAML file → environment substituted → validated against the schema → checked across sections
 // → a new, frozen `Config` with every default filled in. Every problem names the YAML path and line.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
@@ -96,6 +97,7 @@ export interface Config {
   listen: { host: string; port: number; trustedProxies: readonly string[] };
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
   log: { level: string; access: boolean };
+  workers: number;
   oauth: { realm: string; policies: readonly PolicyEntry[] };
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
@@ -285,6 +287,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       tokenCacheSize: raw.store?.tokenCacheSize ?? 100_000,
     },
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
+    workers: raw.workers === 'auto' ? availableParallelism() : (raw.workers ?? 1),
     oauth: { realm: raw.oauth?.realm ?? 'gateway', policies: tokenPolicies },
     authServers,
     upstreams,

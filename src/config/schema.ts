@@ -151,6 +151,8 @@ export const configSchema = Type.Object(
     listen: Listener,
     store: Type.Optional(Store),
     log: Type.Optional(Log),
+    /** Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core. */
+    workers: Type.Optional(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })])),
     oauth: Type.Optional(OAuth),
     authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
     upstreams: Type.Record(Name, Upstream, Strict),

@@ -1,0 +1,5 @@
+// Entry of a worker thread: the same tsx loader as bin/gateway.js, then the worker itself.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../src/worker.ts');

@@ -1,0 +1,84 @@
+// `workers: N`: N worker threads, each a whole gateway listening on the same port with
+// SO_REUSEPORT (the kernel spreads connections over them). They share one counters table
+// (SharedArrayBuffer), so quotas and spike arrests hold exactly across them; each has its own
+// SQLite connection, so a revocation reaches every worker's cache through PRAGMA data_version.
+// The main thread owns the schema, the counters' saving and the purge.
+import { createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from './config/load.ts';
+import { createLogger } from './log.ts';
+import { startPurging } from './main.ts';
+import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { openStore } from './store/open.ts';
+
+export interface WorkerData {
+  configFile: string;
+  env: Record<string, string | undefined>;
+  port: number;
+  counters: SharedArrayBuffer;
+}
+
+export interface Workers {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+async function freePort(host: string): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startWorkers(config: Config, options: { env: Record<string, string | undefined>; port?: number; logger?: Logger }): Promise<Workers> {
+  const logger = options.logger ?? createLogger(config.log.level);
+  const store = openStore(config); // runs the migrations before any worker opens the file
+  const counters = new Counters({ slots: DEFAULT_SLOTS });
+  const saving = await persistCounters(counters, store, Date.now, logger);
+  const purge = startPurging(store, Date.now, logger);
+  // Every worker must bind the same port: choose it now when the config says "any".
+  const wanted = options.port ?? config.listen.port;
+  const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
+
+  const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer };
+  const workers = Array.from({ length: config.workers }, () => new Worker(new URL('../bin/worker.js', import.meta.url), { workerData: data }));
+  try {
+    await Promise.all(
+      workers.map(
+        (w, i) =>
+          new Promise<void>((resolve, reject) => {
+            w.once('message', () => resolve());
+            w.once('error', reject);
+            w.once('exit', (code) => reject(new Error(`worker ${i} exited with code ${code} before listening`)));
+          }),
+      ),
+    );
+  } catch (err) {
+    await Promise.all(workers.map((w) => w.terminate()));
+    throw err;
+  }
+  const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info({ url, workers: workers.length, config: config.file }, 'gateway listening');
+  return {
+    url,
+    port,
+    async close() {
+      clearInterval(purge);
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              w.postMessage('stop');
+            }),
+        ),
+      );
+      await saving.close();
+      await store.close();
+    },
+  };
+}
