@@ -55,7 +55,8 @@ async function freePort(): Promise<number> {
 /** Starts a TypeScript entry point through tsx on a core, and waits until it listens. */
 async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>): Promise<ChildProcess> {
   const command = [NODE, '--import', 'tsx', script, ...argv];
-  const child = pinned
+  const child =
+    pinned && core >= 0
     ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
     : spawn(command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await ready(child);
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
   const children: ChildProcess[] = [];
   try {
-    const ports = { upstream: await freePort(), baseline: await freePort(), gateway: await freePort(), peer: await freePort() };
+    const ports = { upstream: await freePort(), baseline: await freePort(), gateway: await freePort(), gateway2: await freePort(), peer: await freePort() };
     const upstreamUrl = `http://127.0.0.1:${ports.upstream}`;
     const upstream = await start(1, 'scripts/bench/upstream.ts', [String(ports.upstream)], onMessage);
     children.push(upstream);
@@ -179,6 +180,11 @@ products:
     const app = JSON.parse(cli(configFile, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench', '--product', 'bench', '--json')) as { key: string; secret: string };
     const gateway = await start(0, 'cmd/gateway.ts', ['--config', configFile], () => untilListening(`http://127.0.0.1:${ports.gateway}/`));
     children.push(gateway);
+    // The same gateway with two worker threads, on both cores (it shares them with the load).
+    const twoFile = path.join(dir, 'bench-2.yaml');
+    writeFileSync(twoFile, `${readFileSync(configFile, 'utf8').replace(`port: ${ports.gateway}`, `port: ${ports.gateway2}`)}workers: 2\n`);
+    const gateway2 = await start(-1, 'cmd/gateway.ts', ['--config', twoFile], () => untilListening(`http://127.0.0.1:${ports.gateway2}/`));
+    children.push(gateway2);
 
     const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -195,6 +201,14 @@ products:
       token: {
         load: { url: `http://127.0.0.1:${ports.gateway}/oauth2/token`, method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' },
         child: gateway,
+      },
+      'gateway-2w': {
+        load: { url: `http://127.0.0.1:${ports.gateway2}/v1/bench?q=tea`, headers: { authorization: `Bearer ${token}` } },
+        child: gateway2,
+      },
+      'token-2w': {
+        load: { url: `http://127.0.0.1:${ports.gateway2}/oauth2/token`, method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' },
+        child: gateway2,
       },
       'peer-token': {
         load: { url: `http://127.0.0.1:${ports.peer}/token`, method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' },
@@ -243,7 +257,8 @@ products:
     process.stdout.write(`${lines.join('\n')}\n`);
 
     mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    const { 'gateway-2w': _g, 'token-2w': _t, ...five } = results;
+    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(five, null, 2)}\n`);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
