@@ -88,6 +88,15 @@ export class Counters {
     return free;
   }
 
+  /** Runs `fn` on the key's data offset under the lock; `full` when the table has no slot for it. */
+  #withSlot<T>(key: string, now: number, full: () => T, fn: (d: number, data: Float64Array) => T): T {
+    const [a, b] = hashes(key);
+    return this.#locked(() => {
+      const i = this.#slot(a, b, now);
+      return i === -1 ? full() : fn(i * FIELDS, this.#data);
+    });
+  }
+
   /** A slot nothing refers to any more: its window and the one after it ended, its arrival time passed. */
   #expired(d: number, now: number): boolean {
     const data = this.#data;
@@ -96,12 +105,7 @@ export class Counters {
 
   /** Counts a call if the window has room; a refused call is not counted. */
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
-    const [a, b] = hashes(key);
-    return this.#locked(() => {
-      const i = this.#slot(a, b, now);
-      if (i === -1) return tableFull(limit, now);
-      const d = i * FIELDS;
-      const data = this.#data;
+    return this.#withSlot(key, now, () => tableFull(limit, now), (d, data) => {
       if (now >= data[END + d]!) {
         const w = windowOf(now);
         data[START + d] = w.start;
@@ -123,12 +127,7 @@ export class Counters {
    * up, so the estimate never admits more than the limit when the previous calls came late).
    */
   consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult {
-    const [a, b] = hashes(key);
-    return this.#locked(() => {
-      const i = this.#slot(a, b, now);
-      if (i === -1) return tableFull(limit, now);
-      const d = i * FIELDS;
-      const data = this.#data;
+    return this.#withSlot(key, now, () => tableFull(limit, now), (d, data) => {
       const start = now - (now % size);
       if (data[START + d] !== start) {
         data[PREVIOUS + d] = data[START + d] === start - size ? data[COUNT + d]! : 0;
@@ -157,16 +156,13 @@ export class Counters {
    * arrival time (TAT) moves on by `intervalMs` per admitted call.
    */
   spike(key: string, intervalMs: number, burst: number, now: number): { allowed: boolean; retryAfterMs: number } {
-    const [a, b] = hashes(key);
-    return this.#locked(() => {
-      const i = this.#slot(a, b, now);
-      if (i === -1) return { allowed: true, retryAfterMs: 0 };
-      const at = TAT + i * FIELDS;
+    const pass = { allowed: true, retryAfterMs: 0 };
+    return this.#withSlot(key, now, () => pass, (d, data) => {
       const tolerance = intervalMs * (burst - 1);
-      const tat = Math.max(this.#data[at]!, now);
+      const tat = Math.max(data[TAT + d]!, now);
       if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now };
-      this.#data[at] = tat + intervalMs;
-      return { allowed: true, retryAfterMs: 0 };
+      data[TAT + d] = tat + intervalMs;
+      return pass;
     });
   }
 

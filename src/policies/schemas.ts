@@ -1,9 +1,11 @@
 // User-supplied JSON Schemas (request and response validation) and OpenAPI 3 documents: compiled
 // once, and their failures turned into a list of JSON pointers with messages.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
+import type { PolicyIssue, PolicySite } from './policy.ts';
 
 export interface Failure {
   pointer: string;
@@ -116,4 +118,17 @@ export function openApiResponseSchemas(doc: Record<string, unknown>, op: OpenApi
     if (json?.schema !== undefined) out.set(status.toUpperCase(), { $ref: `${docKey}${pointer}/content/application~1json/schema` });
   }
   return out;
+}
+
+/** The OpenAPI document a policy names and the operation of the route it guards, or what is wrong. */
+export function routeOperation(file: string, site: PolicySite): { doc: Record<string, unknown>; op: OpenApiOperation } | PolicyIssue {
+  let doc: Record<string, unknown>;
+  try {
+    doc = loadOpenApi(path.resolve(site.configDir, file));
+  } catch (err) {
+    return { path: ['openapi'], message: `cannot use ${file}: ${(err as Error).message.split('\n')[0]}` };
+  }
+  const op = site.method === undefined || site.path === undefined ? undefined : findOperation(doc, site.method, site.path);
+  if (op === undefined) return { path: ['openapi'], message: `${file} has no operation ${site.method ?? ''} ${site.path ?? ''}` };
+  return { doc, op };
 }

@@ -1,7 +1,6 @@
 // Request validation: the query string and the JSON body against JSON Schemas, or against the
 // route's operation in an OpenAPI 3 document; a body size limit and a content type check.
 // Failure: 400 problem+json listing every failure with a JSON pointer; the upstream never sees it.
-import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../config/fragments.ts';
@@ -10,16 +9,7 @@ import { readBody } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
-import {
-  failures,
-  findOperation,
-  loadOpenApi,
-  openApiBodySchema,
-  openApiQuerySchema,
-  tryCompile,
-  userAjv,
-  type Failure,
-} from './schemas.ts';
+import { failures, openApiBodySchema, openApiQuerySchema, routeOperation, tryCompile, userAjv, type Failure } from './schemas.ts';
 
 const JsonSchema = Type.Unsafe<object>({ type: 'object' });
 
@@ -57,14 +47,9 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
   let bodySchema: object | undefined = options.body;
   let bodyRequired = options.body !== undefined;
   if (options.openapi !== undefined) {
-    let doc: Record<string, unknown>;
-    try {
-      doc = loadOpenApi(path.resolve(site.configDir, options.openapi));
-    } catch (err) {
-      return { path: ['openapi'], message: `cannot use ${options.openapi}: ${(err as Error).message.split('\n')[0]}` };
-    }
-    const op = site.method === undefined || site.path === undefined ? undefined : findOperation(doc, site.method, site.path);
-    if (op === undefined) return { path: ['openapi'], message: `${options.openapi} has no operation ${site.method ?? ''} ${site.path ?? ''}` };
+    const found = routeOperation(options.openapi, site);
+    if ('message' in found) return found;
+    const { doc, op } = found;
     queryAjv.addSchema(doc, DOC);
     bodyAjv.addSchema(doc, DOC);
     querySchema = openApiQuerySchema(doc, op, DOC);

@@ -1,13 +1,12 @@
 // Response validation: the upstream's JSON answer against a schema per status code, or the
 // route's operation in an OpenAPI 3 document. `enforce`: an invalid answer never reaches the
 // client (502); `report`: it is logged and passed through.
-import path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../config/fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
-import { failures, findOperation, loadOpenApi, openApiResponseSchemas, tryCompile, userAjv } from './schemas.ts';
+import { failures, openApiResponseSchemas, routeOperation, tryCompile, userAjv } from './schemas.ts';
 
 const ValidateResponseOptions = Type.Object(
   {
@@ -25,14 +24,9 @@ function compile(options: Options, site: PolicySite): Map<string, ValidateFuncti
   const ajv = userAjv();
   let schemas = new Map(Object.entries(options.responses ?? {}).map(([status, schema]) => [status.toUpperCase(), schema]));
   if (options.openapi !== undefined) {
-    let doc: Record<string, unknown>;
-    try {
-      doc = loadOpenApi(path.resolve(site.configDir, options.openapi));
-    } catch (err) {
-      return { path: ['openapi'], message: `cannot use ${options.openapi}: ${(err as Error).message.split('\n')[0]}` };
-    }
-    const op = site.method === undefined || site.path === undefined ? undefined : findOperation(doc, site.method, site.path);
-    if (op === undefined) return { path: ['openapi'], message: `${options.openapi} has no operation ${site.method ?? ''} ${site.path ?? ''}` };
+    const found = routeOperation(options.openapi, site);
+    if ('message' in found) return found;
+    const { doc, op } = found;
     ajv.addSchema(doc, 'openapi');
     schemas = new Map([...openApiResponseSchemas(doc, op, 'openapi'), ...schemas]);
   }

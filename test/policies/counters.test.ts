@@ -1,0 +1,67 @@
+// The shared counters table itself: exact counts, reuse of spent slots, a full table, saving.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { Counters, type WindowOf } from '../../src/policies/counters.ts';
+
+const MINUTE = 60_000;
+const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
+const T0 = 1_800_000_000_000;
+
+test('counts per key, refuses at the limit, and opens a new window when it ends', () => {
+  const c = new Counters({ slots: 64 });
+  assert.deepEqual(
+    [1, 2, 3].map(() => c.consumeQuota('a', 2, minute, T0).allowed),
+    [true, true, false],
+  );
+  assert.equal(c.consumeQuota('b', 2, minute, T0).remaining, 1, 'another key');
+  assert.equal(c.consumeQuota('a', 2, minute, T0 + MINUTE).remaining, 1);
+});
+
+test('a slot whose counts are spent is used again; a table full of live keys lets calls through', () => {
+  const c = new Counters({ slots: 64 });
+  for (let i = 0; i < 64; i++) assert.equal(c.consumeQuota(`k${i}`, 1, minute, T0).allowed, true);
+  c.takeDirty();
+  // Every slot holds a live window: a new key finds none and is let through, uncounted.
+  assert.deepEqual(c.consumeQuota('late', 1, minute, T0), { allowed: true, limit: 1, remaining: 1, resetAt: T0, retryAt: T0 });
+  // Two minutes on, the windows (and the ones a rolling quota would read) are spent.
+  const later = T0 + 2 * MINUTE + 1;
+  assert.equal(c.consumeQuota('late', 1, minute, later).allowed, true);
+  assert.equal(c.consumeQuota('late', 1, minute, later).allowed, false, 'counted now');
+});
+
+test('saved windows come back under the same keys', () => {
+  const a = new Counters({ slots: 64 });
+  a.consumeQuota('q', 5, minute, T0);
+  a.consumeQuota('q', 5, minute, T0);
+  const saved = a.takeDirty();
+  assert.equal(saved.length, 1);
+  assert.match(saved[0]!.key, /^[0-9a-f]{16}$/);
+  assert.deepEqual(a.takeDirty(), [], 'nothing new since');
+  const b = new Counters({ slots: 64 });
+  b.load(saved);
+  assert.equal(b.consumeQuota('q', 5, minute, T0).remaining, 2);
+});
+
+test('two threads counting on one table lose no count', async () => {
+  const c = new Counters({ slots: 1024 });
+  // The table is plain shared memory: count from a second thread through a Counters view.
+  const worker = new Worker(
+    `const { workerData, parentPort } = require('node:worker_threads');
+     parentPort.once('message', async () => {
+       const { Counters } = await import(${JSON.stringify(new URL('../../src/policies/counters.ts', import.meta.url).href)});
+       const c = new Counters({ buffer: workerData });
+       let passed = 0;
+       for (let i = 0; i < 5000; i++) if (c.consumeQuota('shared', 8000, (n) => ({ start: 0, end: 4e12 }), 1).allowed) passed++;
+       parentPort.postMessage(passed);
+     });`,
+    { eval: true, workerData: c.buffer, execArgv: ['--import', 'tsx'] },
+  );
+  const theirs = new Promise<number>((resolve) => worker.once('message', resolve));
+  worker.postMessage('go');
+  let ours = 0;
+  for (let i = 0; i < 5000; i++) if (c.consumeQuota('shared', 8000, () => ({ start: 0, end: 4e12 }), 1).allowed) ours++;
+  const passed = ours + (await theirs);
+  await worker.terminate();
+  assert.equal(passed, 8000, 'of 10000 calls from two threads, exactly the limit of 8000 passed');
+});
