@@ -43,25 +43,30 @@ test('saved windows come back under the same keys', () => {
   assert.equal(b.consumeQuota('q', 5, minute, T0).remaining, 2);
 });
 
-test('two threads counting on one table lose no count', async () => {
+test('two threads counting on one table at the same time lose no count', async () => {
   const c = new Counters({ slots: 1024 });
-  // The table is plain shared memory: count from a second thread through a Counters view.
+  const N = 200_000;
+  const LIMIT = 300_000;
   const worker = new Worker(
     `const { workerData, parentPort } = require('node:worker_threads');
-     parentPort.once('message', async () => {
-       const { Counters } = await import(${JSON.stringify(new URL('../../src/policies/counters.ts', import.meta.url).href)});
+     import(${JSON.stringify(new URL('../../src/policies/counters.ts', import.meta.url).href)}).then(({ Counters }) => {
        const c = new Counters({ buffer: workerData });
-       let passed = 0;
-       for (let i = 0; i < 5000; i++) if (c.consumeQuota('shared', 8000, (n) => ({ start: 0, end: 4e12 }), 1).allowed) passed++;
-       parentPort.postMessage(passed);
+       parentPort.once('message', () => {
+         let passed = 0;
+         for (let i = 0; i < ${N}; i++) if (c.consumeQuota('shared', ${LIMIT}, () => ({ start: 0, end: 4e12 }), 1).allowed) passed++;
+         parentPort.postMessage(passed);
+       });
+       parentPort.postMessage('ready');
      });`,
     { eval: true, workerData: c.buffer, execArgv: ['--import', 'tsx'] },
   );
+  await new Promise((resolve) => worker.once('message', resolve));
   const theirs = new Promise<number>((resolve) => worker.once('message', resolve));
   worker.postMessage('go');
   let ours = 0;
-  for (let i = 0; i < 5000; i++) if (c.consumeQuota('shared', 8000, () => ({ start: 0, end: 4e12 }), 1).allowed) ours++;
+  for (let i = 0; i < N; i++) if (c.consumeQuota('shared', LIMIT, () => ({ start: 0, end: 4e12 }), 1).allowed) ours++;
   const passed = ours + (await theirs);
   await worker.terminate();
-  assert.equal(passed, 8000, 'of 10000 calls from two threads, exactly the limit of 8000 passed');
+  assert.equal(passed, LIMIT, `of ${2 * N} calls from two threads, exactly the limit passed`);
+  assert.ok(ours < N, 'the threads overlapped: this one was refused some calls');
 });
