@@ -25,12 +25,15 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     duration: { type: 'string' },
     connections: { type: 'string', default: '64' },
+    /** Issue this many tokens, then measure RSS and verification again (default: 1e6, none with --quick). */
+    million: { type: 'string' },
   },
 });
 const quick = args.quick === true;
 const rounds = Number(args.rounds ?? (quick ? 1 : 3));
 const duration = Number(args.duration ?? (quick ? 3 : 10));
 const connections = Number(args.connections);
+const manyTokens = Number(args.million ?? (quick ? 0 : 1_000_000));
 
 const ROOT = path.join(import.meta.dirname, '..');
 const NODE = process.execPath;
@@ -242,6 +245,16 @@ products:
     const halfGateway = await measure({ ...cases.gateway!.load, rate: half }, gateway);
     const halfBaseline = await measure({ ...cases.baseline!.load, rate: half }, baseline);
 
+    // RSS and verification speed after a million tokens were issued (and are still valid).
+    let many = '';
+    if (manyTokens > 0) {
+      const issued = await measure({ ...cases.token!.load, amount: manyTokens }, gateway);
+      await new Promise((r) => setTimeout(r, 3000));
+      const idleRss = rssMb(gateway);
+      const verify = await measure(cases.gateway!.load, gateway);
+      many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120), verification ${verify.rps} req/s vs ${results.gateway!.rps} before`;
+    }
+
     const row = (name: string, f: Figures) =>
       `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)}`;
     const lines = [
@@ -251,6 +264,7 @@ products:
       `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (target ≥ 0.85)`,
       `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
       `p99 at ${half} req/s        gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above)`,
+      ...(many === '' ? [] : [many]),
       '',
       `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
     ];
