@@ -57,6 +57,16 @@ export class Counters {
     this.#mask = slots - 1;
   }
 
+  /** Whether a key found no slot since the last call (a flag in the shared buffer, so any thread's miss counts). */
+  takeFull(): boolean {
+    return Atomics.exchange(this.#lock, 1, 0) === 1;
+  }
+
+  #full<T>(result: T): T {
+    Atomics.store(this.#lock, 1, 1);
+    return result;
+  }
+
   #locked<T>(fn: () => T): T {
     while (Atomics.compareExchange(this.#lock, 0, 0, 1) !== 0) {
       // Another thread holds it for a few hundred nanoseconds.
@@ -93,7 +103,7 @@ export class Counters {
     const [a, b] = hashes(key);
     return this.#locked(() => {
       const i = this.#slot(a, b, now);
-      return i === -1 ? full() : fn(i * FIELDS, this.#data);
+      return i === -1 ? this.#full(full()) : fn(i * FIELDS, this.#data);
     });
   }
 
@@ -207,9 +217,7 @@ export class Counters {
 
 // A full table is a configuration problem (far more live keys than slots): let calls through
 // rather than refuse them all, and say so in the counters' log line.
-let warnedFull = false;
 function tableFull(limit: number, now: number): QuotaResult {
-  warnedFull = true;
   return { allowed: true, limit, remaining: limit, resetAt: now, retryAt: now };
 }
 
@@ -226,8 +234,7 @@ export async function persistCounters(
   counters.load(await store.loadQuotaWindows(clock()));
   const flush = async () => {
     await store.saveQuotaWindows(counters.takeDirty());
-    if (warnedFull) {
-      warnedFull = false;
+    if (counters.takeFull()) {
       logger.warn('the quota and spike arrest table is full: calls passed uncounted');
     }
   };

@@ -127,8 +127,8 @@ export interface Store {
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
-  readonly code: 'conflict' | 'not_found';
-  constructor(code: 'conflict' | 'not_found', message: string) {
+  readonly code: 'conflict';
+  constructor(code: 'conflict', message: string) {
     super(message);
     this.code = code;
   }

@@ -24,6 +24,8 @@ test('a slot whose counts are spent is used again; a table full of live keys let
   c.takeDirty();
   // Every slot holds a live window: a new key finds none and is let through, uncounted.
   assert.deepEqual(c.consumeQuota('late', 1, minute, T0), { allowed: true, limit: 1, remaining: 1, resetAt: T0, retryAt: T0 });
+  assert.equal(c.takeFull(), true, 'the miss is reported once');
+  assert.equal(c.takeFull(), false);
   // Two minutes on, the windows (and the ones a rolling quota would read) are spent.
   const later = T0 + 2 * MINUTE + 1;
   assert.equal(c.consumeQuota('late', 1, minute, later).allowed, true);
