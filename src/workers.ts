@@ -12,6 +12,10 @@ import { startPurging } from './main.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
 import { openStore } from './store/open.ts';
 
+// From source, the worker runs through the TypeScript loader; in the bundle (scripts/build.ts),
+// this module is part of dist/gateway.mjs and the worker is dist/worker.mjs beside it.
+const WORKER_ENTRY = import.meta.url.endsWith('/src/workers.ts') ? new URL('../bin/worker.js', import.meta.url) : new URL('./worker.mjs', import.meta.url);
+
 export interface WorkerData {
   configFile: string;
   env: Record<string, string | undefined>;
@@ -44,7 +48,7 @@ export async function startWorkers(config: Config, options: { env: Record<string
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
 
   const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer };
-  const workers = Array.from({ length: config.workers }, () => new Worker(new URL('../bin/worker.js', import.meta.url), { workerData: data }));
+  const workers = Array.from({ length: config.workers }, () => new Worker(WORKER_ENTRY, { workerData: data }));
   try {
     await Promise.all(
       workers.map(

@@ -2,7 +2,7 @@
 // the password grant. One new request per check, the gateway's own credentials, a deadline.
 // The username and password are passed through and never stored or logged.
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'undici';
+import { Agent } from '../upstream/undici.ts';
 import type { AuthServerSettings } from '../config/load.ts';
 import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
 
@@ -22,18 +22,20 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
   if (settings.clientId !== undefined) {
     headers.authorization = `Basic ${Buffer.from(`${settings.clientId}:${settings.clientSecret ?? ''}`).toString('base64')}`;
   }
-  const url = settings.url.href;
+  const origin = settings.url.origin;
+  const path = settings.url.pathname + settings.url.search;
 
   return {
     async verify(username, password) {
       let statusCode: number;
       let text: string;
       try {
-        const res = await request(url, {
+        const res = await agent.request({
+          origin,
+          path,
           method: 'POST',
           headers,
           body: JSON.stringify({ username, password }),
-          dispatcher: agent,
           signal: AbortSignal.timeout(settings.timeoutMs),
         });
         statusCode = res.statusCode;

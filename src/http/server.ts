@@ -25,7 +25,8 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   const tokenEndpoint = createTokenEndpoint(deps, tokenPolicies);
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger } = deps;
-  const access = deps.config.log.access;
+  // Decided once: with access logs off, or below the log level, a request builds no log record.
+  const access = deps.config.log.access && logger.isLevelEnabled('info');
 
   // The path only, never the query: it can carry credentials a client should not have sent.
   function logAccess(req: IncomingMessage, res: ServerResponse, path: string, started: number, fields: Record<string, unknown>): void {

@@ -2,7 +2,8 @@
 // passive health checks, retries), or a built-in mock or echo target; and the responder that
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool as UndiciPool } from 'undici';
+import { Pool } from './undici.ts';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
@@ -93,7 +94,7 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 const tooLarge = () => new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
 
 interface Member {
-  pool: Pool;
+  pool: UndiciPool;
   basePath: string;
   failures: number;
   /** Skipped until this time (epoch ms) after too many failures in a row. */

@@ -1,0 +1,17 @@
+// Types for the parts of undici that src/upstream/undici.ts loads one by one.
+declare module 'undici/lib/dispatcher/dispatcher.js' {
+  const Dispatcher: typeof import('undici').Dispatcher;
+  export default Dispatcher;
+}
+declare module 'undici/lib/dispatcher/pool.js' {
+  const Pool: typeof import('undici').Pool;
+  export default Pool;
+}
+declare module 'undici/lib/dispatcher/agent.js' {
+  const Agent: typeof import('undici').Agent;
+  export default Agent;
+}
+declare module 'undici/lib/api/index.js' {
+  const api: object;
+  export default api;
+}
