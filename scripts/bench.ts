@@ -32,7 +32,7 @@ const { values: args } = parseArgs({
   },
 });
 const quick = args.quick === true;
-const rounds = Number(args.rounds ?? (quick ? 1 : 3));
+const rounds = Number(args.rounds ?? (quick ? 1 : 5));
 const duration = Number(args.duration ?? (quick ? 3 : 10));
 const connections = Number(args.connections);
 const manyTokens = Number(args.million ?? (quick ? 0 : 1_000_000));

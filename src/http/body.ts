@@ -3,22 +3,40 @@ import { GatewayError } from '../errors.ts';
 
 export const tooLarge = (limit: number) => new GatewayError(413, 'payload_too_large', `request body exceeds ${limit} bytes`);
 
-/** Reads the whole body, refusing more than `limit` bytes (checked against Content-Length first). */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Reads the whole body, refusing more than `limit` bytes (checked against Content-Length first;
+ * a longer chunked body is cut off). Plain stream events: `for await` over the request costs an
+ * async iterator, a promise per chunk and a finished() watcher, a tenth of a token request.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > limit) throw tooLarge(limit);
-      chunks.push(chunk as Buffer);
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+  if (req.readableEnded) return Promise.resolve(EMPTY);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => req.off('data', onData).off('end', onEnd).off('error', onAbort).off('close', onAbort);
+    function onData(chunk: Buffer): void {
+      size += chunk.length;
+      if (size > limit) {
+        stop();
+        req.destroy();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
     }
-  } catch (err) {
-    if (err instanceof GatewayError) throw err;
+    function onEnd(): void {
+      stop();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    }
     // The client went away mid-body: its error, and not worth an error-level log line.
-    throw new GatewayError(400, 'request_aborted', 'the request body ended early', { cause: err });
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    function onAbort(err?: Error): void {
+      stop();
+      reject(new GatewayError(400, 'request_aborted', 'the request body ended early', { cause: err }));
+    }
+    req.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onAbort);
+  });
 }
