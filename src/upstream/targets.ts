@@ -141,9 +141,18 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
     if (++m.failures >= failureThreshold) m.downUntil = clock() + cooldownMs;
   }
 
-  /** Sends the request to a target, and when it could not be sent, to the next (if allowed). */
-  async function request(ctx: RequestContext, identity: boolean): Promise<Dispatcher.ResponseData> {
-    const { req } = ctx;
+  /** An answer's status counts for the target's health: 502, 503 and 504 are failures. */
+  function answered(m: Member, status: number): void {
+    if (status >= 502 && status <= 504) failed(m);
+    else m.failures = 0;
+  }
+
+  /**
+   * Sends the request to a target with `call`, and when it could not be sent, to the next (if
+   * allowed). A GatewayError is the gateway refusing the answer, not the target failing.
+   */
+  async function send<T>(ctx: RequestContext, identity: boolean, call: (m: Member, options: Dispatcher.RequestOptions) => Promise<T>): Promise<T> {
+    const { req, res } = ctx;
     const withBody = hasBody(req);
     // A streamed body cannot be sent twice; a held one (validation read it) or none can.
     const replayable = IDEMPOTENT.has(req.method ?? '') && (!withBody || ctx.body !== undefined);
@@ -154,18 +163,14 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
     for (let attempt = 0; ; attempt++) {
       const m = pick(clock());
       try {
-        const response = await m.pool.request({
-          method: req.method as Dispatcher.HttpMethod,
-          path: m.basePath + target,
-          headers,
-          body: ctx.body ?? (withBody ? req : null),
-        });
-        if (response.statusCode >= 502 && response.statusCode <= 504) failed(m);
-        else m.failures = 0;
-        return response;
+        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body: ctx.body ?? (withBody ? req : null) });
       } catch (err) {
+        if (err instanceof GatewayError) throw err;
+        const code = (err as { code?: string }).code ?? '';
+        // The client left mid-answer: the target was not at fault, and no one is left to answer.
+        if (code === 'ERR_STREAM_PREMATURE_CLOSE' && res.destroyed) throw new GatewayError(499, 'client_closed_request', 'the client closed the connection', { cause: err });
         failed(m);
-        const sent = !NOT_SENT.has((err as { code?: string }).code ?? '');
+        const sent = !NOT_SENT.has(code);
         if (attempt >= retries || !replayable || sent) throw upstreamError(name, err);
       }
     }
@@ -173,7 +178,11 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
 
   return {
     async fetch(ctx) {
-      const response = await request(ctx, true);
+      const response = await send(ctx, true, async (m, options) => {
+        const r = await m.pool.request(options);
+        answered(m, r.statusCode);
+        return r;
+      });
       const headers = clientResponseHeaders(response.headers);
       const encoding = headers['content-encoding'];
       if (encoding !== undefined && encoding !== 'identity') {
@@ -200,27 +209,21 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
       }
       return { status: response.statusCode, headers, body: Buffer.concat(chunks, size) };
     },
+    // undici writes the answer's body straight into the client's response (backpressure,
+    // and an upstream abort when the client leaves, included), and settles when it is sent:
+    // no intermediate body stream and pipe() per call. An upstream failing mid-body destroys
+    // the response, so the client sees the connection end early.
     async stream(ctx, onHeaders) {
-      const response = await request(ctx, false);
-      const head = { status: response.statusCode, headers: clientResponseHeaders(response.headers) };
-      try {
-        onHeaders(head);
-        ctx.res.writeHead(head.status, head.headers);
-      } catch (err) {
-        // The answer will not be forwarded: free its connection now.
-        discard(response.body);
-        throw err;
-      }
-      // .pipe() rather than stream/promises pipeline(): under load the latter kept every
-      // response alive here (heap 15 MB → 270 MB, scavenges of 60 ms; see the README's figures).
-      const { body } = response;
-      // An upstream failing mid-body: headers are gone, so the client sees the connection end early.
-      body.on('error', () => ctx.res.destroy());
-      // A client gone early: free the upstream connection.
-      ctx.res.once('close', () => {
-        if (!body.readableEnded) discard(body);
-      });
-      body.pipe(ctx.res);
+      const { res } = ctx;
+      await send(ctx, false, (m, options) =>
+        m.pool.stream(options, ({ statusCode, headers }) => {
+          answered(m, statusCode);
+          const head = { status: statusCode, headers: clientResponseHeaders(headers) };
+          onHeaders(head);
+          res.writeHead(head.status, head.headers);
+          return res;
+        }),
+      );
     },
     close: async () => {
       await Promise.all(members.map((m) => m.pool.close()));

@@ -1,0 +1,32 @@
+import { Session } from 'node:inspector/promises';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadConfigFile } from '../src/config/load.ts';
+import { startGateway } from '../src/main.ts';
+const config = loadConfigFile('/tmp/prof/g.yaml');
+const g = await startGateway({ config, port: 18700 });
+const app = JSON.parse(readFileSync('/tmp/prof/app.json', 'utf8'));
+const mode = process.argv[2] ?? 'gateway';
+const tr = await fetch('http://127.0.0.1:18700/oauth2/token', { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+const { access_token } = await tr.json() as any;
+const args = mode === 'gateway' ? ['-H', `authorization=Bearer ${access_token}`, 'http://127.0.0.1:18700/v1/bench?q=tea'] : ['-m', 'POST', '-H', `authorization=Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`, '-H', 'content-type=application/x-www-form-urlencoded', '-b', 'grant_type=client_credentials', 'http://127.0.0.1:18700/oauth2/token'];
+const run = (d: number) => new Promise<string>((resolve) => { let out = ''; const c = spawn('taskset', ['-c', '1', 'npx', 'autocannon', '-c', '64', '-d', String(d), ...args], { stdio: ['ignore', 'ignore', 'pipe'] }); c.stderr.on('data', (b) => (out += b)); c.on('exit', () => resolve(out)); });
+await run(5);
+const session = new Session(); session.connect();
+await session.post('HeapProfiler.enable');
+await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as any);
+const out = await run(8);
+const { profile } = await session.post('HeapProfiler.stopSampling') as any;
+const reqs = Number(/(\d+)k requests in/.exec(out)?.[1] ?? 0) * 1000;
+const self = new Map<string, number>();
+let total = 0;
+const walk = (n: any, stack: string[]) => {
+  const cf = n.callFrame; const name = `${cf.functionName || '(anon)'} ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber}`;
+  if (n.selfSize > 0) { self.set(name, (self.get(name) ?? 0) + n.selfSize); total += n.selfSize; }
+  for (const c of n.children) walk(c, [...stack, name]);
+};
+walk(profile.head, []);
+console.log('requests', reqs, 'sampled bytes per request', Math.round(total / reqs));
+for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(String(Math.round(v / reqs)).padStart(6), 'B/req', k);
+writeFileSync('/tmp/prof/alloc.json', JSON.stringify(profile));
+await g.close(); process.exit(0);
