@@ -62,19 +62,22 @@ export class Counters {
     return Atomics.exchange(this.#lock, 1, 0) === 1;
   }
 
-  #full<T>(result: T): T {
-    Atomics.store(this.#lock, 1, 1);
-    return result;
-  }
-
-  #locked<T>(fn: () => T): T {
+  #takeLock(): void {
     while (Atomics.compareExchange(this.#lock, 0, 0, 1) !== 0) {
       // Another thread holds it for a few hundred nanoseconds.
     }
+  }
+
+  #unlock(): void {
+    Atomics.store(this.#lock, 0, 0);
+  }
+
+  #locked<T>(fn: () => T): T {
+    this.#takeLock();
     try {
       return fn();
     } finally {
-      Atomics.store(this.#lock, 0, 0);
+      this.#unlock();
     }
   }
 
@@ -98,13 +101,16 @@ export class Counters {
     return free;
   }
 
-  /** Runs `fn` on the key's data offset under the lock; `full` when the table has no slot for it. */
-  #withSlot<T>(key: string, now: number, full: () => T, fn: (d: number, data: Float64Array) => T): T {
+  /**
+   * Takes the lock and finds the key's data offset, or -1 (and raises the full flag) when the
+   * table has no slot for it; the caller releases the lock. No closures: this runs per call.
+   */
+  #acquire(key: string, now: number): number {
     const [a, b] = hashes(key);
-    return this.#locked(() => {
-      const i = this.#slot(a, b, now);
-      return i === -1 ? this.#full(full()) : fn(i * FIELDS, this.#data);
-    });
+    this.#takeLock();
+    const i = this.#slot(a, b, now);
+    if (i === -1) Atomics.store(this.#lock, 1, 1);
+    return i === -1 ? -1 : i * FIELDS;
   }
 
   /** A slot nothing refers to any more: its window and the one after it ended, its arrival time passed. */
@@ -115,7 +121,10 @@ export class Counters {
 
   /** Counts a call if the window has room; a refused call is not counted. */
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
-    return this.#withSlot(key, now, () => tableFull(limit, now), (d, data) => {
+    const d = this.#acquire(key, now);
+    const data = this.#data;
+    try {
+      if (d === -1) return tableFull(limit, now);
       if (now >= data[END + d]!) {
         const w = windowOf(now);
         data[START + d] = w.start;
@@ -128,7 +137,9 @@ export class Counters {
       const count = ++data[COUNT + d]!;
       data[DIRTY + d] = 1;
       return { allowed: true, limit, remaining: limit - count, resetAt: end, retryAt: end };
-    });
+    } finally {
+      this.#unlock();
+    }
   }
 
   /**
@@ -137,7 +148,10 @@ export class Counters {
    * up, so the estimate never admits more than the limit when the previous calls came late).
    */
   consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult {
-    return this.#withSlot(key, now, () => tableFull(limit, now), (d, data) => {
+    const d = this.#acquire(key, now);
+    const data = this.#data;
+    try {
+      if (d === -1) return tableFull(limit, now);
       const start = now - (now % size);
       if (data[START + d] !== start) {
         data[PREVIOUS + d] = data[START + d] === start - size ? data[COUNT + d]! : 0;
@@ -158,7 +172,9 @@ export class Counters {
       data[COUNT + d] = count + 1;
       data[DIRTY + d] = 1;
       return { allowed: true, limit, remaining: limit - used - 1, resetAt: end, retryAt: end };
-    });
+    } finally {
+      this.#unlock();
+    }
   }
 
   /**
@@ -166,14 +182,18 @@ export class Counters {
    * arrival time (TAT) moves on by `intervalMs` per admitted call.
    */
   spike(key: string, intervalMs: number, burst: number, now: number): { allowed: boolean; retryAfterMs: number } {
-    const pass = { allowed: true, retryAfterMs: 0 };
-    return this.#withSlot(key, now, () => pass, (d, data) => {
+    const d = this.#acquire(key, now);
+    const data = this.#data;
+    try {
+      if (d === -1) return PASS;
       const tolerance = intervalMs * (burst - 1);
       const tat = Math.max(data[TAT + d]!, now);
       if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now };
       data[TAT + d] = tat + intervalMs;
-      return pass;
-    });
+      return PASS;
+    } finally {
+      this.#unlock();
+    }
   }
 
   /** Puts saved windows back (their keys are the hashes `takeDirty` gave). */
@@ -214,6 +234,8 @@ export class Counters {
     });
   }
 }
+
+const PASS = Object.freeze({ allowed: true, retryAfterMs: 0 });
 
 // A full table is a configuration problem (far more live keys than slots): let calls through
 // rather than refuse them all, and say so in the counters' log line.

@@ -68,18 +68,28 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
 // number in the query must be written as a plain decimal.
 const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
-function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>): Failure[] {
-  const found: Failure[] = [];
-  for (const [name, value] of Object.entries(coerced)) {
+function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>, found: Failure[]): void {
+  for (const name in coerced) {
+    const value = coerced[name];
     const given = raw[name];
-    const pairs = Array.isArray(value) ? value.map((v, i) => [v, Array.isArray(given) ? given[i] : given] as const) : [[value, given] as const];
-    pairs.forEach(([v, g], i) => {
-      if (typeof v === 'number' && typeof g === 'string' && !DECIMAL.test(g)) {
-        found.push({ pointer: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}${Array.isArray(value) ? `/${i}` : ''}`, message: 'must be a plain decimal number' });
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const g = Array.isArray(given) ? given[i] : given;
+        if (typeof value[i] === 'number' && typeof g === 'string' && !DECIMAL.test(g)) found.push(notDecimal(name, i));
       }
-    });
+    } else if (typeof value === 'number' && typeof given === 'string' && !DECIMAL.test(given)) {
+      found.push(notDecimal(name, undefined));
+    }
   }
-  return found;
+}
+
+const notDecimal = (name: string, i: number | undefined): Failure => ({
+  pointer: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}${i === undefined ? '' : `/${i}`}`,
+  message: 'must be a plain decimal number',
+});
+
+function refuse(found: readonly Failure[]): void {
+  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });
 }
 
 export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
@@ -97,41 +107,44 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
   create(options, env) {
     const compiled = compile(options, env);
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
+    const { query: checkQuery, body: checkBody, bodyRequired } = compiled;
     const limit = options.maxBodySize ?? 1024 * 1024;
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
-    const readsBody = compiled.body !== undefined || compiled.bodyRequired || options.maxBodySize !== undefined;
+    const readsBody = checkBody !== undefined || bodyRequired || options.maxBodySize !== undefined;
 
-    return async function validateRequest(ctx: RequestContext): Promise<void> {
+    async function validateBody(ctx: RequestContext, found: Failure[]): Promise<void> {
+      const { req } = ctx;
+      const type = mediaType(req.headers['content-type']);
+      if (checkBody !== undefined && !types.has(type)) {
+        throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
+      }
+      ctx.body = await readBody(req, limit);
+      if (checkBody !== undefined && isJsonType(type)) {
+        let value: unknown;
+        try {
+          value = JSON.parse(ctx.body.toString('utf8'));
+        } catch {
+          found.push({ pointer: '/body', message: 'is not valid JSON' });
+        }
+        if (value !== undefined && !checkBody(value)) found.push(...failures('/body', checkBody.errors));
+      }
+      refuse(found);
+    }
+
+    // Synchronous unless there is a body to read: most calls validate a query string only.
+    return function validateRequest(ctx: RequestContext): void | Promise<void> {
       const found: Failure[] = [];
-      if (compiled.query !== undefined) {
+      if (checkQuery !== undefined) {
         const raw = queryObject(ctx.query);
         const coerced = { ...raw } as Record<string, unknown>;
-        if (!compiled.query(coerced)) found.push(...failures('/query', compiled.query.errors));
-        else found.push(...plainDecimals(coerced, raw));
+        if (!checkQuery(coerced)) found.push(...failures('/query', checkQuery.errors));
+        else plainDecimals(coerced, raw, found);
       }
-
-      const { req } = ctx;
-      const withBody = hasBody(req);
-      if (withBody && readsBody) {
-        const type = mediaType(req.headers['content-type']);
-        if (compiled.body !== undefined && !types.has(type)) {
-          throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
-        }
-        ctx.body = await readBody(req, limit);
-        if (compiled.body !== undefined && isJsonType(type)) {
-          let value: unknown;
-          try {
-            value = JSON.parse(ctx.body.toString('utf8'));
-          } catch {
-            found.push({ pointer: '/body', message: 'is not valid JSON' });
-          }
-          if (value !== undefined && !compiled.body(value)) found.push(...failures('/body', compiled.body.errors));
-        }
-      } else if (!withBody && compiled.bodyRequired) {
-        found.push({ pointer: '/body', message: 'is required' });
-      }
-      if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });
+      const withBody = hasBody(ctx.req);
+      if (withBody && readsBody) return validateBody(ctx, found);
+      if (!withBody && bodyRequired) found.push({ pointer: '/body', message: 'is required' });
+      refuse(found);
     };
   },
 };

@@ -36,7 +36,7 @@ const GATEWAY_PREFIXES = ['x-forwarded-', 'x-gateway-'];
 
 /** Whether a client's request header is dropped. Names with '_' are dropped as well: servers
  * that map '_' to '-' (CGI, WSGI) would read X_Gateway_App as the gateway's own header. */
-function dropped(name: string, named: Set<string> | undefined): boolean {
+function dropped(name: string, named: ReadonlySet<string> | undefined): boolean {
   return REQUEST_DROP.has(name) || named?.has(name) === true || name.includes('_') || GATEWAY_PREFIXES.some((p) => name.startsWith(p));
 }
 
@@ -47,8 +47,13 @@ export function headerValue(text: string): string {
   return UNSAFE.test(text) ? text.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c)) : text;
 }
 
-function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
+const CLOSE = new Set(['close']);
+
+function connectionNamed(value: string | string[] | undefined): ReadonlySet<string> | undefined {
   if (value === undefined) return undefined;
+  // The usual values, without a Set per call: keep-alive is hop-by-hop anyway.
+  if (value === 'keep-alive' || value === 'Keep-Alive') return undefined;
+  if (value === 'close' || value === 'Close') return CLOSE;
   const names = (Array.isArray(value) ? value.join(',') : value).split(',').map((s) => s.trim().toLowerCase());
   return new Set(names.filter((n) => n !== ''));
 }
