@@ -47,24 +47,27 @@ test('saved windows come back under the same keys', () => {
 
 test('two threads counting on one table at the same time lose no count', async () => {
   const c = new Counters({ slots: 1024 });
-  const N = 200_000;
-  const LIMIT = 300_000;
+  const N = 1_000_000;
+  const LIMIT = 1_500_000;
+  // Both threads start on one Atomics signal (a message would give one a head start of a
+  // millisecond or more, long enough to finish alone).
+  const start = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(
     `const { workerData, parentPort } = require('node:worker_threads');
      import(${JSON.stringify(new URL('../../src/policies/counters.ts', import.meta.url).href)}).then(({ Counters }) => {
-       const c = new Counters({ buffer: workerData });
-       parentPort.once('message', () => {
-         let passed = 0;
-         for (let i = 0; i < ${N}; i++) if (c.consumeQuota('shared', ${LIMIT}, () => ({ start: 0, end: 4e12 }), 1).allowed) passed++;
-         parentPort.postMessage(passed);
-       });
+       const c = new Counters({ buffer: workerData.counters });
        parentPort.postMessage('ready');
+       Atomics.wait(workerData.start, 0, 0);
+       let passed = 0;
+       for (let i = 0; i < ${N}; i++) if (c.consumeQuota('shared', ${LIMIT}, () => ({ start: 0, end: 4e12 }), 1).allowed) passed++;
+       parentPort.postMessage(passed);
      });`,
-    { eval: true, workerData: c.buffer, execArgv: ['--import', 'tsx'] },
+    { eval: true, workerData: { counters: c.buffer, start }, execArgv: ['--import', 'tsx'] },
   );
   await new Promise((resolve) => worker.once('message', resolve));
   const theirs = new Promise<number>((resolve) => worker.once('message', resolve));
-  worker.postMessage('go');
+  Atomics.store(start, 0, 1);
+  Atomics.notify(start, 0);
   let ours = 0;
   for (let i = 0; i < N; i++) if (c.consumeQuota('shared', LIMIT, () => ({ start: 0, end: 4e12 }), 1).allowed) ours++;
   const passed = ours + (await theirs);
