@@ -59,7 +59,8 @@ async function freePort(): Promise<number> {
 
 /** Starts a script (TypeScript through tsx) on a core, and waits until it is ready. */
 async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>): Promise<ChildProcess> {
-  const command = script.endsWith('.ts') ? [NODE, '--import', 'tsx', script, ...argv] : [NODE, ...RUNTIME_FLAGS, script, ...argv];
+  // Every process under test gets the gateway's runtime flags: the cases differ in their code only.
+  const command = [NODE, ...RUNTIME_FLAGS, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
   const child =
     pinned && core >= 0
     ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
@@ -280,7 +281,7 @@ ${extra}`,
         verify.million.push((await measure(verifyLoad(million), million.child)).rps);
         verify.few.push((await measure(verifyLoad(few), few.child)).rps);
       }
-      many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(verify.million)} req/s vs ${median(verify.few)} with one token issued (medians of ${rounds})`;
+      many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(verify.million)} req/s vs ${median(verify.few)} with one token issued (medians; rounds: ${verify.million.join(' ')} vs ${verify.few.join(' ')})`;
     }
 
     const row = (name: string, f: Figures) =>
@@ -294,7 +295,7 @@ ${extra}`,
       `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
       ...(many === '' ? [] : [many]),
       '',
-      `${rounds} round(s) of ${duration} s, ${connections} connections, gateway run as node ${RUNTIME_FLAGS.join(' ')} dist/gateway.mjs, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+      `${rounds} round(s) of ${duration} s, ${connections} connections, every process run as node ${RUNTIME_FLAGS.join(' ')} (the gateway as dist/gateway.mjs), ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
 
