@@ -3,7 +3,8 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import { asGatewayError, type GatewayError } from '../errors.ts';
 
-export function sendProblem(res: ServerResponse, thrown: unknown): GatewayError {
+/** Writes the problem answer for `thrown`, with `headers` (RateLimit-*, say) besides its own. */
+export function sendProblem(res: ServerResponse, thrown: unknown, headers: Record<string, string> = {}): GatewayError {
   const err = asGatewayError(thrown);
   const status = err.expose ? err.status : 500;
   const body = {
@@ -20,6 +21,7 @@ export function sendProblem(res: ServerResponse, thrown: unknown): GatewayError 
     return err;
   }
   res.writeHead(status, {
+    ...headers,
     ...(err.expose ? err.headers : undefined),
     'content-type': 'application/problem+json',
     'content-length': Buffer.byteLength(payload),

@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
-import { runSteps, type RequestContext } from '../pipeline/context.ts';
+import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
@@ -49,7 +49,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       logAccess(req, res, path, started, ctx.token ? { app: ctx.token.appName } : {});
     } catch (thrown) {
-      const err = sendProblem(res, thrown);
+      const err = sendProblem(res, thrown, withRateLimit(ctx, {}));
       if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path }, err.message);
       logAccess(req, res, path, started, { error: err.code, ...(ctx?.token ? { app: ctx.token.appName } : {}) });
     }

@@ -15,9 +15,27 @@ export interface RequestContext {
   /** Set by bearer verification. */
   token: ActiveToken | undefined;
   /** The tightest quota seen so far, whose RateLimit-* headers the answer carries. */
-  rateLimit: { remaining: number } | undefined;
+  rateLimit: RateLimit | undefined;
   /** The request body, once a step has read it whole (validation); the upstream then gets these bytes. */
   body: Buffer | undefined;
+}
+
+export interface RateLimit {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window ends. */
+  reset: number;
+}
+
+/**
+ * Adds the tightest quota's RateLimit-* headers to an answer's headers. They go into the object
+ * given to writeHead, not through setHeader: once setHeader has been called, writeHead passes
+ * every other header of the answer through setHeader too.
+ */
+export function withRateLimit<T extends Record<string, unknown>>(ctx: RequestContext | undefined, headers: T): T {
+  const limit = ctx?.rateLimit;
+  if (limit === undefined) return headers;
+  return { ...headers, 'ratelimit-limit': String(limit.limit), 'ratelimit-remaining': String(limit.remaining), 'ratelimit-reset': String(limit.reset) };
 }
 
 /** One compiled step of a route. The last step of every route writes the response. */

@@ -71,12 +71,7 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
     const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
     const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
     const tightest = ctx.rateLimit;
-    if (tightest === undefined || result.remaining < tightest.remaining) {
-      ctx.rateLimit = { remaining: result.remaining };
-      ctx.res.setHeader('ratelimit-limit', String(limit));
-      ctx.res.setHeader('ratelimit-remaining', String(result.remaining));
-      ctx.res.setHeader('ratelimit-reset', String(reset));
-    }
+    if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
     if (!result.allowed) {
       const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
       throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) } });

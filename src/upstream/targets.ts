@@ -8,7 +8,7 @@ import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
+import { withRateLimit, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 
@@ -49,7 +49,7 @@ export function createResponder(target: Target, handlers: readonly ResponseHandl
 }
 
 function writeHeld(ctx: RequestContext, response: HeldResponse): void {
-  const headers: Record<string, string | string[]> = { ...response.headers, 'content-length': String(response.body.length) };
+  const headers: Record<string, string | string[]> = withRateLimit(ctx, { ...response.headers, 'content-length': String(response.body.length) });
   delete headers['transfer-encoding'];
   ctx.res.writeHead(response.status, headers).end(ctx.req.method === 'HEAD' ? undefined : response.body);
 }
@@ -220,7 +220,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
           answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
-          res.writeHead(head.status, head.headers);
+          res.writeHead(head.status, withRateLimit(ctx, head.headers));
           return res;
         }),
       );

@@ -45,6 +45,32 @@ const QUOTA_ROUTES = `
 `;
 
 describe('quota', () => {
+  test("a proxied answer carries the gateway's RateLimit-*, not the upstream's; so does a 502", async () => {
+    const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'ratelimit-limit': '999', 'ratelimit-remaining': '998' }).end('ok'));
+    const clock = { now: T0 };
+    const gw = await gatewayWith(
+      {
+        upstreams: `  up:\n    url: ${upstream.url}\n  down:\n    url: http://127.0.0.1:9\n`,
+        routes: `  p:\n    method: GET\n    path: /v1/p\n    upstream: up\n  d:\n    method: GET\n    path: /v1/d\n    upstream: down\n`,
+        products: `  proxied:\n    routes: [p, d]\n    quota: { limit: 3, interval: minute }\n`,
+      },
+      clock,
+    );
+    try {
+      const token = await tokenFor(gw, 'proxied');
+      const ok = await get(gw, '/v1/p', token);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.text, 'ok');
+      assert.deepEqual(rateHeaders(ok), ['3', '2', '30']);
+      const down = await get(gw, '/v1/d', token);
+      assert.equal(down.status, 502);
+      assert.deepEqual(rateHeaders(down), ['3', '1', '30']);
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+
   test('5 per minute per app: the 6th call is 429, every answer carries RateLimit-*', async () => {
     const clock = { now: T0 };
     const gw = await gatewayWith({ routes: QUOTA_ROUTES, products: `  metered:\n    routes: [q1, q2]\n    quota: { limit: 5, interval: minute }\n` }, clock);
