@@ -7,6 +7,7 @@ import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
+import type { ActiveToken } from '../store/port.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
@@ -29,9 +30,10 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   const access = deps.config.log.access && logger.isLevelEnabled('info');
 
   // The path only, never the query: it can carry credentials a client should not have sent.
-  function logAccess(req: IncomingMessage, res: ServerResponse, path: string, started: number, fields: Record<string, unknown>): void {
+  function logAccess(req: IncomingMessage, res: ServerResponse, path: string, started: number, fields: Record<string, unknown> | undefined, token: ActiveToken | undefined): void {
     if (!access) return;
-    logger.info({ method: req.method, path, status: res.statusCode, ms: Math.round((performance.now() - started) * 100) / 100, ...fields }, 'request');
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    logger.info({ method: req.method, path, status: res.statusCode, ms, ...fields, ...(token ? { app: token.appName } : {}) }, 'request');
   }
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -43,15 +45,15 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       path = target.path;
       ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined, body: undefined };
       if (path === TOKEN_PATH) {
-        logAccess(req, res, path, started, await tokenEndpoint(ctx));
+        logAccess(req, res, path, started, await tokenEndpoint(ctx), undefined);
         return;
       }
       await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
-      logAccess(req, res, path, started, ctx.token ? { app: ctx.token.appName } : {});
+      logAccess(req, res, path, started, undefined, ctx.token);
     } catch (thrown) {
       const err = sendProblem(res, thrown, withRateLimit(ctx, {}));
       if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path }, err.message);
-      logAccess(req, res, path, started, { error: err.code, ...(ctx?.token ? { app: ctx.token.appName } : {}) });
+      logAccess(req, res, path, started, { error: err.code }, ctx?.token);
     }
   };
 }
