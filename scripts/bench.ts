@@ -14,11 +14,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { freePort } from '../src/http/server.ts';
 import { BUNDLE, RUNTIME_FLAGS, buildBundles } from './build.ts';
 
 const { values: args } = parseArgs({
@@ -47,14 +47,6 @@ interface Figures {
   p50_ms: number;
   p99_ms: number;
   rss_mb: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Starts a script (TypeScript through tsx) on a core, and waits until it is ready. */
@@ -157,7 +149,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
   const children: ChildProcess[] = [];
   try {
-    const ports = { upstream: await freePort(), baseline: await freePort(), peer: await freePort() };
+    const ports = { upstream: await freePort('127.0.0.1'), baseline: await freePort('127.0.0.1'), peer: await freePort('127.0.0.1') };
     const upstreamUrl = `http://127.0.0.1:${ports.upstream}`;
     const upstream = await start(1, 'scripts/bench/upstream.ts', [String(ports.upstream)], onMessage);
     children.push(upstream);
@@ -169,7 +161,7 @@ async function main(): Promise<void> {
 
     /** A gateway (the bundle) on `core` with its own store, an app registered through the CLI, and one token. */
     async function startGatewayCase(name: string, core: number, extra = ''): Promise<{ child: ChildProcess; url: string; basic: string; token: string }> {
-      const port = await freePort();
+      const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
       writeFileSync(
         file,

@@ -3,10 +3,10 @@
 // (SharedArrayBuffer), so quotas and spike arrests hold exactly across them; each has its own
 // SQLite connection, so a revocation reaches every worker's cache through PRAGMA data_version.
 // The main thread owns the schema, the counters' saving and the purge.
-import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from './config/load.ts';
+import { freePort } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { startPurging } from './main.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
@@ -27,14 +27,6 @@ export interface Workers {
   url: string;
   port: number;
   close(): Promise<void>;
-}
-
-async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startWorkers(config: Config, options: { env: Record<string, string | undefined>; port?: number; logger?: Logger }): Promise<Workers> {

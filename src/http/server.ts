@@ -1,7 +1,7 @@
 // The main listener: one request handler that resolves the request's facts once, hands the
 // token endpoint its requests and every other path to the compiled route table.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
@@ -56,6 +56,15 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       logAccess(req, res, path, started, { error: err.code }, ctx?.token);
     }
   };
+}
+
+/** A port free on `host` now (the kernel's choice), for what must know its port before it listens. */
+export async function freePort(host: string): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number, reusePort = false): Promise<Listener> {

@@ -28,14 +28,14 @@ export interface RateLimit {
 }
 
 /**
- * Adds the tightest quota's RateLimit-* headers to an answer's headers. They go into the object
- * given to writeHead, not through setHeader: once setHeader has been called, writeHead passes
+ * Adds the tightest quota's RateLimit-* headers to `headers`, a fresh object the caller is about
+ * to give writeHead. Not through setHeader: once setHeader has been called, writeHead passes
  * every other header of the answer through setHeader too.
  */
 export function withRateLimit<T extends Record<string, unknown>>(ctx: RequestContext | undefined, headers: T): T {
   const limit = ctx?.rateLimit;
   if (limit === undefined) return headers;
-  return { ...headers, 'ratelimit-limit': String(limit.limit), 'ratelimit-remaining': String(limit.remaining), 'ratelimit-reset': String(limit.reset) };
+  return Object.assign(headers, { 'ratelimit-limit': String(limit.limit), 'ratelimit-remaining': String(limit.remaining), 'ratelimit-reset': String(limit.reset) });
 }
 
 /** One compiled step of a route. The last step of every route writes the response. */

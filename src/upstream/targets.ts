@@ -31,11 +31,13 @@ export function createTarget(settings: UpstreamSettings, clock: () => number = D
   }
 }
 
+const noHooks = () => {};
+
 /** The route's final step: the target, then the response policies in YAML order. */
 export function createResponder(target: Target, handlers: readonly ResponseHandler[]): Step {
   const headerHooks = handlers.flatMap((h) => (h.headers === undefined ? [] : [h.headers]));
   if (!handlers.some((h) => h.body !== undefined)) {
-    if (headerHooks.length === 0) return (ctx) => target.stream(ctx, () => {});
+    if (headerHooks.length === 0) return (ctx) => target.stream(ctx, noHooks);
     return (ctx) => target.stream(ctx, (response) => headerHooks.forEach((hook) => hook(ctx, response)));
   }
   return async function respondHeld(ctx: RequestContext): Promise<void> {

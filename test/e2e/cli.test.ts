@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/http/server.ts';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
@@ -171,17 +171,6 @@ function lineOf(text: string, needle: string): number {
   const found = lines.flatMap((l, i) => (l.includes(needle) ? [i + 1] : []));
   assert.equal(found.length, 1, `"${needle}" must occur on exactly one line`);
   return found[0]!;
-}
-
-function freePort(): Promise<number> {
-  const server = createServer();
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** ISO date as the CLI tables print it. */
@@ -585,7 +574,7 @@ describe('gateway --config f', () => {
   });
 
   test('the environment of the process sets the port, the status and the body', async () => {
-    const port = await freePort();
+    const port = await freePort('127.0.0.1');
     const gw = await serve(ws.config, { args: [], env: { GW_E2E_PORT: String(port), GW_E2E_STATUS: '203', GW_E2E_GREETING: 'hello from the environment' } });
     try {
       assert.equal(gw.url, `http://127.0.0.1:${port}`);
@@ -598,7 +587,7 @@ describe('gateway --config f', () => {
   });
 
   test('--port overrides the configured port', async () => {
-    const port = await freePort();
+    const port = await freePort('127.0.0.1');
     const gw = await serve(ws.config, { args: ['--port', String(port)], env: { ...UNSET, GW_E2E_PORT: '1' } });
     try {
       assert.equal(gw.url, `http://127.0.0.1:${port}`);

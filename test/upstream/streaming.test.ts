@@ -67,7 +67,9 @@ describe('streamed answers', () => {
     assert.equal(res.status, 200);
     await assert.rejects(res.text());
     await new Promise((r) => setTimeout(r, 50));
-    assert.ok(gw.logs.some((l) => l.includes('"code":"upstream_unavailable"') || l.includes('upstream_unavailable')), 'the failure is logged');
+    const lines = gw.logs.filter((l) => l.includes('"path":"/v1/broken"'));
+    assert.ok(lines.some((l) => l.includes('"level":50') && l.includes('the upstream could not be reached')), lines.join(''));
+    assert.ok(lines.some((l) => l.includes('"error":"upstream_unavailable"')), lines.join(''));
     assert.equal((await call(`${gw.url}/v1/big`, { headers: bearer(token) })).status, 200);
   });
 

@@ -1,17 +1,11 @@
 // Upstreams with several targets: round-robin, passive health checks, retries.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
+import { freePort } from '../../src/http/server.ts';
 import { describe, test } from 'node:test';
 import { bearer, call, startTestGateway, startUpstream, tokenRequest } from '../helpers.ts';
 
 /** A port nothing listens on. */
-async function deadPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const deadPort = () => freePort('127.0.0.1');
 
 const ROUTES = `  get:\n    method: GET\n    path: /v1/pool\n    upstream: pool\n  post:\n    method: POST\n    path: /v1/pool\n    upstream: pool\n`;
 
