@@ -20,6 +20,7 @@ const ROUTES = `
               q: { type: string, minLength: 1 }
               limit: { type: integer, minimum: 1, maximum: 100 }
               sort: { enum: [asc, desc] }
+              ids: { type: array, items: { type: integer } }
   create:
     method: POST
     path: /v1/create
@@ -120,6 +121,7 @@ describe('validateRequest', () => {
     // What ajv would coerce but an upstream would read otherwise.
     await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
     await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
+    await refused('/v1/search?q=x&ids=1&ids=0x10', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal number' }]);
     const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
     assert.equal(ok.status, 200);
     assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
