@@ -47,6 +47,8 @@ interface Figures {
   p50_ms: number;
   p99_ms: number;
   rss_mb: number;
+  /** CPU time the process under test spent per request, in µs: unlike req/s, untouched by the time the VM takes the core away. */
+  cpu_us: number;
 }
 
 /** Starts a script (TypeScript through tsx) on a core, and waits until it is ready. */
@@ -103,10 +105,20 @@ interface Load {
   amount?: number;
 }
 
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** CPU seconds (user and system) a process has used so far; taskset execs the command, so the child is the process. */
+function cpuSeconds(child: ChildProcess): number {
+  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After the command name: field 14 (utime) and 15 (stime) of proc(5) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
 /** Drives load with autocannon and samples the process's RSS while it runs. */
 async function measure(load: Load, child: ChildProcess, seconds = duration): Promise<Figures & { errors: number }> {
   let peak = rssMb(child);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child))), 200);
+  const cpuBefore = cpuSeconds(child);
   const result = await autocannon({
     url: load.url,
     method: load.method ?? 'GET',
@@ -116,12 +128,14 @@ async function measure(load: Load, child: ChildProcess, seconds = duration): Pro
     ...(load.amount === undefined ? { duration: seconds } : { amount: load.amount }),
   });
   clearInterval(sampler);
+  const cpu = cpuSeconds(child) - cpuBefore;
   peak = Math.max(peak, rssMb(child));
   return {
     rps: Math.round(result.requests.average),
     p50_ms: result.latency.p50,
     p99_ms: result.latency.p99,
     rss_mb: Math.round(peak * 10) / 10,
+    cpu_us: Math.round((cpu * 1e6) / Math.max(1, result.requests.total)),
     errors: result.errors + result.timeouts + result.non2xx,
   };
 }
@@ -241,6 +255,7 @@ ${extra}`,
         p50_ms: median(list.map((f) => f.p50_ms)),
         p99_ms: median(list.map((f) => f.p99_ms)),
         rss_mb: Math.max(...list.map((f) => f.rss_mb)),
+        cpu_us: median(list.map((f) => f.cpu_us)),
       };
     }
 
@@ -285,12 +300,13 @@ ${extra}`,
     }
 
     const row = (name: string, f: Figures) =>
-      `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)}`;
+      `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)} ${String(f.cpu_us).padStart(8)}`;
     const lines = [
-      `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)}`,
+      `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)} ${'CPU µs'.padStart(8)}`,
       ...Object.entries(results).map(([name, f]) => row(name, f)),
       '',
       `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (target ≥ 0.85)`,
+      `baseline / gateway CPU µs   ${(results.baseline!.cpu_us / results.gateway!.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
       `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
       `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
       ...(many === '' ? [] : [many]),
