@@ -22,8 +22,11 @@ export function splitTarget(url: string): RequestTarget {
   const path = q === -1 ? url : url.slice(0, q);
   const query = q === -1 ? '' : url.slice(q + 1);
   if (FORBIDDEN.test(path)) throw badPath('encoded separators, dot segments, ";", NUL and empty segments are not allowed');
-  for (const segment of path.split('/')) {
-    if (segment === '.' || segment === '..') throw badPath('dot segments are not allowed');
+  // A dot segment starts with "/."; most paths have none, and skip the split.
+  if (path.includes('/.')) {
+    for (const segment of path.split('/')) {
+      if (segment === '.' || segment === '..') throw badPath('dot segments are not allowed');
+    }
   }
   return { path, query };
 }

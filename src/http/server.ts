@@ -48,7 +48,8 @@ export function createHandler(deps: Deps, routes: RouteTable) {
         logAccess(req, res, path, started, await tokenEndpoint(ctx), undefined);
         return;
       }
-      await runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
+      const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
+      if (pending !== undefined) await pending;
       logAccess(req, res, path, started, undefined, ctx.token);
     } catch (thrown) {
       const err = sendProblem(res, thrown, withRateLimit(ctx, {}));

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import { parseAuthorization } from '../http/authorization.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { ActiveToken } from '../store/port.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -36,7 +37,8 @@ export type BearerErrors = ReturnType<typeof createBearerErrors>;
 /** The step that authenticates a call: §2.1, the Authorization header only, scheme case-insensitive. */
 export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   const { store, clock } = deps;
-  return async function verifyToken(ctx: RequestContext): Promise<void> {
+  // Synchronous when the store has the token in memory: no promise on the usual path.
+  return function verifyToken(ctx: RequestContext): void | Promise<void> {
     const header = ctx.req.headers.authorization;
     if (header === undefined) throw errors.missing();
     const { scheme, credentials: token } = parseAuthorization(header);
@@ -44,10 +46,15 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
     if (token === '') throw errors.invalidRequest('the bearer token is empty');
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
     const digest = tokenDigest(PREFIX.access, token);
-    const found = digest === undefined ? undefined : await store.findAccessToken(digest, clock());
+    if (digest === undefined) throw errors.invalidToken();
+    const found = store.findAccessToken(digest, clock());
+    if (found instanceof Promise) return found.then((t) => accept(ctx, t));
+    accept(ctx, found);
+  };
+  function accept(ctx: RequestContext, found: ActiveToken | undefined): void {
     if (found === undefined) throw errors.invalidToken();
     ctx.token = found;
-  };
+  }
 }
 
 /** The step that checks the token's product covers this route and its scopes include the route's. */

@@ -35,16 +35,23 @@ export interface RateLimit {
 export function withRateLimit<T extends Record<string, unknown>>(ctx: RequestContext | undefined, headers: T): T {
   const limit = ctx?.rateLimit;
   if (limit === undefined) return headers;
-  return Object.assign(headers, { 'ratelimit-limit': String(limit.limit), 'ratelimit-remaining': String(limit.remaining), 'ratelimit-reset': String(limit.reset) });
+  const out = headers as Record<string, unknown>;
+  out['ratelimit-limit'] = String(limit.limit);
+  out['ratelimit-remaining'] = String(limit.remaining);
+  out['ratelimit-reset'] = String(limit.reset);
+  return headers;
 }
 
 /** One compiled step of a route. The last step of every route writes the response. */
-export type Step = (ctx: RequestContext) => void | Promise<void>;
+export type Step = (ctx: RequestContext) => void | Promise<unknown>;
 
-/** Walks the route's prebuilt steps; a step that throws ends the walk. */
-export async function runSteps(steps: readonly Step[], ctx: RequestContext): Promise<void> {
-  for (const step of steps) {
-    const pending = step(ctx);
-    if (pending !== undefined) await pending;
+/**
+ * Walks the route's prebuilt steps; a step that throws ends the walk. Synchronous steps run
+ * without a promise between them: only a step that returns one makes the rest wait for it.
+ */
+export function runSteps(steps: readonly Step[], ctx: RequestContext, from = 0): void | Promise<unknown> {
+  for (let i = from; i < steps.length; i++) {
+    const pending = steps[i]!(ctx);
+    if (pending !== undefined) return i === steps.length - 1 ? pending : pending.then(() => runSteps(steps, ctx, i + 1));
   }
 }

@@ -111,8 +111,12 @@ export interface Store {
 
   /** Durable when the promise resolves. */
   saveTokens(records: readonly TokenRecord[]): Promise<void>;
-  /** The token if it is an unexpired, unrevoked access token of an active credential, app and developer. */
-  findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined>;
+  /**
+   * The token if it is an unexpired, unrevoked access token of an active credential, app and
+   * developer. A driver answers at once, without a promise, when the answer is in its memory:
+   * that is every call but the first for a token, on the path every proxied request takes.
+   */
+  findAccessToken(hash: Buffer, now: number): ActiveToken | undefined | Promise<ActiveToken | undefined>;
   /** Atomically marks a refresh token used and saves its successors; reuse revokes the whole family. */
   rotateRefreshToken(request: RotateRequest): Promise<RotateResult>;
   /** Removes expired tokens and ended quota windows; resolves to the number of tokens removed. */

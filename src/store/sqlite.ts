@@ -443,7 +443,7 @@ export class SqliteStore implements Store {
     this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt);
   }
 
-  async findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined> {
+  findAccessToken(hash: Buffer, now: number): ActiveToken | undefined {
     this.#syncCache();
     const id = hash.toString('latin1');
     const cached = this.#cache.get(id);

@@ -15,8 +15,8 @@ import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
 export interface Target {
   /** The whole answer, for response policies that read the body. */
   fetch(ctx: RequestContext): Promise<HeldResponse>;
-  /** Streams the answer to the client; `onHeaders` may change its status line's headers first. */
-  stream(ctx: RequestContext, onHeaders: (response: { status: number; headers: Record<string, string | string[]> }) => void): Promise<void>;
+  /** Streams the answer to the client; `onHeaders` may change its status line's headers first. Settles when it is sent. */
+  stream(ctx: RequestContext, onHeaders: (response: { status: number; headers: Record<string, string | string[]> }) => void): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -215,9 +215,9 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, cloc
     // and an upstream abort when the client leaves, included), and settles when it is sent:
     // no intermediate body stream and pipe() per call. An upstream failing mid-body destroys
     // the response, so the client sees the connection end early.
-    async stream(ctx, onHeaders) {
+    stream(ctx, onHeaders) {
       const { res } = ctx;
-      await send(ctx, false, (m, options) =>
+      return send(ctx, false, (m, options) =>
         m.pool.stream(options, ({ statusCode, headers }) => {
           answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };

@@ -86,7 +86,7 @@ describe('SqliteStore on one file shared with another process', () => {
     return { gateway, admin, developer, app, key, access, refresh };
   }
 
-  const stillFound = (store: Store, token: TokenRecord) => store.findAccessToken(token.hash, T0 + 2).then((t) => t !== undefined);
+  const stillFound = async (store: Store, token: TokenRecord) => (await store.findAccessToken(token.hash, T0 + 2)) !== undefined;
 
   it('the token is served from the cache while nothing was revoked', async () => {
     const { gateway, admin, access } = await setup();
