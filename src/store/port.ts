@@ -92,6 +92,13 @@ export interface QuotaWindow {
   previous: number;
 }
 
+/** Calls of one app in one hour (`hour`: epoch ms of the hour's start). */
+export interface UsageCount {
+  appId: string;
+  hour: number;
+  count: number;
+}
+
 export interface Store {
   createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer>;
   findDeveloper(email: string): Promise<Developer | undefined>;
@@ -99,14 +106,38 @@ export interface Store {
   /** Also invalidates every token issued to the developer's apps while disabled. */
   setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined>;
 
+  /** The developer's portal password hash: null when none is set yet, undefined when there is no such developer. */
+  findPasswordHash(email: string): Promise<string | null | undefined>;
+  /** Sets the password hash; with `onlyIfUnset`, only of a developer who has none. Resolves to whether it was set. */
+  setPasswordHash(email: string, hash: string, options?: { onlyIfUnset?: boolean }): Promise<boolean>;
+  createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void>;
+  /** The session's developer, if the session is unexpired and the developer active. */
+  findSession(idHash: Buffer, now: number): Promise<Developer | undefined>;
+  deleteSession(idHash: Buffer): Promise<void>;
+  /** Ends every session of the developer (a password change). */
+  deleteSessions(developerId: string): Promise<void>;
+  /** Failed logins of the account since the window that holds `now` began (a window starts at the first failure). */
+  loginFailures(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
+  /** Counts one more failed login; resolves to the count and the start of its window. */
+  addLoginFailure(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
+  clearLoginFailures(email: string): Promise<void>;
+
   /** Creates the app and its first credential atomically; ConflictError on a duplicate name. */
   createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App>;
   findApp(developerEmail: string, name: string): Promise<App | undefined>;
   findAppByKey(key: string): Promise<App | undefined>;
+  findAppById(id: string): Promise<App | undefined>;
   listApps(filter?: { developerEmail?: string }): Promise<App[]>;
   setAppStatus(appId: string, status: Status): Promise<App | undefined>;
   listCredentials(appId: string): Promise<Credential[]>;
   revokeCredential(key: string): Promise<boolean>;
+  /**
+   * Adds a credential to the app and gives each of its other approved credentials an expiry of
+   * `overlapUntil` at the latest: they keep working until then, and so do their tokens.
+   */
+  rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void>;
+  /** Deletes the app, its credentials, tokens and usage; its tokens stop working at once. */
+  deleteApp(appId: string): Promise<boolean>;
   findClient(key: string): Promise<Client | undefined>;
 
   /** Durable when the promise resolves. */
@@ -125,6 +156,11 @@ export interface Store {
   /** Quota windows still open at `now`, as last saved. */
   loadQuotaWindows(now: number): Promise<QuotaWindow[]>;
   saveQuotaWindows(windows: readonly QuotaWindow[]): Promise<void>;
+
+  /** Adds calls to the apps' hourly counts. */
+  addUsage(counts: readonly UsageCount[]): Promise<void>;
+  /** The app's hourly counts from `fromHour` on, oldest first; hours without calls are absent. */
+  usage(appId: string, fromHour: number): Promise<UsageCount[]>;
 
   close(): Promise<void>;
 }

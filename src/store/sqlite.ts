@@ -23,6 +23,7 @@ import {
   type QuotaWindow,
   type Store,
   type TokenRecord,
+  type UsageCount,
 } from './port.ts';
 
 export interface SqliteStoreOptions {
@@ -88,11 +89,34 @@ const MIGRATIONS: readonly string[] = [
      count INTEGER NOT NULL,
      previous_count INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;`,
+  // The developer portal: passwords (scrypt, as "scrypt$N$r$p$salt$hash"), sessions (by the
+  // SHA-256 of their id), failed logins per account, and calls per app and hour.
+  `ALTER TABLE developers ADD COLUMN password_hash TEXT;
+   CREATE TABLE portal_sessions (
+     id_hash BLOB PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id) ON DELETE CASCADE,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX portal_sessions_developer ON portal_sessions(developer_id);
+   CREATE TABLE login_failures (
+     email TEXT PRIMARY KEY,
+     count INTEGER NOT NULL,
+     first_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE TABLE app_usage (
+     app_id TEXT NOT NULL,
+     hour INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (app_id, hour)
+   ) STRICT, WITHOUT ROWID;`,
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
 const CLIENT_CACHE_SIZE = 10_000;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
+/** Hourly usage is kept a week; the portal shows the last 24 hours. */
+const USAGE_KEPT_MS = 7 * 86_400_000;
 
 type Row = Record<string, unknown>;
 
@@ -147,6 +171,23 @@ export class SqliteStore implements Store {
   readonly #counters: StatementSync;
   readonly #saveCounter: StatementSync;
   readonly #purgeCounters: StatementSync;
+  readonly #passwordHash: StatementSync;
+  readonly #setPassword: StatementSync;
+  readonly #setPasswordIfUnset: StatementSync;
+  readonly #insertSession: StatementSync;
+  readonly #session: StatementSync;
+  readonly #deleteSession: StatementSync;
+  readonly #deleteSessions: StatementSync;
+  readonly #purgeSessions: StatementSync;
+  readonly #loginFailures: StatementSync;
+  readonly #addLoginFailure: StatementSync;
+  readonly #clearLoginFailures: StatementSync;
+  readonly #expireOtherCredentials: StatementSync;
+  readonly #approvedKeysOfApp: StatementSync;
+  readonly #deleteAppRows: readonly StatementSync[];
+  readonly #addUsage: StatementSync;
+  readonly #usage: StatementSync;
+  readonly #purgeUsage: StatementSync;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
@@ -206,13 +247,13 @@ export class SqliteStore implements Store {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#accessToken = db.prepare(
-      `SELECT ${TOKEN_COLUMNS}, a.name AS app_name, d.email AS developer_email
+      `SELECT ${TOKEN_COLUMNS}, a.name AS app_name, d.email AS developer_email, c.expires_at AS credential_expires_at
          FROM tokens t
          JOIN credentials c ON c.key = t.key
          JOIN apps a ON a.id = t.app_id
          JOIN developers d ON d.id = a.developer_id
         WHERE t.hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
-          AND c.status = 'approved' AND a.status = 'active' AND d.status = 'active'`,
+          AND c.status = 'approved' AND (c.expires_at IS NULL OR c.expires_at > ?) AND a.status = 'active' AND d.status = 'active'`,
     );
     this.#refreshToken = db.prepare(
       `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status
@@ -230,6 +271,42 @@ export class SqliteStore implements Store {
     );
     // Kept one interval past their end: a rolling quota reads the previous window.
     this.#purgeCounters = db.prepare('DELETE FROM quota_counters WHERE 2 * window_end - window_start <= ?');
+    this.#passwordHash = db.prepare('SELECT password_hash FROM developers WHERE email = ?');
+    this.#setPassword = db.prepare('UPDATE developers SET password_hash = ? WHERE email = ?');
+    this.#setPasswordIfUnset = db.prepare('UPDATE developers SET password_hash = ? WHERE email = ? AND password_hash IS NULL');
+    this.#insertSession = db.prepare('INSERT INTO portal_sessions (id_hash, developer_id, created_at, expires_at) VALUES (?, ?, ?, ?)');
+    this.#session = db.prepare(
+      `SELECT d.* FROM portal_sessions s JOIN developers d ON d.id = s.developer_id
+        WHERE s.id_hash = ? AND s.expires_at > ? AND d.status = 'active'`,
+    );
+    this.#deleteSession = db.prepare('DELETE FROM portal_sessions WHERE id_hash = ?');
+    this.#deleteSessions = db.prepare('DELETE FROM portal_sessions WHERE developer_id = ?');
+    this.#purgeSessions = db.prepare('DELETE FROM portal_sessions WHERE expires_at <= ?');
+    this.#loginFailures = db.prepare('SELECT count, first_at FROM login_failures WHERE email = ? AND first_at > ?');
+    // A failure after the window has passed starts a new window.
+    this.#addLoginFailure = db.prepare(
+      `INSERT INTO login_failures (email, count, first_at) VALUES (?, 1, ?)
+       ON CONFLICT (email) DO UPDATE SET
+         count = CASE WHEN first_at > ? THEN count + 1 ELSE 1 END,
+         first_at = CASE WHEN first_at > ? THEN first_at ELSE excluded.first_at END
+       RETURNING count, first_at`,
+    );
+    this.#clearLoginFailures = db.prepare('DELETE FROM login_failures WHERE email = ?');
+    this.#approvedKeysOfApp = db.prepare(`SELECT key FROM credentials WHERE app_id = ? AND status = 'approved' AND key <> ?`);
+    this.#expireOtherCredentials = db.prepare(
+      `UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`,
+    );
+    this.#deleteAppRows = [
+      db.prepare('DELETE FROM tokens WHERE app_id = ?'),
+      db.prepare('DELETE FROM app_usage WHERE app_id = ?'),
+      db.prepare('DELETE FROM credentials WHERE app_id = ?'),
+      db.prepare('DELETE FROM apps WHERE id = ?'),
+    ];
+    this.#addUsage = db.prepare(
+      'INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count',
+    );
+    this.#purgeUsage = db.prepare('DELETE FROM app_usage WHERE hour < ?');
+    this.#usage = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
   }
 
   #migrate(): void {
@@ -350,6 +427,11 @@ export class SqliteStore implements Store {
     return row && toApp(row);
   }
 
+  async findAppById(id: string): Promise<App | undefined> {
+    const row = this.#appById.get(id) as Row | undefined;
+    return row && toApp(row);
+  }
+
   async findAppByKey(key: string): Promise<App | undefined> {
     const row = this.#appByKey.get(key) as Row | undefined;
     return row && toApp(row);
@@ -380,6 +462,77 @@ export class SqliteStore implements Store {
       this.#revoked('key', key, Date.now());
       return true;
     });
+  }
+
+  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
+    this.#transaction(() => {
+      const old = (this.#approvedKeysOfApp.all(input.appId, input.key) as Row[]).map((r) => r.key as string);
+      this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
+      this.#expireOtherCredentials.run(input.overlapUntil, input.overlapUntil, input.appId, input.key);
+      // Cached clients and tokens of the old keys are read again, with their new expiry.
+      for (const key of old) this.#revoked('key', key, input.now);
+    });
+  }
+
+  async deleteApp(appId: string): Promise<boolean> {
+    return this.#transaction(() => {
+      if (this.#appById.get(appId) === undefined) return false;
+      for (const statement of this.#deleteAppRows) statement.run(appId);
+      this.#revoked('app', appId, Date.now());
+      return true;
+    });
+  }
+
+  async findPasswordHash(email: string): Promise<string | null | undefined> {
+    const row = this.#passwordHash.get(email) as Row | undefined;
+    return row === undefined ? undefined : ((row.password_hash as string | null) ?? null);
+  }
+
+  async setPasswordHash(email: string, hash: string, options: { onlyIfUnset?: boolean } = {}): Promise<boolean> {
+    const statement = options.onlyIfUnset === true ? this.#setPasswordIfUnset : this.#setPassword;
+    return Number(statement.run(hash, email).changes) > 0;
+  }
+
+  async createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void> {
+    this.#insertSession.run(input.idHash, input.developerId, input.now, input.expiresAt);
+  }
+
+  async findSession(idHash: Buffer, now: number): Promise<Developer | undefined> {
+    const row = this.#session.get(idHash, now) as Row | undefined;
+    return row && toDeveloper(row);
+  }
+
+  async deleteSession(idHash: Buffer): Promise<void> {
+    this.#deleteSession.run(idHash);
+  }
+
+  async deleteSessions(developerId: string): Promise<void> {
+    this.#deleteSessions.run(developerId);
+  }
+
+  async loginFailures(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
+    const row = this.#loginFailures.get(email, now - windowMs) as Row | undefined;
+    return row === undefined ? { count: 0, since: now } : { count: row.count as number, since: row.first_at as number };
+  }
+
+  async addLoginFailure(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
+    const row = this.#addLoginFailure.get(email, now, now - windowMs, now - windowMs) as Row;
+    return { count: row.count as number, since: row.first_at as number };
+  }
+
+  async clearLoginFailures(email: string): Promise<void> {
+    this.#clearLoginFailures.run(email);
+  }
+
+  async addUsage(counts: readonly UsageCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    this.#transaction(() => {
+      for (const c of counts) this.#addUsage.run(c.appId, c.hour, c.count);
+    });
+  }
+
+  async usage(appId: string, fromHour: number): Promise<UsageCount[]> {
+    return (this.#usage.all(appId, fromHour) as Row[]).map((r) => ({ appId: r.app_id as string, hour: r.hour as number, count: r.count as number }));
   }
 
   async findClient(key: string): Promise<Client | undefined> {
@@ -452,9 +605,12 @@ export class SqliteStore implements Store {
       this.#cache.delete(id);
       return undefined;
     }
-    const row = this.#accessToken.get(hash, now) as Row | undefined;
+    const row = this.#accessToken.get(hash, now, now) as Row | undefined;
     if (!row) return undefined;
     const token: ActiveToken = { ...toToken(row), appName: row.app_name as string, developerEmail: row.developer_email as string };
+    // A rotated key's tokens end with the key's overlap, if that comes first.
+    const keyExpires = row.credential_expires_at as number | null;
+    if (keyExpires !== null && keyExpires < token.expiresAt) token.expiresAt = keyExpires;
     this.#remember(id, token);
     return token;
   }
@@ -514,6 +670,8 @@ export class SqliteStore implements Store {
 
   async purgeExpired(now: number): Promise<number> {
     this.#purgeCounters.run(now);
+    this.#purgeSessions.run(now);
+    this.#purgeUsage.run(now - USAGE_KEPT_MS);
     // Instances read revocations within a millisecond of serving; a day is ample.
     this.#purgeRevocations.run(now - 86_400_000);
     let total = 0;

@@ -553,6 +553,100 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
     });
 
+    describe('portal accounts', () => {
+      it('sets a password, only once with onlyIfUnset', async () => {
+        await store.createDeveloper({ email: 'p@example.com', name: 'P', now: T0 });
+        assert.equal(await store.findPasswordHash('p@example.com'), null);
+        assert.equal(await store.findPasswordHash('nobody@example.com'), undefined);
+        assert.equal(await store.setPasswordHash('p@example.com', 'h1', { onlyIfUnset: true }), true);
+        assert.equal(await store.setPasswordHash('p@example.com', 'h2', { onlyIfUnset: true }), false);
+        assert.equal(await store.findPasswordHash('p@example.com'), 'h1');
+        assert.equal(await store.setPasswordHash('p@example.com', 'h3'), true);
+        assert.equal(await store.findPasswordHash('p@example.com'), 'h3');
+        assert.equal(await store.setPasswordHash('nobody@example.com', 'h'), false);
+      });
+
+      it('finds a session until it expires, is deleted, or its developer is disabled', async () => {
+        const dev = await store.createDeveloper({ email: 's@example.com', name: 'S', now: T0 });
+        const [a, b, c] = [hash(), hash(), hash()];
+        await store.createSession({ idHash: a, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: b, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: c, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        assert.deepEqual(await store.findSession(a, T0 + 1), dev);
+        assert.equal(await store.findSession(a, T0 + HOUR), undefined, 'expired at expiresAt');
+        assert.equal(await store.findSession(hash(), T0), undefined);
+        await store.deleteSession(a);
+        assert.equal(await store.findSession(a, T0 + 1), undefined);
+        await store.setDeveloperStatus(dev.email, 'disabled');
+        assert.equal(await store.findSession(b, T0 + 1), undefined, 'developer disabled');
+        await store.setDeveloperStatus(dev.email, 'active');
+        assert.ok(await store.findSession(b, T0 + 1));
+        await store.deleteSessions(dev.id);
+        assert.equal(await store.findSession(b, T0 + 1), undefined);
+        assert.equal(await store.findSession(c, T0 + 1), undefined);
+      });
+
+      it('counts failed logins per account in a window that starts at the first failure', async () => {
+        assert.deepEqual(await store.loginFailures('f@example.com', T0, MINUTE), { count: 0, since: T0 });
+        assert.deepEqual(await store.addLoginFailure('f@example.com', T0, MINUTE), { count: 1, since: T0 });
+        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + 10, MINUTE), { count: 2, since: T0 });
+        assert.deepEqual(await store.addLoginFailure('g@example.com', T0 + 10, MINUTE), { count: 1, since: T0 + 10 });
+        assert.deepEqual(await store.loginFailures('f@example.com', T0 + 20, MINUTE), { count: 2, since: T0 });
+        assert.deepEqual(await store.loginFailures('f@example.com', T0 + MINUTE, MINUTE), { count: 0, since: T0 + MINUTE }, 'window over');
+        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + MINUTE, MINUTE), { count: 1, since: T0 + MINUTE }, 'a new window');
+        await store.clearLoginFailures('f@example.com');
+        assert.deepEqual(await store.loginFailures('f@example.com', T0 + MINUTE, MINUTE), { count: 0, since: T0 + MINUTE });
+        assert.equal((await store.loginFailures('g@example.com', T0 + 20, MINUTE)).count, 1, 'another account is untouched');
+      });
+    });
+
+    describe('rotation and deletion of apps', () => {
+      it('a rotated key and its tokens keep working until the overlap ends; the new key from now on', async () => {
+        const f = await seed();
+        const { access } = await grant(f);
+        assert.ok(await found(access.hash, T0 + MINUTE), 'cached before the rotation');
+        const key = newKey();
+        await store.rotateCredential({ appId: f.app.id, key, secretHash: hash(), now: T0 + MINUTE, overlapUntil: T0 + 10 * MINUTE });
+        const creds = await store.listCredentials(f.app.id);
+        assert.deepEqual(creds.map((c) => [c.key, c.status, c.expiresAt]), [[f.key, 'approved', T0 + 10 * MINUTE], [key, 'approved', null]]);
+        assert.equal((await store.findClient(f.key))?.credential.expiresAt, T0 + 10 * MINUTE, 'the cached client was read again');
+        assert.equal((await store.findAppByKey(key))?.id, f.app.id);
+        assert.ok(await found(access.hash, T0 + 10 * MINUTE - 1));
+        assert.equal(await found(access.hash, T0 + 10 * MINUTE), false, 'the old key ended: its token too');
+        // Rotating again never lengthens an overlap already set.
+        await store.rotateCredential({ appId: f.app.id, key: newKey(), secretHash: hash(), now: T0 + 2 * MINUTE, overlapUntil: T0 + 60 * MINUTE });
+        const again = await store.listCredentials(f.app.id);
+        assert.deepEqual(again.map((c) => c.expiresAt), [T0 + 10 * MINUTE, T0 + 60 * MINUTE, null]);
+      });
+
+      it('deletes an app with its credentials, tokens and usage; its tokens stop at once', async () => {
+        const f = await seed();
+        const other = await seed({ app: 'other' });
+        const { access } = await grant(f);
+        const kept = await grant(other);
+        assert.ok(await found(access.hash));
+        await store.addUsage([{ appId: f.app.id, hour: T0, count: 3 }]);
+        assert.equal(await store.deleteApp(f.app.id), true);
+        assert.equal(await store.deleteApp(f.app.id), false);
+        assert.equal(await found(access.hash), false);
+        assert.equal(await store.findClient(f.key), undefined);
+        assert.equal(await store.findAppById(f.app.id), undefined);
+        assert.deepEqual(await store.usage(f.app.id, 0), []);
+        assert.ok(await found(kept.access.hash), "another app's token");
+        assert.deepEqual(await store.createApp({ developerId: f.developer.id, name: 'app', product: 'orders', key: newKey(), secretHash: hash(), now: T0 }).then((a) => a.name), 'app', 'the name is free again');
+      });
+    });
+
+    describe('usage', () => {
+      it('adds calls per app and hour, and lists them from an hour on', async () => {
+        await store.addUsage([{ appId: 'a', hour: T0, count: 2 }, { appId: 'a', hour: T0 + HOUR, count: 1 }, { appId: 'b', hour: T0, count: 5 }]);
+        await store.addUsage([{ appId: 'a', hour: T0, count: 3 }]);
+        assert.deepEqual(await store.usage('a', T0), [{ appId: 'a', hour: T0, count: 5 }, { appId: 'a', hour: T0 + HOUR, count: 1 }]);
+        assert.deepEqual(await store.usage('a', T0 + 1), [{ appId: 'a', hour: T0 + HOUR, count: 1 }]);
+        assert.deepEqual(await store.usage('c', 0), []);
+      });
+    });
+
     describe('quota windows', () => {
       it('saves and loads windows, overwriting by key, and purges them one interval after they end', async () => {
         const w = (key: string, start: number, count: number, previous = 0) => ({ key, start, end: start + MINUTE, count, previous });
