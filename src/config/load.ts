@@ -90,6 +90,18 @@ export interface ProductSettings {
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
   quota: QuotaSettings | undefined;
+  /** Shown in the developer portal. */
+  visible: boolean;
+}
+
+export interface PortalSettings {
+  host: string;
+  port: number;
+  tls: { cert: string; key: string } | undefined;
+  title: string;
+  signup: 'open' | 'invited';
+  sessionLifetimeMs: number;
+  keyOverlapMs: number;
 }
 
 export interface Config {
@@ -99,6 +111,7 @@ export interface Config {
   log: { level: string; access: boolean };
   workers: number;
   oauth: { realm: string; policies: readonly PolicyEntry[] };
+  portal: PortalSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
@@ -250,6 +263,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, 86400, ['products', name, 'refreshTokenLifetime']) / 1000),
       refreshReuseGraceMs: duration(p.refreshReuseGrace, 0, ['products', name, 'refreshReuseGrace']),
       quota: p.quota,
+      visible: p.portal ?? false,
     });
   }
 
@@ -289,6 +303,15 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
     workers: raw.workers === 'auto' ? availableParallelism() : (raw.workers ?? 1),
     oauth: { realm: raw.oauth?.realm ?? 'gateway', policies: tokenPolicies },
+    portal: raw.portal && {
+      host: raw.portal.listen.host ?? '127.0.0.1',
+      port: raw.portal.listen.port,
+      tls: raw.portal.listen.tls && { cert: path.resolve(dir, raw.portal.listen.tls.cert), key: path.resolve(dir, raw.portal.listen.tls.key) },
+      title: raw.portal.title ?? 'Developer portal',
+      signup: raw.portal.signup ?? 'open',
+      sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),
+      keyOverlapMs: duration(raw.portal.keyOverlap, 86400, ['portal', 'keyOverlap']),
+    },
     authServers,
     upstreams,
     routes,

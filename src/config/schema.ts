@@ -26,6 +26,27 @@ const Listener = Type.Object(
   Strict,
 );
 
+const Portal = Type.Object(
+  {
+    /** The portal's own listener; over TLS when `tls` names a certificate and its key (PEM files). */
+    listen: Type.Object(
+      {
+        host: Type.Optional(Type.String({ minLength: 1 })),
+        port: Type.Integer({ minimum: 0, maximum: 65535 }),
+        tls: Type.Optional(Type.Object({ cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, Strict)),
+      },
+      Strict,
+    ),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    /** open: anyone may sign up; invited: only developers an operator created (`gateway admin developers create`). */
+    signup: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('invited')])),
+    sessionLifetime: Type.Optional(Duration),
+    /** After a secret is rotated, the old key and secret keep working this long (default 24h). */
+    keyOverlap: Type.Optional(Duration),
+  },
+  Strict,
+);
+
 const Store = Type.Object(
   {
     driver: Type.Optional(Type.Literal('sqlite')),
@@ -142,6 +163,8 @@ const Product = Type.Object(
     refreshReuseGrace: Type.Optional(Duration),
     /** Calls per app across the product's routes; a route's own quota can tighten it. */
     quota: Type.Optional(QuotaOptions),
+    /** Shown in the developer portal, where developers register apps for it. */
+    portal: Type.Optional(Type.Boolean()),
   },
   Strict,
 );
@@ -154,6 +177,8 @@ export const configSchema = Type.Object(
     /** Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core. */
     workers: Type.Optional(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })])),
     oauth: Type.Optional(OAuth),
+    /** The developer portal; absent: none. */
+    portal: Type.Optional(Portal),
     authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
     upstreams: Type.Record(Name, Upstream, Strict),
     routes: Type.Record(Name, Route, Strict),
