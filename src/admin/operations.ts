@@ -1,5 +1,6 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
 import { newKey, newSecret, secretHash } from '../crypto.ts';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import type { Deps } from '../deps.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
 
@@ -8,9 +9,12 @@ export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock'>;
 export class AdminError extends Error {
   override readonly name = 'AdminError';
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** Seconds until the operation may be tried again (a throttled login). */
+  readonly retryAfter: number | undefined;
+  constructor(code: string, message: string, retryAfter?: number) {
     super(message);
     this.code = code;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -119,10 +123,99 @@ export async function setAppStatus(deps: AdminDeps, ref: { key: string } | { dev
   return { ...(updated ?? app), credentials: app.credentials };
 }
 
+export interface RotatedKey extends CreatedApp {
+  /** Until when (epoch ms) the app's earlier keys keep working. */
+  overlapUntil: number;
+}
+
+const DEFAULT_KEY_OVERLAP_MS = 86_400_000;
+
+/** A new key and secret for the app; the earlier ones keep working for the configured overlap, then stop. */
+export async function rotateKey(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<RotatedKey> {
+  const app = await findApp(deps, ref);
+  const now = deps.clock();
+  const overlapUntil = now + (deps.config.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
+  const key = newKey();
+  const secret = newSecret();
+  await deps.store.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
+  return { app, key, secret, overlapUntil };
+}
+
+/** Deletes the app with its keys; its tokens stop working at once. */
+export async function deleteApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<App> {
+  const app = await findApp(deps, ref);
+  if (!(await deps.store.deleteApp(app.id))) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+  return app;
+}
+
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it. */
 export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
   if (!(await deps.store.revokeCredential(key))) {
     const app = await deps.store.findAppByKey(key);
     throw new AdminError(app === undefined ? 'unknown_key' : 'already_revoked', app === undefined ? `no key ${key}` : `key ${key} is already revoked`);
   }
+}
+
+// Portal accounts.
+
+/** Failed logins an account may have in LOGIN_WINDOW_MS before it is refused until the window ends. */
+export const LOGIN_ATTEMPTS = 5;
+export const LOGIN_WINDOW_MS = 15 * 60_000;
+
+/**
+ * A developer signs up with a password. With open sign-up anyone may; a developer an operator
+ * created without a password sets theirs this way, which is the only way with invited sign-up.
+ */
+export async function signUp(deps: AdminDeps, input: { email: string; name: string; password: string }): Promise<Developer> {
+  const email = normaliseEmail(input.email);
+  const name = requireName(input.name, 'the name');
+  const problem = passwordProblem(input.password);
+  if (problem !== undefined) throw new AdminError('weak_password', problem);
+  const hash = await hashPassword(input.password);
+  const invitedOnly = deps.config.portal?.signup === 'invited';
+  if (!invitedOnly) {
+    try {
+      const dev = await deps.store.createDeveloper({ email, name, now: deps.clock() });
+      await deps.store.setPasswordHash(email, hash);
+      return dev;
+    } catch (err) {
+      if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
+    }
+  }
+  if (await deps.store.setPasswordHash(email, hash, { onlyIfUnset: true })) return (await deps.store.findDeveloper(email))!;
+  throw invitedOnly && (await deps.store.findPasswordHash(email)) === undefined
+    ? new AdminError('not_invited', 'sign-up is by invitation: ask the API team to create your developer account first')
+    : new AdminError('duplicate_developer', `an account for ${email} already exists: log in instead`);
+}
+
+/**
+ * Checks an email and password. Every attempt counts against the account before the password is
+ * checked, so parallel guesses cannot slip past the limit; a success clears the count.
+ */
+export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Developer> {
+  const failed = new AdminError('login_failed', 'wrong email or password');
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL.test(email) || email.length > 254) throw failed;
+  const now = deps.clock();
+  const attempts = await deps.store.addLoginFailure(email, now, LOGIN_WINDOW_MS);
+  if (attempts.count > LOGIN_ATTEMPTS) {
+    const retryAfter = Math.max(1, Math.ceil((attempts.since + LOGIN_WINDOW_MS - now) / 1000));
+    throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${Math.ceil(retryAfter / 60)} minutes`, retryAfter);
+  }
+  const matches = await verifyPassword(input.password, await deps.store.findPasswordHash(email));
+  const dev = matches ? await deps.store.findDeveloper(email) : undefined;
+  if (dev === undefined || dev.status !== 'active') throw failed;
+  await deps.store.clearLoginFailures(email);
+  return dev;
+}
+
+/** Sets a new password after checking the current one; every session of the developer ends. */
+export async function changePassword(deps: AdminDeps, developer: Developer, input: { current: string; next: string }): Promise<void> {
+  await logIn(deps, { email: developer.email, password: input.current }).catch((err: unknown) => {
+    throw err instanceof AdminError && err.code === 'login_failed' ? new AdminError('wrong_password', 'the current password is wrong') : err;
+  });
+  const problem = passwordProblem(input.next);
+  if (problem !== undefined) throw new AdminError('weak_password', problem);
+  await deps.store.setPasswordHash(developer.email, await hashPassword(input.next));
+  await deps.store.deleteSessions(developer.id);
 }

@@ -108,7 +108,27 @@ export function registerAdmin(program: Command, io: CliIo): void {
       .option('--name <name>', 'app name');
   }
 
+  leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (deps, opts, args) => {
+    const app = await ops.deleteApp(deps, appRef(args, opts));
+    show(opts, { ...app, deleted: true }, () => `app "${app.name}" of ${app.developerEmail} is deleted`);
+  })
+    .option('--developer <email>', "the developer's email")
+    .option('--name <name>', 'app name');
+
   const keys = admin.command('keys').description('app keys (client credentials)');
+  leaf<Common & { developer?: string; name?: string }>(keys, 'rotate [key]', "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends", async (deps, opts, args) => {
+    const rotated = await ops.rotateKey(deps, appRef(args, opts));
+    show(opts, { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil }, () =>
+      [
+        `new key for app "${rotated.app.name}" of ${rotated.app.developerEmail}`,
+        `key:    ${rotated.key}`,
+        `secret: ${rotated.secret}`,
+        `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
+      ].join('\n'),
+    );
+  })
+    .option('--developer <email>', "the developer's email")
+    .option('--name <name>', 'app name');
   leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (deps, opts, args) => {
     await ops.revokeKey(deps, args[0]!);
     show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);

@@ -188,6 +188,7 @@ export class SqliteStore implements Store {
   readonly #addUsage: StatementSync;
   readonly #usage: StatementSync;
   readonly #purgeUsage: StatementSync;
+  readonly #purgeLoginFailures: StatementSync;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
@@ -306,6 +307,7 @@ export class SqliteStore implements Store {
       'INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count',
     );
     this.#purgeUsage = db.prepare('DELETE FROM app_usage WHERE hour < ?');
+    this.#purgeLoginFailures = db.prepare('DELETE FROM login_failures WHERE first_at < ?');
     this.#usage = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
   }
 
@@ -672,6 +674,7 @@ export class SqliteStore implements Store {
     this.#purgeCounters.run(now);
     this.#purgeSessions.run(now);
     this.#purgeUsage.run(now - USAGE_KEPT_MS);
+    this.#purgeLoginFailures.run(now - 86_400_000);
     // Instances read revocations within a millisecond of serving; a day is ample.
     this.#purgeRevocations.run(now - 86_400_000);
     let total = 0;

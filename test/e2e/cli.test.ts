@@ -648,6 +648,29 @@ describe('revocation from another process', () => {
     await assertServes(gw.url, bystanderToken);
   });
 
+  test('admin apps delete KEY', async () => {
+    const { app, token } = await workingApp('dev@example.com', 'deleted-app');
+    assert.equal(ok(await ws.cli('admin', 'apps', 'delete', app.key)).stdout, `app "deleted-app" of dev@example.com is deleted\n`);
+    await assertTokenRejected(gw.url, token);
+    await assertClientRejected(gw.url, app);
+    await assertServes(gw.url, bystanderToken);
+    fails(await ws.cli('admin', 'apps', 'show', app.key), 1, `no app with key ${app.key}`);
+  });
+
+  test('admin keys rotate KEY: a new key and secret; the old ones work through the overlap (24h by default)', async () => {
+    const { app, token } = await workingApp('dev@example.com', 'rotated');
+    const before = Date.now();
+    const rotated = parse<CreatedApp & { overlapUntil: number }>(ok(await ws.cli('admin', 'keys', 'rotate', app.key, '--json')));
+    assert.notEqual(rotated.key, app.key);
+    assert.ok(rotated.secret.startsWith('gws_'));
+    assert.ok(rotated.overlapUntil >= before + 86_400_000 && rotated.overlapUntil <= Date.now() + 86_400_000, String(rotated.overlapUntil));
+    await assertServes(gw.url, await issueToken(gw.url, rotated));
+    await assertServes(gw.url, token);
+    await assertServes(gw.url, await issueToken(gw.url, app));
+    const shown = parse<{ credentials: { key: string; expiresAt: number | null }[] }>(ok(await ws.cli('admin', 'apps', 'show', rotated.key, '--json')));
+    assert.deepEqual(shown.credentials.map((c) => [c.key, c.expiresAt]), [[app.key, rotated.overlapUntil], [rotated.key, null]]);
+  });
+
   test('admin developers disable E stops every app of theirs', async () => {
     const one = await workingApp('leaving@example.com', 'leaving-1');
     const two = await workingApp('leaving@example.com', 'leaving-2');

@@ -1,0 +1,40 @@
+// Portal passwords, which people choose: scrypt (RFC 7914), stored as
+// "scrypt$N$r$p$salt$hash" (base64url) so the cost can rise without breaking stored hashes.
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+const COST = { N: 1 << 15, r: 8, p: 1 } as const;
+const KEY_LENGTH = 32;
+// scrypt needs 128 · N · r bytes; the default limit (32 MiB) is exactly that, and too tight.
+const MAX_MEMORY = 64 * 1024 * 1024;
+
+function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
+  const options: ScryptOptions = { ...cost, maxmem: MAX_MEMORY };
+  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))));
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await derive(password, salt, COST);
+  return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+// Checked against when the account has no password, so that an unknown email takes as long as a wrong password.
+const DUMMY = `scrypt$${COST.N}$${COST.r}$${COST.p}$${Buffer.alloc(16).toString('base64url')}$${Buffer.alloc(KEY_LENGTH).toString('base64url')}`;
+
+/** Whether `password` matches `stored`; a missing or unreadable hash costs the same time and never matches. */
+export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+  const parts = (stored ?? DUMMY).split('$');
+  const [kind, n, r, p, salt, key] = parts;
+  const cost = { N: Number(n), r: Number(r), p: Number(p) };
+  const valid = parts.length === 6 && kind === 'scrypt' && Number.isInteger(cost.N) && Number.isInteger(cost.r) && Number.isInteger(cost.p);
+  const expected = Buffer.from(valid ? key! : '', 'base64url');
+  const derived = await derive(password, Buffer.from(valid ? salt! : '', 'base64url'), valid ? cost : COST);
+  return stored !== undefined && stored !== null && valid && expected.length === KEY_LENGTH && timingSafeEqual(derived, expected);
+}
+
+/** What a chosen password must be: long enough to resist guessing; no composition rules (NIST SP 800-63B §5.1.1). */
+export function passwordProblem(password: string): string | undefined {
+  if (password.length < 10) return 'the password must have at least 10 characters';
+  if (password.length > 200) return 'the password must have at most 200 characters';
+  return undefined;
+}
