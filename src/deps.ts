@@ -5,6 +5,7 @@ import type { AuthServerClient } from './authserver/client.ts';
 import type { Config } from './config/load.ts';
 import type { Counters } from './policies/counters.ts';
 import type { Store } from './store/port.ts';
+import type { Usage } from './usage.ts';
 
 export interface Deps {
   config: Config;
@@ -16,4 +17,6 @@ export interface Deps {
   logger: Logger;
   authServers: ReadonlyMap<string, AuthServerClient>;
   counters: Counters;
+  /** Calls per app and hour, for the portal's usage chart. */
+  usage: Usage;
 }

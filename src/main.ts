@@ -7,9 +7,11 @@ import type { Deps } from './deps.ts';
 import { createHandler, listen } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { startPortal } from './portal/server.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/port.ts';
 import { loadSecretKey } from './store/secret-key.ts';
+import { startUsage } from './usage.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -28,6 +30,8 @@ export interface GatewayOptions {
 export interface Gateway {
   url: string;
   port: number;
+  /** The developer portal's address, when the config declares one. */
+  portalUrl: string | undefined;
   deps: Deps;
   close(): Promise<void>;
 }
@@ -49,23 +53,29 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     authServers: new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)])),
     counters,
+    usage: startUsage(store, logger),
   };
   const routes = compileRoutes(deps);
-  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, options.worker !== undefined);
+  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, { reusePort: options.worker !== undefined });
 
   const purge = options.worker === undefined ? startPurging(store, clock, logger) : undefined;
+  // With workers, the main thread serves the portal (src/workers.ts).
+  const portal = options.worker === undefined ? await startPortal(deps) : undefined;
 
   logger.info({ url: listener.url, config: config.file, store: config.store.path }, 'gateway listening');
   return {
     url: listener.url,
     port: listener.port,
+    portalUrl: portal?.url,
     deps,
     async close() {
       clearInterval(purge);
+      await portal?.close();
       await listener.close();
       await routes.close();
       await Promise.all([...deps.authServers.values()].map((a) => a.close()));
       await saving?.close();
+      await deps.usage.close();
       await store.close();
     },
   };

@@ -10,7 +10,10 @@ import { freePort } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { startPurging } from './main.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { startPortal } from './portal/server.ts';
 import { openStore } from './store/open.ts';
+import { loadSecretKey } from './store/secret-key.ts';
+import { startUsage } from './usage.ts';
 
 // From source, the worker runs through the TypeScript loader; in the bundle (scripts/build.ts),
 // this module is part of dist/gateway.mjs and the worker is dist/worker.mjs beside it.
@@ -26,6 +29,7 @@ export interface WorkerData {
 export interface Workers {
   url: string;
   port: number;
+  portalUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -59,11 +63,17 @@ export async function startWorkers(config: Config, options: { env: Record<string
   const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info({ url, workers: workers.length, config: config.file }, 'gateway listening');
+  // The portal runs here; the workers add their calls to the store's usage counts themselves.
+  const usage = startUsage(store, logger);
+  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, authServers: new Map(), counters, usage });
   return {
     url,
     port,
+    portalUrl: portal?.url,
     async close() {
       clearInterval(purge);
+      await portal?.close();
+      await usage.close();
       await Promise.all(
         workers.map(
           (w) =>

@@ -99,6 +99,7 @@ export interface PortalSettings {
   port: number;
   tls: { cert: string; key: string } | undefined;
   title: string;
+  gatewayUrl: string;
   signup: 'open' | 'invited';
   sessionLifetimeMs: number;
   keyOverlapMs: number;
@@ -308,6 +309,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       port: raw.portal.listen.port,
       tls: raw.portal.listen.tls && { cert: path.resolve(dir, raw.portal.listen.tls.cert), key: path.resolve(dir, raw.portal.listen.tls.key) },
       title: raw.portal.title ?? 'Developer portal',
+      gatewayUrl: raw.portal.gatewayUrl ?? `http://localhost:${raw.listen.port}`,
       signup: raw.portal.signup ?? 'open',
       sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),
       keyOverlapMs: duration(raw.portal.keyOverlap, 86400, ['portal', 'keyOverlap']),

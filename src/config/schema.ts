@@ -38,6 +38,8 @@ const Portal = Type.Object(
       Strict,
     ),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    /** The gateway's address as developers reach it, for the portal's examples (default http://localhost:<listen.port>). */
+    gatewayUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
     /** open: anyone may sign up; invited: only developers an operator created (`gateway admin developers create`). */
     signup: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('invited')])),
     sessionLifetime: Type.Optional(Duration),

@@ -1,6 +1,7 @@
 // The main listener: one request handler that resolves the request's facts once, hands the
 // token endpoint its requests and every other path to the compiled route table.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { compilePolicies, type RouteTable } from '../config/compile.ts';
@@ -25,7 +26,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file), method: undefined, path: undefined });
   const tokenEndpoint = createTokenEndpoint(deps, tokenPolicies);
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
-  const { logger } = deps;
+  const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
   const access = deps.config.log.access && logger.isLevelEnabled('info');
 
@@ -50,8 +51,11 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       }
       const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       if (pending !== undefined) await pending;
+      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
       logAccess(req, res, path, started, undefined, ctx.token);
     } catch (thrown) {
+      // Every call made with an app's valid token counts as its usage, refused or not.
+      if (ctx?.token !== undefined) usage.count(ctx.token.appId, clock());
       const err = sendProblem(res, thrown, withRateLimit(ctx, {}));
       if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path }, err.message);
       logAccess(req, res, path, started, { error: err.code }, ctx?.token);
@@ -68,8 +72,15 @@ export async function freePort(host: string): Promise<number> {
   return port;
 }
 
-export async function listen(handler: ReturnType<typeof createHandler>, host: string, port: number, reusePort = false): Promise<Listener> {
-  const server = createServer((req, res) => void handler(req, res));
+export async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  host: string,
+  port: number,
+  options: { reusePort?: boolean; tls?: { cert: Buffer; key: Buffer } } = {},
+): Promise<Listener> {
+  const { reusePort = false, tls } = options;
+  const serve = (req: IncomingMessage, res: ServerResponse) => void handler(req, res);
+  const server = tls === undefined ? createServer(serve) : createTlsServer({ cert: tls.cert, key: tls.key }, serve);
   server.keepAliveTimeout = 5_000;
   // A client gets 10 s to send its headers and 60 s for the whole request (Node answers 408),
   // so a slow sender cannot hold a connection for minutes.
@@ -87,7 +98,7 @@ export async function listen(handler: ReturnType<typeof createHandler>, host: st
   return {
     server,
     port: address.port,
-    url: `http://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
+    url: `${tls === undefined ? 'http' : 'https'}://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

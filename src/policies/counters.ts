@@ -119,6 +119,34 @@ export class Counters {
     return data[DIRTY + d] === 0 && 2 * data[END + d]! - data[START + d]! <= now && data[TAT + d]! <= now;
   }
 
+  /**
+   * The calls a quota key has counted in the window holding `now`, without counting one: for a
+   * rolling window of `rollingSize` ms, estimated as consumeRolling does. 0 for a key never seen.
+   */
+  used(key: string, now: number, rollingSize?: number): number {
+    const [a, b] = hashes(key);
+    const data = this.#data;
+    this.#takeLock();
+    try {
+      for (let probe = 0; probe < MAX_PROBES; probe++) {
+        const i = (a + probe) & this.#mask;
+        const ka = this.#keys[2 * i]!;
+        const kb = this.#keys[2 * i + 1]!;
+        if (ka === 0 && kb === 0) return 0;
+        if (ka !== a || kb !== b) continue;
+        const d = i * FIELDS;
+        if (rollingSize === undefined) return now < data[END + d]! && now >= data[START + d]! ? data[COUNT + d]! : 0;
+        const start = now - (now % rollingSize);
+        const count = data[START + d] === start ? data[COUNT + d]! : 0;
+        const previous = data[START + d] === start ? data[PREVIOUS + d]! : data[START + d] === start - rollingSize ? data[COUNT + d]! : 0;
+        return Math.ceil(previous * (1 - (now - start) / rollingSize) - 1e-9) + count;
+      }
+      return 0;
+    } finally {
+      this.#unlock();
+    }
+  }
+
   /** Counts a call if the window has room; a refused call is not counted. */
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
     const d = this.#acquire(key, now);

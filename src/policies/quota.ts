@@ -50,6 +50,15 @@ function calendarWindow(interval: QuotaSettings['interval']): WindowOf {
 
 const ROLLING_SIZE = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY, month: 30 * DAY } as const;
 
+// The limit is not part of the key: raising or lowering it keeps the calls already counted.
+const keyPrefix = (options: QuotaSettings, scope: string) => `quota|${scope}|${options.interval}/${options.window ?? 'calendar'}|`;
+
+/** How much of an app's quota (of `scope`: 'product' or a route) is used now, for the portal. */
+export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, appId: string, now: number): number {
+  const rolling = options.window === 'rolling' ? ROLLING_SIZE[options.interval] : undefined;
+  return counters.used(`${keyPrefix(options, scope)}${product}|${appId}`, now, rolling);
+}
+
 /**
  * The step counting the calls of each app in `scope` ('product', or one route), per API product
  * of the token. Over the limit: 429 with
@@ -61,8 +70,7 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
   const mode = options.window ?? 'calendar';
   const windowOf = calendarWindow(interval);
   const size = ROLLING_SIZE[interval];
-  // The limit is not part of the key: raising or lowering it keeps the calls already counted.
-  const prefix = `quota|${scope}|${interval}/${mode}|`;
+  const prefix = keyPrefix(options, scope);
 
   return function quota(ctx: RequestContext): void {
     const now = clock();

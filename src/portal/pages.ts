@@ -1,0 +1,312 @@
+// The portal's pages. Each takes what it shows and returns Html; the layout wraps them.
+import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
+import type { QuotaSettings } from '../policies/quota.ts';
+import type { App, Credential, Developer, UsageCount } from '../store/port.ts';
+import { html, type Html } from './html.ts';
+
+export interface Frame {
+  portal: PortalSettings;
+  developer: Developer | undefined;
+  csrf: string;
+}
+
+const HOUR_MS = 3_600_000;
+
+const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const dateTime = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+
+export function layout(frame: Frame, title: string, body: Html): Html {
+  const { portal, developer } = frame;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${portal.title}</title>
+<link rel="stylesheet" href="/assets/portal.css">
+<script src="/assets/portal.js" defer></script>
+</head>
+<body>
+<header>
+  <a class="brand" href="/">${portal.title}</a>
+  <nav>
+    <a href="/">API products</a>
+    ${
+      developer === undefined
+        ? html`<a href="/login">Log in</a> <a href="/signup">Sign up</a>`
+        : html`<a href="/apps">My apps</a> <a href="/account">Account</a>
+    <form method="post" action="/logout" class="inline">${csrfField(frame)}<button type="submit" class="link">Log out</button></form>`
+    }
+  </nav>
+</header>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+const csrfField = (frame: Frame) => html`<input type="hidden" name="csrf" value="${frame.csrf}">`;
+const problem = (message: string | undefined) => (message === undefined ? '' : html`<p class="error" role="alert">${message}</p>`);
+const notice = (message: string | undefined) => (message === undefined ? '' : html`<p class="notice" role="status">${message}</p>`);
+
+function quotaText(q: QuotaSettings): string {
+  return `${q.limit.toLocaleString('en')} calls per ${q.interval}${q.window === 'rolling' ? ' (rolling)' : ''}`;
+}
+
+export function productsPage(frame: Frame, products: readonly ProductSettings[]): Html {
+  return layout(
+    frame,
+    'API products',
+    html`<h1>API products</h1>
+<p>Register an app for one of these products to get a key and secret for its token endpoint.</p>
+<ul class="cards">
+${products.map(
+  (p) => html`<li><h2><a href="/products/${encodeURIComponent(p.name)}">${p.displayName}</a></h2><p>${p.description}</p></li>`,
+)}
+</ul>
+${products.length === 0 ? html`<p>No API products are published yet.</p>` : ''}`,
+  );
+}
+
+export function productPage(frame: Frame, product: ProductSettings, routes: readonly RouteSettings[]): Html {
+  const base = frame.portal.gatewayUrl;
+  const grants = [...product.grants];
+  const tokenCall = grants.includes('client_credentials')
+    ? `curl -u "$KEY:$SECRET" -d grant_type=client_credentials${product.scopes.length > 0 ? ` -d scope="${product.scopes.join(' ')}"` : ''} ${base}/oauth2/token`
+    : `curl -u "$KEY:$SECRET" -d grant_type=password -d username="$USERNAME" --data-urlencode password="$PASSWORD" ${base}/oauth2/token`;
+  const first = routes.find((r) => r.method === 'GET') ?? routes[0];
+  const apiCall = first === undefined ? '' : `curl${first.method === 'GET' ? '' : ` -X ${first.method}`} -H "Authorization: Bearer $TOKEN" ${base}${first.path.replace(/\{[^}]+\}/g, '1')}`;
+  const routeQuota = (r: RouteSettings) => {
+    const q = r.policies.find((p) => 'quota' in p) as { quota: QuotaSettings } | undefined;
+    return q === undefined ? '' : quotaText(q.quota);
+  };
+  return layout(
+    frame,
+    product.displayName,
+    html`<h1>${product.displayName}</h1>
+<p>${product.description}</p>
+<dl class="facts">
+  <dt>Grant types</dt><dd>${grants.join(', ')}</dd>
+  <dt>Scopes</dt><dd>${product.scopes.length > 0 ? product.scopes.join(' ') : 'none'}</dd>
+  <dt>Quota</dt><dd>${product.quota === undefined ? 'none for the product' : `${quotaText(product.quota)} per app`}</dd>
+  <dt>Access tokens</dt><dd>valid ${Math.round(product.accessTokenLifetime / 60)} minutes</dd>
+</dl>
+<h2>Routes</h2>
+<table>
+<thead><tr><th>Method</th><th>Path</th><th>Scopes</th><th>Quota</th></tr></thead>
+<tbody>
+${routes.map((r) => html`<tr><td><code>${r.method}</code></td><td><code>${r.path}</code></td><td>${r.scopes.join(' ')}</td><td>${routeQuota(r)}</td></tr>`)}
+</tbody>
+</table>
+<h2>Try it</h2>
+<p>Get a token with your app's key and secret:</p>
+<pre><code id="example-token">${tokenCall}</code></pre>
+<p>Call a route with it (the token is the <code>access_token</code> of the answer):</p>
+<pre><code id="example-call">${apiCall}</code></pre>
+<p>${frame.developer === undefined ? html`<a href="/signup">Sign up</a> or <a href="/login">log in</a> to register an app.` : html`<a class="button" href="/apps/new?product=${encodeURIComponent(product.name)}">Register an app for ${product.displayName}</a>`}</p>`,
+  );
+}
+
+export function signupPage(frame: Frame, form: { email?: string; name?: string; error?: string }): Html {
+  const invited = frame.portal.signup === 'invited';
+  return layout(
+    frame,
+    'Sign up',
+    html`<h1>Sign up</h1>
+${invited ? html`<p>Sign-up is by invitation: use the email address the API team registered for you.</p>` : ''}
+${problem(form.error)}
+<form method="post" action="/signup" class="stack">
+  ${csrfField(frame)}
+  <label>Email <input type="email" name="email" required autocomplete="email" value="${form.email ?? ''}"></label>
+  <label>Name <input type="text" name="name" required maxlength="100" autocomplete="name" value="${form.name ?? ''}"></label>
+  <label>Password <input type="password" name="password" required minlength="10" autocomplete="new-password"></label>
+  <button type="submit">Sign up</button>
+</form>
+<p>Already signed up? <a href="/login">Log in</a>.</p>`,
+  );
+}
+
+export function loginPage(frame: Frame, form: { email?: string; error?: string; notice?: string }): Html {
+  return layout(
+    frame,
+    'Log in',
+    html`<h1>Log in</h1>
+${notice(form.notice)}
+${problem(form.error)}
+<form method="post" action="/login" class="stack">
+  ${csrfField(frame)}
+  <label>Email <input type="email" name="email" required autocomplete="username" value="${form.email ?? ''}"></label>
+  <label>Password <input type="password" name="password" required autocomplete="current-password"></label>
+  <button type="submit">Log in</button>
+</form>
+<p>New here? <a href="/signup">Sign up</a>.</p>`,
+  );
+}
+
+export function accountPage(frame: Frame, form: { error?: string; notice?: string }): Html {
+  const dev = frame.developer!;
+  return layout(
+    frame,
+    'Account',
+    html`<h1>Account</h1>
+<dl class="facts"><dt>Email</dt><dd>${dev.email}</dd><dt>Name</dt><dd>${dev.name}</dd><dt>Since</dt><dd>${date(dev.createdAt)}</dd></dl>
+<h2>Change password</h2>
+${notice(form.notice)}
+${problem(form.error)}
+<form method="post" action="/account/password" class="stack">
+  ${csrfField(frame)}
+  <label>Current password <input type="password" name="current" required autocomplete="current-password"></label>
+  <label>New password <input type="password" name="next" required minlength="10" autocomplete="new-password"></label>
+  <button type="submit">Change password</button>
+</form>
+<p>Changing the password logs you out everywhere else.</p>`,
+  );
+}
+
+export function appsPage(frame: Frame, apps: readonly { app: App; key: string | undefined; product: ProductSettings | undefined }[], message?: string): Html {
+  return layout(
+    frame,
+    'My apps',
+    html`<h1>My apps</h1>
+${notice(message)}
+<p><a class="button" href="/apps/new">Register a new app</a></p>
+${
+  apps.length === 0
+    ? html`<p>You have no apps yet.</p>`
+    : html`<table>
+<thead><tr><th>App</th><th>API product</th><th>Status</th><th>Key</th><th>Created</th></tr></thead>
+<tbody>
+${apps.map(
+  ({ app, key, product }) =>
+    html`<tr><td><a href="/apps/${app.id}">${app.name}</a></td><td>${product?.displayName ?? app.product}</td><td>${app.status}</td><td><code>${key ?? 'none'}</code></td><td>${date(app.createdAt)}</td></tr>`,
+)}
+</tbody>
+</table>`
+}`,
+  );
+}
+
+export function newAppPage(frame: Frame, products: readonly ProductSettings[], form: { name?: string; product?: string; error?: string }): Html {
+  return layout(
+    frame,
+    'Register an app',
+    html`<h1>Register an app</h1>
+${problem(form.error)}
+<form method="post" action="/apps" class="stack">
+  ${csrfField(frame)}
+  <label>App name <input type="text" name="name" required maxlength="100" value="${form.name ?? ''}"></label>
+  <fieldset>
+    <legend>API product</legend>
+    ${products.map(
+      (p, i) =>
+        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <strong>${p.displayName}</strong> <span>${p.description}</span></label>`,
+    )}
+  </fieldset>
+  <button type="submit">Register app</button>
+</form>`,
+  );
+}
+
+/** The key and secret, shown once: after a registration or a rotation. */
+export function secretPage(frame: Frame, shown: { app: App; key: string; secret: string; overlapUntil?: number }): Html {
+  return layout(
+    frame,
+    shown.overlapUntil === undefined ? 'App registered' : 'New secret',
+    html`<h1>${shown.overlapUntil === undefined ? html`App <q>${shown.app.name}</q> registered` : html`New key and secret for <q>${shown.app.name}</q>`}</h1>
+<p class="warning" role="alert"><strong>Copy the secret now: it will not be shown again.</strong> The gateway keeps only a hash of it.</p>
+<dl class="secrets">
+  <dt>Key</dt><dd><code id="app-key">${shown.key}</code> <button type="button" class="copy" data-copy="app-key" hidden>Copy</button></dd>
+  <dt>Secret</dt><dd><code id="app-secret">${shown.secret}</code> <button type="button" class="copy" data-copy="app-secret" hidden>Copy</button></dd>
+</dl>
+${shown.overlapUntil === undefined ? '' : html`<p>The previous key and secret keep working until ${dateTime(shown.overlapUntil)}.</p>`}
+<p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
+  );
+}
+
+export interface AppView {
+  app: App;
+  product: ProductSettings | undefined;
+  credentials: readonly Credential[];
+  usage: readonly UsageCount[];
+  /** The product's quota and how much of it the app used in the current window. */
+  quota: { settings: QuotaSettings; used: number } | undefined;
+  now: number;
+}
+
+export function appPage(frame: Frame, view: AppView, message?: string): Html {
+  const { app, product, credentials, now } = view;
+  const keyState = (c: Credential) => (c.status === 'revoked' ? 'revoked' : c.expiresAt === null ? 'active' : c.expiresAt > now ? `works until ${dateTime(c.expiresAt)}` : 'expired');
+  return layout(
+    frame,
+    app.name,
+    html`<h1>${app.name}</h1>
+${notice(message)}
+<dl class="facts">
+  <dt>API product</dt><dd>${product === undefined ? app.product : html`<a href="/products/${encodeURIComponent(product.name)}">${product.displayName}</a>`}</dd>
+  <dt>Status</dt><dd>${app.status}</dd>
+  <dt>Created</dt><dd>${date(app.createdAt)}</dd>
+</dl>
+<h2>Keys</h2>
+<table>
+<thead><tr><th>Key</th><th>State</th><th>Created</th><th></th></tr></thead>
+<tbody>
+${credentials.map(
+  (c) => html`<tr><td><code>${c.key}</code></td><td>${keyState(c)}</td><td>${date(c.createdAt)}</td><td>${
+    c.status === 'approved' && (c.expiresAt === null || c.expiresAt > now)
+      ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>`
+      : ''
+  }</td></tr>`,
+)}
+</tbody>
+</table>
+<form method="post" action="/apps/${app.id}/rotate" class="inline">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
+<p class="hint">Rotating gives a new key and secret; the current ones keep working for ${Math.round(frame.portal.keyOverlapMs / 3_600_000)} hours, then stop.</p>
+<h2>Usage</h2>
+${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}.</p>`}
+${usageChart(view.usage, now)}
+<h2>Delete</h2>
+<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app…</a></p>`,
+  );
+}
+
+export function deletePage(frame: Frame, app: App): Html {
+  return layout(
+    frame,
+    `Delete ${app.name}`,
+    html`<h1>Delete <q>${app.name}</q>?</h1>
+<p>Its keys stop working, and so do the tokens issued with them, at once. This cannot be undone.</p>
+<form method="post" action="/apps/${app.id}/delete" class="inline">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button></form>
+<a href="/apps/${app.id}">Cancel</a>`,
+  );
+}
+
+export function messagePage(frame: Frame, title: string, message: string): Html {
+  return layout(frame, title, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the portal</a></p>`);
+}
+
+/** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
+export function usageChart(usage: readonly UsageCount[], now: number): Html {
+  const current = now - (now % HOUR_MS);
+  const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
+  const byHour = new Map(usage.map((u) => [u.hour, u.count]));
+  const counts = hours.map((h) => byHour.get(h) ?? 0);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const max = Math.max(1, ...counts);
+  const [width, height, bar, top, bottom] = [480, 140, 20, 16, 20];
+  const plot = height - top - bottom;
+  return html`<figure class="chart">
+<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="usage-title" width="100%">
+<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${max === 1 && total === 0 ? 0 : max} in an hour</title>
+<line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"/>
+<text x="0" y="11" class="label">${max === 1 && total === 0 ? 'no calls yet' : `${max} calls`}</text>
+${hours.map((h, i) => {
+  const size = Math.round((counts[i]! / max) * plot);
+  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${counts[i]} calls</title></rect>`;
+})}
+${hours.map((h, i) => (i % 6 === 0 || i === 23 ? html`<text x="${i * bar + bar / 2}" y="${height - 5}" class="label" text-anchor="middle">${new Date(h).toISOString().slice(11, 16)}</text>` : ''))}
+</svg>
+<figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
+</figure>`;
+}

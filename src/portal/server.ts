@@ -1,0 +1,279 @@
+// The developer portal: its own listener, server-rendered pages, forms that work without
+// JavaScript. Every change goes through src/admin, as `gateway admin` does.
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as ops from '../admin/operations.ts';
+import type { ProductSettings } from '../config/load.ts';
+import type { Deps } from '../deps.ts';
+import { GatewayError } from '../errors.ts';
+import { readBody } from '../http/body.ts';
+import { listen, type Listener } from '../http/server.ts';
+import { isFormContentType } from '../oauth/form.ts';
+import { quotaUsed } from '../policies/quota.ts';
+import type { App, Developer } from '../store/port.ts';
+import { CSS, JS } from './assets.ts';
+import type { Html } from './html.ts';
+import * as pages from './pages.ts';
+import { createSessions, newVisitorId, type Visitor } from './session.ts';
+
+const FORM_LIMIT = 16 * 1024;
+const HOUR_MS = 3_600_000;
+
+// frame-ancestors: no page of the portal can be framed (clickjacking); nothing loads from elsewhere.
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'same-origin',
+} as const;
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = {
+  '/assets/portal.css': { type: 'text/css; charset=utf-8', body: Buffer.from(CSS) },
+  '/assets/portal.js': { type: 'text/javascript; charset=utf-8', body: Buffer.from(JS) },
+};
+
+/** What a handler answers: a page with its status, or a redirect (303: the browser then GETs it). */
+type Answer = { status: number; page: Html; cookie?: string } | { redirect: string; cookie?: string };
+
+interface Request {
+  req: IncomingMessage;
+  path: string;
+  query: URLSearchParams;
+  visitor: Visitor;
+  frame: pages.Frame;
+  /** The submitted form, CSRF-checked (POST only). */
+  form: URLSearchParams;
+}
+
+type Handler = (r: Request) => Promise<Answer>;
+
+export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
+  const portal = deps.config.portal!;
+  const { store, clock, logger, config } = deps;
+  const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
+  const visible = (): ProductSettings[] => [...config.products.values()].filter((p) => p.visible);
+  const visibleProduct = (name: string | null | undefined) => (name ? config.products.get(name) : undefined)?.visible === true ? config.products.get(name!) : undefined;
+
+  const page = (r: Request, status: number, html: Html, cookie?: string): Answer => ({ status, page: html, ...(cookie === undefined ? {} : { cookie }) });
+  /** A developer's own app, or undefined (someone else's is as absent as an unknown one). */
+  async function ownApp(dev: Developer, id: string): Promise<App | undefined> {
+    const app = await store.findAppById(id);
+    return app !== undefined && app.developerId === dev.id ? app : undefined;
+  }
+  const notFound = (r: Request): Answer => page(r, 404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
+  const adminMessage = (err: unknown) => (err instanceof ops.AdminError ? err.message : undefined);
+
+  /** A session-changing answer: a new id in the cookie, so no CSRF token issued before still works. */
+  async function loggedIn(dev: Developer, to: string): Promise<Answer> {
+    return { redirect: to, cookie: sessions.cookie(await sessions.start(dev.id)) };
+  }
+
+  async function appView(app: App): Promise<pages.AppView> {
+    const now = clock();
+    const product = config.products.get(app.product);
+    const current = now - (now % HOUR_MS);
+    await deps.usage.flush();
+    return {
+      app,
+      product,
+      credentials: await store.listCredentials(app.id),
+      usage: await store.usage(app.id, current - 23 * HOUR_MS),
+      quota: product?.quota === undefined ? undefined : { settings: product.quota, used: quotaUsed(product.quota, 'product', deps.counters, product.name, app.id, now) },
+      now,
+    };
+  }
+
+  const publicGet: Record<string, Handler> = {
+    '/': async (r) => page(r, 200, pages.productsPage(r.frame, visible())),
+    '/login': async (r) => page(r, 200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
+    '/signup': async (r) => page(r, 200, pages.signupPage(r.frame, {})),
+  };
+
+  const publicPost: Record<string, Handler> = {
+    '/login': async (r) => {
+      const email = r.form.get('email') ?? '';
+      try {
+        return await loggedIn(await ops.logIn(deps, { email, password: r.form.get('password') ?? '' }), '/apps');
+      } catch (err) {
+        const message = adminMessage(err);
+        if (message === undefined) throw err;
+        const throttled = err instanceof ops.AdminError && err.code === 'login_throttled';
+        return page(r, throttled ? 429 : 401, pages.loginPage(r.frame, { email, error: message }));
+      }
+    },
+    '/signup': async (r) => {
+      const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '' };
+      try {
+        return await loggedIn(await ops.signUp(deps, input), '/apps');
+      } catch (err) {
+        const message = adminMessage(err);
+        if (message === undefined) throw err;
+        const status = (err as ops.AdminError).code === 'duplicate_developer' ? 409 : (err as ops.AdminError).code === 'not_invited' ? 403 : 400;
+        return page(r, status, pages.signupPage(r.frame, { email: input.email, name: input.name, error: message }));
+      }
+    },
+    '/logout': async (r) => {
+      await sessions.end(r.visitor.id);
+      return { redirect: '/', cookie: sessions.cookie(newVisitorId()) };
+    },
+  };
+
+  const NOTICES: Record<string, string> = { revoked: 'The key is revoked.', deleted: 'The app is deleted; its tokens no longer work.' };
+
+  const privateGet: Record<string, Handler> = {
+    '/apps': async (r) => {
+      const dev = r.frame.developer!;
+      const apps = await store.listApps({ developerEmail: dev.email });
+      const rows = await Promise.all(
+        apps.map(async (app) => {
+          const creds = await store.listCredentials(app.id);
+          const live = creds.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > clock()));
+          return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
+        }),
+      );
+      return page(r, 200, pages.appsPage(r.frame, rows, NOTICES[r.query.get('done') ?? '']));
+    },
+    '/apps/new': async (r) => page(r, 200, pages.newAppPage(r.frame, visible(), r.query.has('product') ? { product: r.query.get('product')! } : {})),
+    '/account': async (r) => page(r, 200, pages.accountPage(r.frame, {})),
+  };
+
+  const privatePost: Record<string, Handler> = {
+    '/apps': async (r) => {
+      const dev = r.frame.developer!;
+      const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '' };
+      const product = visibleProduct(form.product);
+      if (product === undefined) return page(r, 400, pages.newAppPage(r.frame, visible(), { ...form, error: 'choose one of the API products' }));
+      try {
+        const created = await ops.createApp(deps, { developer: dev.email, name: form.name, product: product.name });
+        return page(r, 201, pages.secretPage(r.frame, created));
+      } catch (err) {
+        const message = adminMessage(err);
+        if (message === undefined) throw err;
+        return page(r, (err as ops.AdminError).code === 'duplicate_app' ? 409 : 400, pages.newAppPage(r.frame, visible(), { ...form, error: message }));
+      }
+    },
+    '/account/password': async (r) => {
+      const dev = r.frame.developer!;
+      try {
+        await ops.changePassword(deps, dev, { current: r.form.get('current') ?? '', next: r.form.get('next') ?? '' });
+      } catch (err) {
+        const message = adminMessage(err);
+        if (message === undefined) throw err;
+        const status = (err as ops.AdminError).code === 'login_throttled' ? 429 : 400;
+        return page(r, status, pages.accountPage(r.frame, { error: message }));
+      }
+      // Every session ended; this browser starts a new one.
+      return { ...(await loggedIn(dev, '/account')), redirect: '/account?done=password' };
+    },
+  };
+
+  const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;
+
+  /** /apps/{id}, its delete confirmation, and its actions. */
+  async function appRoute(r: Request, method: 'GET' | 'POST'): Promise<Answer | undefined> {
+    const m = APP_PATH.exec(r.path);
+    if (m === null) return undefined;
+    const [, id, action, key] = m;
+    const app = await ownApp(r.frame.developer!, id!);
+    if (app === undefined) return notFound(r);
+    const ref = { developer: app.developerEmail, name: app.name };
+    if (method === 'GET') {
+      if (action === undefined) return page(r, 200, pages.appPage(r.frame, await appView(app), r.query.get('done') === 'revoked' ? NOTICES.revoked : undefined));
+      if (action === '/delete') return page(r, 200, pages.deletePage(r.frame, app));
+      return undefined;
+    }
+    if (action === '/rotate') return page(r, 201, pages.secretPage(r.frame, await ops.rotateKey(deps, ref)));
+    if (action === '/delete') {
+      await ops.deleteApp(deps, ref);
+      return { redirect: '/apps?done=deleted' };
+    }
+    if (key !== undefined) {
+      const creds = await store.listCredentials(app.id);
+      if (!creds.some((c) => c.key === key)) return notFound(r);
+      await ops.revokeKey(deps, key).catch((err: unknown) => {
+        if (!(err instanceof ops.AdminError && err.code === 'already_revoked')) throw err;
+      });
+      return { redirect: `/apps/${app.id}?done=revoked` };
+    }
+    return undefined;
+  }
+
+  async function route(r: Request, method: string): Promise<Answer> {
+    const dev = r.frame.developer;
+    if (method === 'GET' || method === 'HEAD') {
+      const open = publicGet[r.path];
+      if (open !== undefined) return open(r);
+      const product = /^\/products\/([^/]+)$/.exec(r.path);
+      if (product !== null) {
+        const p = visibleProduct(decodeURIComponent(product[1]!));
+        if (p === undefined) return notFound(r);
+        return page(r, 200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
+      }
+      if (dev === undefined) return privateGet[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
+      if (r.path === '/account' && r.query.get('done') === 'password') return page(r, 200, pages.accountPage(r.frame, { notice: 'Your password is changed.' }));
+      return (await privateGet[r.path]?.(r)) ?? (await appRoute(r, 'GET')) ?? notFound(r);
+    }
+    if (method !== 'POST') return page(r, 405, pages.messagePage(r.frame, 'Method not allowed', 'This page answers GET and POST only.'));
+    const open = publicPost[r.path];
+    if (open !== undefined) return open(r);
+    if (dev === undefined) return privatePost[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
+    return (await privatePost[r.path]?.(r)) ?? (await appRoute(r, 'POST')) ?? notFound(r);
+  }
+
+  function send(res: ServerResponse, method: string, status: number, headers: Record<string, string>, body: Buffer | string | undefined): void {
+    const bytes = body === undefined ? undefined : Buffer.from(body);
+    res.writeHead(status, { ...SECURITY_HEADERS, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
+    res.end(method === 'HEAD' ? undefined : bytes);
+  }
+
+  return async function handlePortal(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = new URL(req.url ?? '/', 'http://portal.invalid');
+    const asset = ASSETS[url.pathname];
+    if (asset !== undefined && (method === 'GET' || method === 'HEAD')) {
+      send(res, method, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }, asset.body);
+      return;
+    }
+    let frame: pages.Frame = { portal, developer: undefined, csrf: '' };
+    try {
+      const visitor = await sessions.visitor(req);
+      frame = { portal, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
+      let form = new URLSearchParams();
+      if (method === 'POST') {
+        if (!isFormContentType(req.headers['content-type'])) {
+          send(res, method, 415, { 'content-type': 'text/html; charset=utf-8' }, pages.messagePage(frame, 'Unsupported form', 'Forms are sent as application/x-www-form-urlencoded.').text);
+          return;
+        }
+        form = new URLSearchParams((await readBody(req, FORM_LIMIT)).toString('utf8'));
+        if (!sessions.checkCsrf(visitor.id, form.get('csrf') ?? undefined)) {
+          const fresh = visitor.fresh ? sessions.cookie(visitor.id) : undefined;
+          send(res, method, 403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...(fresh ? { 'set-cookie': fresh } : {}) },
+            pages.messagePage(frame, 'The form expired', 'This form was not sent from this portal page in this browser session. Go back, reload the page and try again.').text);
+          return;
+        }
+      }
+      const answer = await route({ req, path: url.pathname, query: url.searchParams, visitor, frame, form }, method);
+      const cookie = answer.cookie ?? (visitor.fresh ? sessions.cookie(visitor.id) : undefined);
+      const headers: Record<string, string> = { 'cache-control': 'no-store', ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
+      if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
+      else send(res, method, answer.status, { ...headers, 'content-type': 'text/html; charset=utf-8' }, answer.page.text);
+    } catch (err) {
+      const known = err instanceof GatewayError && err.expose;
+      if (!known) logger.error({ err, path: url.pathname }, 'portal request failed');
+      const status = known ? err.status : 500;
+      const message = known ? err.message : 'Something went wrong on our side; nothing was changed. Try again in a moment.';
+      if (!res.headersSent) send(res, method, status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, pages.messagePage(frame, known ? 'Bad request' : 'Error', message).text);
+      else res.destroy();
+    }
+  };
+}
+
+/** Starts the portal's listener when the config declares one. */
+export async function startPortal(deps: Deps, port?: number): Promise<Listener | undefined> {
+  const portal = deps.config.portal;
+  if (portal === undefined) return undefined;
+  const tls = portal.tls && { cert: readFileSync(portal.tls.cert), key: readFileSync(portal.tls.key) };
+  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined }), portal.host, port ?? portal.port, tls === undefined ? {} : { tls });
+  deps.logger.info({ url: listener.url }, 'developer portal listening');
+  return listener;
+}

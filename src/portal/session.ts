@@ -1,0 +1,77 @@
+// Portal sessions and CSRF tokens. Every visitor carries one cookie holding a random id: once
+// logged in, the id of a session the store keeps (as its SHA-256); before, an id the store does
+// not know. A form's CSRF token is an HMAC of that id, so it is bound to this browser, and a
+// login replaces the id (no session fixation) and with it every token issued before.
+import { createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { sha256 } from '../crypto.ts';
+import type { Developer, Store } from '../store/port.ts';
+
+const ID = /^[A-Za-z0-9_-]{43}$/;
+
+export interface Visitor {
+  /** The cookie's id: a session's, or an anonymous one. */
+  id: string;
+  /** The logged-in developer, if the id is a live session's. */
+  developer: Developer | undefined;
+  /** Whether the response must set the cookie (a new visitor). */
+  fresh: boolean;
+}
+
+export interface Sessions {
+  cookieName: string;
+  visitor(req: IncomingMessage): Promise<Visitor>;
+  /** A new session for the developer: its id goes into the cookie. */
+  start(developerId: string): Promise<string>;
+  end(id: string): Promise<void>;
+  /** The Set-Cookie value carrying `id`. */
+  cookie(id: string): string;
+  csrfToken(id: string): string;
+  checkCsrf(id: string, token: string | undefined): boolean;
+}
+
+export function newVisitorId(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function createSessions(options: { store: Store; secretKey: KeyObject; clock: () => number; lifetimeMs: number; secure: boolean }): Sessions {
+  const { store, secretKey, clock, lifetimeMs, secure } = options;
+  // Over TLS the __Host- prefix makes browsers refuse the cookie unless it is Secure, for this host only, on Path=/.
+  const cookieName = secure ? '__Host-portal' : 'portal';
+  const attributes = `; Path=/; HttpOnly; SameSite=Lax; Max-Age=${Math.floor(lifetimeMs / 1000)}${secure ? '; Secure' : ''}`;
+  const csrfToken = (id: string) => createHmac('sha256', secretKey).update(`portal-csrf|${id}`).digest('base64url');
+
+  return {
+    cookieName,
+    async visitor(req) {
+      const id = readCookie(req.headers.cookie, cookieName);
+      if (id === undefined || !ID.test(id)) return { id: newVisitorId(), developer: undefined, fresh: true };
+      return { id, developer: await store.findSession(sha256(id), clock()), fresh: false };
+    },
+    async start(developerId) {
+      const id = newVisitorId();
+      const now = clock();
+      await store.createSession({ idHash: sha256(id), developerId, now, expiresAt: now + lifetimeMs });
+      return id;
+    },
+    end: (id) => store.deleteSession(sha256(id)),
+    cookie: (id) => `${cookieName}=${id}${attributes}`,
+    csrfToken,
+    checkCsrf(id, token) {
+      if (token === undefined) return false;
+      const expected = Buffer.from(csrfToken(id));
+      const given = Buffer.from(token);
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
+}
+
+/** RFC 6265 §5.4: the first cookie of that name. */
+function readCookie(header: string | undefined, name: string): string | undefined {
+  if (header === undefined) return undefined;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq !== -1 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
+}
