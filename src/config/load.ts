@@ -183,6 +183,8 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
         message = `missing required key "${key}"`;
       } else if (e.keyword === 'pattern') {
         message = `must match /${(e.params as { pattern: string }).pattern}/`;
+      } else if (e.keyword === 'enum') {
+        message = `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
       }
       issues.push({ path: formatPath(target), message, line: lineOf(nodeAt(doc, target)) ?? lineOf(nodeAt(doc, segments)) });
     }

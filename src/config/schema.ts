@@ -41,7 +41,7 @@ const Portal = Type.Object(
     /** The gateway's address as developers reach it, for the portal's examples (default http://localhost:<listen.port>). */
     gatewayUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
     /** open: anyone may sign up; invited: only developers an operator created (`gateway admin developers create`). */
-    signup: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('invited')])),
+    signup: Type.Optional(Type.Unsafe<'open' | 'invited'>({ type: 'string', enum: ['open', 'invited'] })),
     sessionLifetime: Type.Optional(Duration),
     /** After a secret is rotated, the old key and secret keep working this long (default 24h). */
     keyOverlap: Type.Optional(Duration),

@@ -129,6 +129,17 @@ describe('parseConfig: valid configurations', () => {
     assert.equal(orders.authServer, 'demo');
     assert.equal(orders.accessTokenLifetime, 3600);
     assert.equal(orders.refreshTokenLifetime, 86_400);
+    assert.equal(hello.visible, true);
+    assert.deepEqual(config.portal, {
+      host: '127.0.0.1',
+      port: 8081,
+      tls: undefined,
+      title: 'Token gateway developers',
+      gatewayUrl: 'http://localhost:8080',
+      signup: 'open',
+      sessionLifetimeMs: 8 * 3_600_000,
+      keyOverlapMs: 3_600_000,
+    });
   });
 
   it('substitutes the environment into gateway.example.yaml', () => {
@@ -190,7 +201,9 @@ describe('parseConfig: valid configurations', () => {
       refreshTokenLifetime: 86_400,
       refreshReuseGraceMs: 0,
       quota: undefined,
+      visible: false,
     });
+    assert.equal(config.portal, undefined, 'no portal unless declared');
   });
 
   it('resolves relative paths against the folder of the file', () => {
@@ -367,6 +380,14 @@ describe('parseConfig: errors name the YAML path and the line', () => {
   it('unknown key', () => {
     const text = configYaml().replace('  host: 127.0.0.1\n', '  host: 127.0.0.1\n  hots: 127.0.0.1\n');
     assert.deepEqual(errorLines(text), [`listen.hots: unknown key (gateway.yaml:${lineOf(text, 'hots:')})`]);
+  });
+
+  it('portal: an unknown sign-up mode, a bad duration', () => {
+    const text = configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  signup: closed\n  keyOverlap: soon\n' });
+    assert.deepEqual(errorLines(text), [
+      `portal.signup: must be one of: open, invited (gateway.yaml:${lineOf(text, 'signup:')})`,
+      `portal.keyOverlap: must match /^[0-9]+(ms|s|m|h|d)$/ (gateway.yaml:${lineOf(text, 'keyOverlap:')})`,
+    ]);
   });
 
   it('unknown key holding a block mapping: the line of the key', () => {
