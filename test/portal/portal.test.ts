@@ -1,0 +1,355 @@
+// The developer portal over real HTTP: accounts, sessions, CSRF, cookie flags, throttling,
+// escaping, apps, rotation with overlap, usage. The browser tests (test/browser) walk the same
+// flows in Chromium.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { createDeveloper } from '../../src/admin/operations.ts';
+import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { Visitor } from './visitor.ts';
+
+const PRODUCTS = `
+  public:
+    displayName: Public <API>
+    description: Greetings & more, for <everyone>.
+    routes: [hello]
+    scopes: [hello:read]
+    quota: { limit: 100, interval: day }
+    portal: true
+`;
+const PORTAL = (extra = '') => `portal:
+  listen: { port: 0 }
+  keyOverlap: 10m
+  gatewayUrl: https://api.example.com
+${extra}`;
+
+const PASSWORD = 'correct horse battery';
+
+let counter = 0;
+const email = () => `dev${++counter}@example.com`;
+
+async function signUp(base: string, who = email(), name = 'Ada Lovelace'): Promise<{ visitor: Visitor; email: string }> {
+  const visitor = new Visitor(base);
+  const page = await visitor.submit('/signup', '/signup', { email: who, name, password: PASSWORD });
+  assert.equal(page.status, 303, page.text);
+  assert.equal(page.headers.get('location'), '/apps');
+  return { visitor, email: who };
+}
+
+async function register(visitor: Visitor, name: string, product = 'public'): Promise<{ key: string; secret: string; id: string }> {
+  const page = await visitor.submit('/apps/new', '/apps', { name, product });
+  assert.equal(page.status, 201, page.text);
+  const key = /id="app-key">([^<]+)</.exec(page.text)?.[1];
+  const secret = /id="app-secret">([^<]+)</.exec(page.text)?.[1];
+  const id = /href="\/apps\/([^"]+)">Go to the app/.exec(page.text)?.[1];
+  assert.ok(key && secret && id, page.text);
+  return { key, secret, id };
+}
+
+async function token(gw: TestGateway, app: { key: string; secret: string }): Promise<string> {
+  const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+  assert.equal(res.status, 200, res.text);
+  return (res.body as { access_token: string }).access_token;
+}
+
+describe('portal: where it is served', () => {
+  test('absent unless the config declares it', async () => {
+    const gw = await startTestGateway();
+    try {
+      assert.equal(gw.gateway.portalUrl, undefined);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('over TLS when the listener has a certificate: the cookie is Secure and __Host-', async () => {
+    const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
+    const tls = `  tls: { cert: ${path.join(fixtures, 'localhost.crt')}, key: ${path.join(fixtures, 'localhost.key')} }\n`;
+    const gw = await startTestGateway({ extra: `portal:\n  listen:\n    port: 0\n    host: 127.0.0.1\n  ${tls}` });
+    try {
+      const url = gw.gateway.portalUrl!.replace('127.0.0.1', 'localhost');
+      assert.ok(url.startsWith('https://'), url);
+      const visitor = new Visitor(url);
+      const page = await visitor.get('/login');
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get('set-cookie')!, /^__Host-portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800; Secure$/);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('portal', () => {
+  let gw: TestGateway;
+  let base: string;
+  let now = Date.now();
+
+  before(async () => {
+    gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() }, { clock: () => now });
+    base = gw.gateway.portalUrl!;
+  });
+  after(() => gw.close());
+  beforeEach(() => {
+    now = Date.now();
+  });
+
+  test('every page: CSP without framing, nosniff, no-store; an HttpOnly SameSite=Lax cookie, not Secure over http', async () => {
+    const page = await new Visitor(base).get('/');
+    assert.equal(page.status, 200);
+    assert.equal(
+      page.headers.get('content-security-policy'),
+      "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
+    assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(page.headers.get('x-frame-options'), 'DENY');
+    assert.equal(page.headers.get('cache-control'), 'no-store');
+    assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.match(page.headers.get('set-cookie')!, /^portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800$/);
+    const css = await call(`${base}/assets/portal.css`);
+    assert.equal(css.status, 200);
+    assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
+  });
+
+  test('products: only the visible ones, with routes, scopes, quota, grants and a curl example; names escaped', async () => {
+    const list = await new Visitor(base).get('/');
+    assert.match(list.text, /<a href="\/products\/public">Public &lt;API&gt;<\/a>/);
+    assert.match(list.text, /Greetings &amp; more, for &lt;everyone&gt;\./);
+    assert.doesNotMatch(list.text, /\/products\/hello"/, 'hello is not marked visible');
+    const page = await new Visitor(base).get('/products/public');
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<td><code>GET<\/code><\/td><td><code>\/v1\/hello<\/code><\/td>/);
+    assert.match(page.text, /<dt>Scopes<\/dt><dd>hello:read<\/dd>/);
+    assert.match(page.text, /<dt>Quota<\/dt><dd>100 calls per day per app<\/dd>/);
+    assert.match(page.text, /<dt>Grant types<\/dt><dd>client_credentials<\/dd>/);
+    assert.match(page.text, /curl -u &quot;\$KEY:\$SECRET&quot; -d grant_type=client_credentials -d scope=&quot;hello:read&quot; https:\/\/api\.example\.com\/oauth2\/token/);
+    assert.match(page.text, /curl -H &quot;Authorization: Bearer \$TOKEN&quot; https:\/\/api\.example\.com\/v1\/hello/);
+    assert.equal((await new Visitor(base).get('/products/hello')).status, 404, 'not visible');
+    assert.equal((await new Visitor(base).get('/products/nope')).status, 404);
+  });
+
+  test('sign up, log out, log in: the session id changes at login and dies at logout', async () => {
+    const visitor = new Visitor(base);
+    await visitor.get('/signup');
+    const anonymous = visitor.cookie;
+    const who = email();
+    const signed = await visitor.submit('/signup', '/signup', { email: who, name: 'Grace', password: PASSWORD });
+    assert.equal(signed.status, 303);
+    assert.notEqual(visitor.cookie, anonymous, 'a new id once logged in');
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
+    const session = visitor.cookie;
+
+    const out = await visitor.submit('/apps', '/logout', {});
+    assert.equal(out.status, 303);
+    assert.equal(out.headers.get('location'), '/');
+    assert.notEqual(visitor.cookie, session);
+    // The old session cookie no longer logs anyone in.
+    const replay = new Visitor(base);
+    replay.cookie = session;
+    const denied = await replay.get('/apps');
+    assert.equal(denied.status, 303);
+    assert.equal(denied.headers.get('location'), '/login');
+
+    const before = visitor.cookie;
+    const login = await visitor.submit('/login', '/login', { email: who.toUpperCase(), password: PASSWORD });
+    assert.equal(login.status, 303);
+    assert.equal(login.headers.get('location'), '/apps');
+    assert.notEqual(visitor.cookie, before, 'the id changes at login');
+    assert.match((await visitor.get('/apps')).text, /My apps/);
+  });
+
+  test('sign-up problems: weak password, taken email, bad email; what was typed comes back escaped', async () => {
+    const visitor = new Visitor(base);
+    const weak = await visitor.submit('/signup', '/signup', { email: 'weak@example.com', name: '<b>x</b>', password: 'short' });
+    assert.equal(weak.status, 400);
+    assert.match(weak.text, /the password must have at least 10 characters/);
+    assert.match(weak.text, /value="&lt;b&gt;x&lt;\/b&gt;"/);
+    const { email: taken } = await signUp(base);
+    const again = await new Visitor(base).submit('/signup', '/signup', { email: taken, name: 'Again', password: PASSWORD });
+    assert.equal(again.status, 409);
+    assert.match(again.text, /already exists: log in instead/);
+    const bad = await new Visitor(base).submit('/signup', '/signup', { email: '"><script>alert(1)</script>', name: 'X', password: PASSWORD });
+    assert.equal(bad.status, 400);
+    assert.doesNotMatch(bad.text, /<script>alert/);
+    assert.match(bad.text, /&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  });
+
+  test('CSRF: a form without the token, with another browser\'s, or with one from before login is refused (403)', async () => {
+    const visitor = new Visitor(base);
+    const form = await visitor.get('/login');
+    const missing = await visitor.post('/login', { email: 'x@example.com', password: PASSWORD });
+    assert.equal(missing.status, 403);
+    assert.match(missing.text, /The form expired/);
+    const other = new Visitor(base);
+    await other.get('/login');
+    const foreign = await other.post('/login', { csrf: form.csrf!, email: 'x@example.com', password: PASSWORD });
+    assert.equal(foreign.status, 403, "another browser's token");
+
+    const { visitor: dev } = await signUp(base);
+    const stale = await dev.get('/apps/new');
+    await dev.submit('/apps', '/logout', {});
+    await dev.submit('/login', '/login', { email: `dev${counter}@example.com`, password: PASSWORD });
+    const old = await dev.post('/apps', { csrf: stale.csrf!, name: 'x', product: 'public' });
+    assert.equal(old.status, 403, 'a token from an earlier session');
+    const noToken = await dev.post('/apps', { name: 'x', product: 'public' });
+    assert.equal(noToken.status, 403);
+    assert.match((await dev.get('/apps')).text, /You have no apps yet/, 'nothing was registered');
+  });
+
+  test('login is throttled per account: the 6th attempt in 15 minutes is refused, right password or not, whatever X-Forwarded-For says', async () => {
+    const { email: who } = await signUp(base);
+    const { email: bystander } = await signUp(base);
+    const attacker = new Visitor(base);
+    for (let i = 0; i < 5; i++) {
+      const page = await attacker.submit('/login', '/login', { email: who, password: `wrong-${i}-password` });
+      assert.equal(page.status, 401);
+      assert.match(page.text, /wrong email or password/);
+    }
+    for (const ip of ['203.0.113.7', '198.51.100.1']) {
+      const page = await attacker.get('/login');
+      const refused = await attacker.post('/login', { csrf: page.csrf!, email: who, password: PASSWORD }, { 'x-forwarded-for': ip });
+      assert.equal(refused.status, 429);
+      assert.match(refused.text, /too many failed logins for this account: try again in 15 minutes/);
+    }
+    const other = await new Visitor(base).submit('/login', '/login', { email: bystander, password: PASSWORD });
+    assert.equal(other.status, 303, 'another account is not affected');
+    now += 15 * 60_000;
+    const later = await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD });
+    assert.equal(later.status, 303, 'the window ended');
+  });
+
+  test('register an app for a visible product: key and secret shown once, and they work at the token endpoint at once', async () => {
+    const { visitor } = await signUp(base, email(), '<img src=x onerror=alert(1)>');
+    const app = await register(visitor, '<script>alert("app")</script>');
+    const listing = await visitor.get('/apps');
+    assert.match(listing.text, /&lt;script&gt;alert\(&quot;app&quot;\)&lt;\/script&gt;/);
+    assert.doesNotMatch(listing.text, /<script>alert/);
+    assert.match(listing.text, new RegExp(`<code>${app.key}</code>`));
+    assert.doesNotMatch(listing.text, new RegExp(app.secret), 'the secret is never shown again');
+    const appPage = await visitor.get(`/apps/${app.id}`);
+    assert.doesNotMatch(appPage.text, new RegExp(app.secret));
+    const answer = await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, app)) });
+    assert.equal(answer.status, 200);
+
+    const hidden = await visitor.submit('/apps/new', '/apps', { name: 'sneaky', product: 'hello' });
+    assert.equal(hidden.status, 400, 'a product not visible in the portal');
+    assert.match(hidden.text, /choose one of the API products/);
+    const duplicate = await visitor.submit('/apps/new', '/apps', { name: '<script>alert("app")</script>', product: 'public' });
+    assert.equal(duplicate.status, 409);
+  });
+
+  test("another developer's app is not found; logged out, app pages send to the login", async () => {
+    const { visitor: owner } = await signUp(base);
+    const app = await register(owner, 'mine');
+    const { visitor: stranger } = await signUp(base);
+    assert.equal((await stranger.get(`/apps/${app.id}`)).status, 404);
+    const page = await stranger.get('/apps');
+    const del = await stranger.post(`/apps/${app.id}/delete`, { csrf: page.csrf! });
+    assert.equal(del.status, 404);
+    const anonymous = await new Visitor(base).get(`/apps/${app.id}`);
+    assert.equal(anonymous.status, 303);
+    assert.equal(anonymous.headers.get('location'), '/login');
+    assert.equal((await owner.get(`/apps/${app.id}`)).status, 200, 'still there');
+  });
+
+  test('rotate: a new key and secret; the old pair works through the overlap, then stops, its tokens too', async () => {
+    const { visitor } = await signUp(base);
+    const app = await register(visitor, 'rotating');
+    const oldToken = await token(gw, app);
+    const page = await visitor.get(`/apps/${app.id}`);
+    const rotated = await visitor.post(`/apps/${app.id}/rotate`, { csrf: page.csrf! });
+    assert.equal(rotated.status, 201);
+    assert.match(rotated.text, /will not be shown again/);
+    assert.match(rotated.text, /The previous key and secret keep working until/);
+    const fresh = { key: /id="app-key">([^<]+)</.exec(rotated.text)![1]!, secret: /id="app-secret">([^<]+)</.exec(rotated.text)![1]! };
+    assert.notEqual(fresh.key, app.key);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, fresh)) })).status, 200);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(oldToken) })).status, 200, 'within the overlap');
+    await token(gw, app);
+    now += 10 * 60_000;
+    const refused = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+    assert.equal(refused.status, 401);
+    assert.equal((refused.body as { error: string }).error, 'invalid_client');
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(oldToken) })).status, 401, "the old key's token stopped too");
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, fresh)) })).status, 200);
+    assert.match((await visitor.get(`/apps/${app.id}`)).text, new RegExp(`<code>${app.key}</code></td><td>expired`));
+  });
+
+  test('revoke a key and delete an app: their tokens stop at once', async () => {
+    const { visitor } = await signUp(base);
+    const kept = await register(visitor, 'kept');
+    const revoked = await register(visitor, 'revoked');
+    const deleted = await register(visitor, 'deleted');
+    const [keptToken, revokedToken, deletedToken] = [await token(gw, kept), await token(gw, revoked), await token(gw, deleted)];
+
+    const page = await visitor.get(`/apps/${revoked.id}`);
+    const revoke = await visitor.post(`/apps/${revoked.id}/keys/${revoked.key}/revoke`, { csrf: page.csrf! });
+    assert.equal(revoke.status, 303);
+    assert.equal(revoke.headers.get('location'), `/apps/${revoked.id}?done=revoked`);
+    assert.match((await visitor.get(revoke.headers.get('location')!)).text, /The key is revoked\./);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(revokedToken) })).status, 401);
+
+    const confirm = await visitor.get(`/apps/${deleted.id}/delete`);
+    assert.match(confirm.text, /This cannot be undone/);
+    const del = await visitor.post(`/apps/${deleted.id}/delete`, { csrf: confirm.csrf! });
+    assert.equal(del.status, 303);
+    assert.equal(del.headers.get('location'), '/apps?done=deleted');
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(deletedToken) })).status, 401);
+    assert.equal((await visitor.get(`/apps/${deleted.id}`)).status, 404);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(keptToken) })).status, 200);
+  });
+
+  test("usage: the app page charts this hour's calls and the product quota used", async () => {
+    const { visitor } = await signUp(base);
+    const app = await register(visitor, 'busy');
+    const t = await token(gw, app);
+    for (let i = 0; i < 3; i++) assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(t) })).status, 200);
+    assert.equal((await call(`${gw.url}/v1/admin`, { headers: bearer(t) })).status, 403, 'a refused call counts as usage too');
+    const page = await visitor.get(`/apps/${app.id}`);
+    const hour = new Date(now - (now % 3_600_000)).toISOString();
+    assert.match(page.text, new RegExp(`data-hour="${hour}" data-count="4"`));
+    assert.match(page.text, /Calls per hour \(UTC\) over the last 24 hours: 4 in all\./);
+    assert.match(page.text, /Quota used: <strong>3<\/strong> of 100 calls per day\./);
+  });
+
+  test('change password: the old one stops working, and every other session ends', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const elsewhere = new Visitor(base);
+    await elsewhere.submit('/login', '/login', { email: who, password: PASSWORD });
+    const wrong = await visitor.submit('/account', '/account/password', { current: 'not my password', next: 'a new password 1' });
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.text, /the current password is wrong/);
+    const changed = await visitor.submit('/account', '/account/password', { current: PASSWORD, next: 'a new password 1' });
+    assert.equal(changed.status, 303);
+    assert.match((await visitor.get('/account?done=password')).text, /Your password is changed/);
+    assert.equal((await elsewhere.get('/apps')).status, 303, 'the other session ended');
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD })).status, 401);
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: 'a new password 1' })).status, 303);
+  });
+
+  test('an app registered with the CLI operations shows up in its developer\'s portal', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const { createApp } = await import('../../src/admin/operations.ts');
+    const created = await createApp(gw.admin, { developer: who, name: 'from-the-cli', product: 'public' });
+    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td>Public &lt;API&gt;</td><td>active</td><td><code>${created.key}</code>`));
+  });
+});
+
+describe('portal: invited sign-up', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL('  signup: invited\n') });
+  });
+  after(() => gw.close());
+
+  test('only a developer an operator created can sign up, once', async () => {
+    const base = gw.gateway.portalUrl!;
+    const stranger = await new Visitor(base).submit('/signup', '/signup', { email: 'stranger@example.com', name: 'S', password: PASSWORD });
+    assert.equal(stranger.status, 403);
+    assert.match(stranger.text, /sign-up is by invitation/);
+    await createDeveloper(gw.admin, { email: 'invited@example.com', name: 'Invited' });
+    const invited = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', name: 'Invited', password: PASSWORD });
+    assert.equal(invited.status, 303);
+    const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', name: 'Invited', password: 'another password' });
+    assert.equal(twice.status, 409);
+  });
+});
