@@ -3,6 +3,7 @@
 
 export const CSS = `:root { color-scheme: light dark; --accent: #2457c5; --danger: #b42318; --muted: #667085; --line: #d0d5dd; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 header { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; justify-content: space-between; padding: .75rem 1.25rem; border-bottom: 1px solid var(--line); }
 header nav { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; }

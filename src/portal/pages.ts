@@ -12,6 +12,9 @@ export interface Frame {
 
 const HOUR_MS = 3_600_000;
 
+const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`;
+/** A duration in the largest whole unit: "24 hours", "90 minutes". */
+const span = (ms: number) => (ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(ms / 86_400_000, 'day') : ms % 3_600_000 === 0 ? plural(ms / 3_600_000, 'hour') : plural(Math.round(ms / 60_000), 'minute'));
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const dateTime = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 
@@ -262,7 +265,7 @@ ${credentials.map(
 </tbody>
 </table>
 <form method="post" action="/apps/${app.id}/rotate" class="inline">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
-<p class="hint">Rotating gives a new key and secret; the current ones keep working for ${Math.round(frame.portal.keyOverlapMs / 3_600_000)} hours, then stop.</p>
+<p class="hint">Rotating gives a new key and secret; the current ones keep working for ${span(frame.portal.keyOverlapMs)}, then stop.</p>
 <h2>Usage</h2>
 ${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}.</p>`}
 ${usageChart(view.usage, now)}
@@ -298,14 +301,19 @@ export function usageChart(usage: readonly UsageCount[], now: number): Html {
   const plot = height - top - bottom;
   return html`<figure class="chart">
 <svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="usage-title" width="100%">
-<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${max === 1 && total === 0 ? 0 : max} in an hour</title>
+<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${total === 0 ? 0 : max} in an hour</title>
 <line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"/>
-<text x="0" y="11" class="label">${max === 1 && total === 0 ? 'no calls yet' : `${max} calls`}</text>
+<text x="0" y="11" class="label">${total === 0 ? 'no calls yet' : plural(max, 'call')}</text>
 ${hours.map((h, i) => {
   const size = Math.round((counts[i]! / max) * plot);
-  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${counts[i]} calls</title></rect>`;
+  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
 })}
-${hours.map((h, i) => (i % 6 === 0 || i === 23 ? html`<text x="${i * bar + bar / 2}" y="${height - 5}" class="label" text-anchor="middle">${new Date(h).toISOString().slice(11, 16)}</text>` : ''))}
+${hours.map((h, i) => {
+  if (i % 6 !== 0 && i !== 23) return '';
+  // The first and last labels are anchored inside the chart, not centred past its edges.
+  const [x, anchor] = i === 0 ? [2, 'start'] : i === 23 ? [width - 2, 'end'] : [i * bar + bar / 2, 'middle'];
+  return html`<text x="${x}" y="${height - 5}" class="label" text-anchor="${anchor}">${new Date(h).toISOString().slice(11, 16)}</text>`;
+})}
 </svg>
 <figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
 </figure>`;

@@ -1,0 +1,164 @@
+// The developer portal in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
+// sign up, log in, register an app, read its key and secret off the page, use them at the token
+// endpoint and on a protected route, rotate the secret and see the old one stop after the overlap.
+// Every page visited is saved as a screenshot under test-output/screenshots/.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = path.join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
+const missing = !existsSync(CHROMIUM);
+if (missing) {
+  process.stderr.write(`\n!!! BROWSER TESTS SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, as .ci/run does) !!!\n\n`);
+}
+
+const PASSWORD = 'a long enough password';
+
+describe('portal in Chromium', { skip: missing }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+  let now = Date.now();
+  let shot = 0;
+  /** The pair registered in the first test, rotated in the second. */
+  let first: { key: string; secret: string } | undefined;
+
+  before(async () => {
+    rmSync(SHOTS, { recursive: true, force: true });
+    mkdirSync(SHOTS, { recursive: true });
+    gw = await startTestGateway(
+      {
+        products: `
+  public:
+    displayName: Greetings API
+    description: Hello, answered by the gateway.
+    routes: [hello]
+    quota: { limit: 1000, interval: day }
+    portal: true
+`,
+        extra: 'portal:\n  listen: { port: 0 }\n  keyOverlap: 1h\n  title: Test portal\n',
+      },
+      { clock: () => now },
+    );
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  async function screenshot(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+  }
+
+  async function token(app: { key: string; secret: string }): Promise<{ status: number; token: string | undefined }> {
+    const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+    return { status: res.status, token: (res.body as { access_token?: string }).access_token };
+  }
+
+  test('without JavaScript: sign up, log out, log in, register an app, use its key and secret', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const base = gw.gateway.portalUrl!;
+
+    await page.goto(base);
+    assert.equal(await page.locator('h1').textContent(), 'API products');
+    await screenshot(page, 'products');
+    await page.click('text=Greetings API');
+    assert.match((await page.locator('#example-token').textContent())!, /grant_type=client_credentials/);
+    await screenshot(page, 'product');
+
+    await page.click('header >> text=Sign up');
+    await page.fill('input[name=email]', 'ada@example.com');
+    await page.fill('input[name=name]', 'Ada <Lovelace>');
+    await page.fill('input[name=password]', PASSWORD);
+    await screenshot(page, 'signup');
+    await page.click('button:has-text("Sign up")');
+    await page.waitForURL(`${base}/apps`);
+    assert.equal(await page.locator('h1').textContent(), 'My apps');
+    await screenshot(page, 'apps-empty');
+
+    await page.click('button:has-text("Log out")');
+    await page.waitForURL(`${base}/`);
+    await page.click('header >> text=Log in');
+    await page.fill('input[name=email]', 'ada@example.com');
+    await page.fill('input[name=password]', PASSWORD);
+    await screenshot(page, 'login');
+    await page.click('button:has-text("Log in")');
+    await page.waitForURL(`${base}/apps`);
+
+    await page.click('text=Register a new app');
+    await page.fill('input[name=name]', 'My <first> app');
+    await page.check('input[name=product][value=public]');
+    await screenshot(page, 'register');
+    await page.click('button:has-text("Register app")');
+    assert.equal(await page.locator('h1').textContent(), 'App My <first> app registered');
+    assert.match((await page.locator('.warning').textContent())!, /it will not be shown again/);
+    assert.equal(await page.locator('button.copy').first().isVisible(), false, 'no copy button without JavaScript');
+    const key = (await page.locator('#app-key').textContent())!;
+    const secret = (await page.locator('#app-secret').textContent())!;
+    first = { key, secret };
+    await screenshot(page, 'secret');
+
+    const issued = await token({ key, secret });
+    assert.equal(issued.status, 200);
+    const answer = await call(`${gw.url}/v1/hello`, { headers: bearer(issued.token!) });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, { message: 'hello' });
+
+    await page.click('text=Go to the app');
+    assert.equal(await page.locator('h1').textContent(), 'My <first> app');
+    assert.equal(await page.locator(`td code:text-is("${key}")`).count(), 1);
+    assert.equal(await page.locator('.chart rect.bar[data-count="1"]').count(), 1, "this hour's call is charted");
+    await screenshot(page, 'app');
+    await context.close();
+  });
+
+  test('at phone width, with JavaScript: rotate the secret, copy it; the old pair stops after the overlap', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    const page = await context.newPage();
+    const base = gw.gateway.portalUrl!;
+    await page.goto(`${base}/login`);
+    await page.fill('input[name=email]', 'ada@example.com');
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button:has-text("Log in")');
+    await page.waitForURL(`${base}/apps`);
+    const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+    assert.ok(width <= 390, `no sideways scrolling at phone width (${width}px)`);
+    await screenshot(page, 'apps-phone');
+
+    assert.ok(first, 'the first test registered an app');
+    const oldKey = first.key;
+    assert.equal((await page.locator('td code').first().textContent())!, oldKey);
+    await page.click('text=My <first> app');
+    await screenshot(page, 'app-phone');
+    await page.click('button:has-text("Rotate secret")');
+    assert.match((await page.locator('h1').textContent())!, /New key and secret/);
+    const key = (await page.locator('#app-key').textContent())!;
+    const secret = (await page.locator('#app-secret').textContent())!;
+    assert.notEqual(key, oldKey);
+    const copy = page.locator('button.copy[data-copy=app-secret]');
+    assert.equal(await copy.isVisible(), true);
+    await copy.click();
+    await page.waitForFunction("document.querySelector('button.copy[data-copy=app-secret]').textContent === 'Copied'");
+    assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
+    await screenshot(page, 'rotated-phone');
+
+    assert.equal((await token({ key, secret })).status, 200, 'the new pair works');
+    const during = await token(first);
+    assert.equal(during.status, 200, 'the old pair works through the overlap');
+    now += 60 * 60_000;
+    const old = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, first);
+    assert.equal(old.status, 401);
+    assert.equal((old.body as { error: string }).error, 'invalid_client');
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(during.token!) })).status, 401, "the old pair's token stopped too");
+    assert.equal((await token({ key, secret })).status, 200);
+    await page.reload();
+    await screenshot(page, 'apps-after-overlap');
+    await context.close();
+  });
+});
