@@ -1,5 +1,5 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
-import { newKey, newSecret, secretHash } from '../crypto.ts';
+import { newInvitation, newKey, newSecret, secretHash, sha256 } from '../crypto.ts';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
 import type { Deps } from '../deps.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
@@ -162,30 +162,46 @@ export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
 export const LOGIN_ATTEMPTS = 5;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 
+export const INVITATION_VALID_MS = 7 * 86_400_000;
+
 /**
- * A developer signs up with a password. With open sign-up anyone may; a developer an operator
- * created without a password sets theirs this way, which is the only way with invited sign-up.
+ * A one-time code with which the developer sets a portal password: the only way into an account
+ * an operator created, and, for an account that has a password, a reset. Replaces any earlier code.
  */
-export async function signUp(deps: AdminDeps, input: { email: string; name: string; password: string }): Promise<Developer> {
+export async function inviteDeveloper(deps: AdminDeps, email: string, validMs = INVITATION_VALID_MS): Promise<{ developer: Developer; code: string; expiresAt: number }> {
+  const developer = await requireDeveloper(deps, email);
+  const code = newInvitation();
+  const expiresAt = deps.clock() + validMs;
+  await deps.store.setInvitation(developer.email, sha256(code), expiresAt);
+  return { developer, code, expiresAt };
+}
+
+/**
+ * A developer signs up with a password. With an invitation code, into the account an operator
+ * created (the only way with invited sign-up); without one, as a new developer (open sign-up).
+ * An existing account is never taken over by signing up with its email.
+ */
+export async function signUp(deps: AdminDeps, input: { email: string; name: string; password: string; invitation?: string }): Promise<Developer> {
   const email = normaliseEmail(input.email);
-  const name = requireName(input.name, 'the name');
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
-  const hash = await hashPassword(input.password);
-  const invitedOnly = deps.config.portal?.signup === 'invited';
-  if (!invitedOnly) {
-    try {
-      const dev = await deps.store.createDeveloper({ email, name, now: deps.clock() });
-      await deps.store.setPasswordHash(email, hash);
-      return dev;
-    } catch (err) {
-      if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    }
+  const invitation = input.invitation?.trim() ?? '';
+  if (invitation === '' && deps.config.portal?.signup === 'invited') {
+    throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
   }
-  if (await deps.store.setPasswordHash(email, hash, { onlyIfUnset: true })) return (await deps.store.findDeveloper(email))!;
-  throw invitedOnly && (await deps.store.findPasswordHash(email)) === undefined
-    ? new AdminError('not_invited', 'sign-up is by invitation: ask the API team to create your developer account first')
-    : new AdminError('duplicate_developer', `an account for ${email} already exists: log in instead`);
+  const name = invitation === '' ? requireName(input.name, 'the name') : '';
+  const passwordHash = await hashPassword(input.password);
+  if (invitation !== '') {
+    const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(invitation), passwordHash, now: deps.clock() });
+    if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
+    return dev;
+  }
+  try {
+    return await deps.store.createDeveloper({ email, name, now: deps.clock(), passwordHash });
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'conflict') throw new AdminError('duplicate_developer', `an account for ${email} already exists: log in instead`);
+    throw err;
+  }
 }
 
 /**

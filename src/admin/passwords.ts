@@ -7,9 +7,34 @@ const KEY_LENGTH = 32;
 // scrypt needs 128 · N · r bytes; the default limit (32 MiB) is exactly that, and too tight.
 const MAX_MEMORY = 64 * 1024 * 1024;
 
-function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
-  const options: ScryptOptions = { ...cost, maxmem: MAX_MEMORY };
-  return new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))));
+// At most two derivations at once (each takes 32 MiB and a thread of libuv's pool, which DNS
+// lookups share), and a bounded queue: logins spread over many accounts, which the per-account
+// throttle does not slow, cannot pile up work.
+const RUNNING_MAX = 2;
+const QUEUE_MAX = 64;
+let running = 0;
+const queue: (() => void)[] = [];
+
+export class PasswordsBusyError extends Error {
+  override readonly name = 'PasswordsBusyError';
+}
+
+async function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
+  if (running >= RUNNING_MAX) {
+    if (queue.length >= QUEUE_MAX) throw new PasswordsBusyError('too many password checks at once');
+    // The finishing derivation hands its slot over: `running` stays as it is.
+    await new Promise<void>((resolve) => queue.push(resolve));
+  } else {
+    running++;
+  }
+  try {
+    const options: ScryptOptions = { ...cost, maxmem: MAX_MEMORY };
+    return await new Promise((resolve, reject) => scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (err, key) => (err ? reject(err) : resolve(key))));
+  } finally {
+    const next = queue.shift();
+    if (next === undefined) running--;
+    else next();
+  }
 }
 
 export async function hashPassword(password: string): Promise<string> {

@@ -54,6 +54,21 @@ export function registerAdmin(program: Command, io: CliIo): void {
   })
     .requiredOption('--email <email>', 'email address (unique)')
     .requiredOption('--name <name>', 'display name');
+  leaf<Common & { valid: string }>(developers, 'invite <email>', 'a one-time code with which the developer sets a portal password (7 days; replaces an earlier one)', async (deps, opts, args) => {
+    const days = Number(opts.valid);
+    if (!Number.isInteger(days) || days < 1 || days > 90) throw new ops.AdminError('usage', '--valid: a number of days from 1 to 90');
+    const invite = await ops.inviteDeveloper(deps, args[0]!, days * 86_400_000);
+    const portal = deps.config.portal;
+    const link = portal && `${portal.tls === undefined ? 'http' : 'https'}://${portal.host.includes(':') ? `[${portal.host}]` : portal.host}:${portal.port}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
+    show(opts, { email: invite.developer.email, code: invite.code, expiresAt: invite.expiresAt, ...(link ? { link } : {}) }, () =>
+      [
+        `invitation for ${invite.developer.email}, valid until ${isoDate(invite.expiresAt)}:`,
+        `code: ${invite.code}`,
+        ...(link ? [`link: ${link}`] : []),
+        'The code is shown only now. The developer enters it at sign-up in the portal to set a password.',
+      ].join('\n'),
+    );
+  }).option('--valid <days>', 'days the code works', '7');
   leaf(developers, 'list', 'list developers', async (deps, opts) => {
     const list = await ops.listDevelopers(deps);
     show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'created']));

@@ -112,18 +112,19 @@ ${routes.map((r) => html`<tr><td><code>${r.method}</code></td><td><code>${r.path
   );
 }
 
-export function signupPage(frame: Frame, form: { email?: string; name?: string; error?: string }): Html {
+export function signupPage(frame: Frame, form: { email?: string; name?: string; invitation?: string; error?: string }): Html {
   const invited = frame.portal.signup === 'invited';
   return layout(
     frame,
     'Sign up',
     html`<h1>Sign up</h1>
-${invited ? html`<p>Sign-up is by invitation: use the email address the API team registered for you.</p>` : ''}
+${invited ? html`<p>Sign-up is by invitation: use the email address and the invitation code the API team gave you.</p>` : ''}
 ${problem(form.error)}
 <form method="post" action="/signup" class="stack">
   ${csrfField(frame)}
   <label>Email <input type="email" name="email" required autocomplete="email" value="${form.email ?? ''}"></label>
-  <label>Name <input type="text" name="name" required maxlength="100" autocomplete="name" value="${form.name ?? ''}"></label>
+  ${invited ? '' : html`<label>Name <input type="text" name="name" maxlength="100" autocomplete="name" value="${form.name ?? ''}"></label>`}
+  <label>Invitation code${invited ? '' : html` <span class="hint">(if the API team gave you one)</span>`} <input type="text" name="invitation" ${invited ? html`required` : ''} autocomplete="off" value="${form.invitation ?? ''}"></label>
   <label>Password <input type="password" name="password" required minlength="10" autocomplete="new-password"></label>
   <button type="submit">Sign up</button>
 </form>

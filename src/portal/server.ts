@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as ops from '../admin/operations.ts';
+import { PasswordsBusyError } from '../admin/passwords.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
@@ -33,7 +34,7 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
 };
 
 /** What a handler answers: a page with its status, or a redirect (303: the browser then GETs it). */
-type Answer = { status: number; page: Html; cookie?: string } | { redirect: string; cookie?: string };
+type Answer = ({ status: number; page: Html } | { redirect: string }) & { cookie?: string; headers?: Record<string, string> };
 
 interface Request {
   req: IncomingMessage;
@@ -86,7 +87,8 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
   const publicGet: Record<string, Handler> = {
     '/': async (r) => page(r, 200, pages.productsPage(r.frame, visible())),
     '/login': async (r) => page(r, 200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
-    '/signup': async (r) => page(r, 200, pages.signupPage(r.frame, {})),
+    // An invitation link carries the email and the code: /signup?email=…&invitation=gwi_…
+    '/signup': async (r) => page(r, 200, pages.signupPage(r.frame, { email: r.query.get('email') ?? '', invitation: r.query.get('invitation') ?? '' })),
   };
 
   const publicPost: Record<string, Handler> = {
@@ -97,19 +99,21 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       } catch (err) {
         const message = adminMessage(err);
         if (message === undefined) throw err;
-        const throttled = err instanceof ops.AdminError && err.code === 'login_throttled';
-        return page(r, throttled ? 429 : 401, pages.loginPage(r.frame, { email, error: message }));
+        const retryAfter = (err as ops.AdminError).retryAfter;
+        if (retryAfter === undefined) return page(r, 401, pages.loginPage(r.frame, { email, error: message }));
+        return { ...page(r, 429, pages.loginPage(r.frame, { email, error: message })), headers: { 'retry-after': String(retryAfter) } };
       }
     },
     '/signup': async (r) => {
-      const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '' };
+      const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '', invitation: r.form.get('invitation') ?? '' };
       try {
         return await loggedIn(await ops.signUp(deps, input), '/apps');
       } catch (err) {
         const message = adminMessage(err);
         if (message === undefined) throw err;
-        const status = (err as ops.AdminError).code === 'duplicate_developer' ? 409 : (err as ops.AdminError).code === 'not_invited' ? 403 : 400;
-        return page(r, status, pages.signupPage(r.frame, { email: input.email, name: input.name, error: message }));
+        const code = (err as ops.AdminError).code;
+        const status = code === 'duplicate_developer' ? 409 : code === 'not_invited' || code === 'invalid_invitation' ? 403 : 400;
+        return page(r, status, pages.signupPage(r.frame, { email: input.email, name: input.name, invitation: input.invitation, error: message }));
       }
     },
     '/logout': async (r) => {
@@ -118,7 +122,10 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     },
   };
 
-  const NOTICES: Record<string, string> = { revoked: 'The key is revoked.', deleted: 'The app is deleted; its tokens no longer work.' };
+  const NOTICES = new Map([
+    ['revoked', 'The key is revoked.'],
+    ['deleted', 'The app is deleted; its tokens no longer work.'],
+  ]);
 
   const privateGet: Record<string, Handler> = {
     '/apps': async (r) => {
@@ -131,7 +138,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
           return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
         }),
       );
-      return page(r, 200, pages.appsPage(r.frame, rows, NOTICES[r.query.get('done') ?? '']));
+      return page(r, 200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
     },
     '/apps/new': async (r) => page(r, 200, pages.newAppPage(r.frame, visible(), r.query.has('product') ? { product: r.query.get('product')! } : {})),
     '/account': async (r) => page(r, 200, pages.accountPage(r.frame, {})),
@@ -178,7 +185,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     if (app === undefined) return notFound(r);
     const ref = { developer: app.developerEmail, name: app.name };
     if (method === 'GET') {
-      if (action === undefined) return page(r, 200, pages.appPage(r.frame, await appView(app), r.query.get('done') === 'revoked' ? NOTICES.revoked : undefined));
+      if (action === undefined) return page(r, 200, pages.appPage(r.frame, await appView(app), NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '')));
       if (action === '/delete') return page(r, 200, pages.deletePage(r.frame, app));
       return undefined;
     }
@@ -203,9 +210,9 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     if (method === 'GET' || method === 'HEAD') {
       const open = publicGet[r.path];
       if (open !== undefined) return open(r);
-      const product = /^\/products\/([^/]+)$/.exec(r.path);
+      const product = /^\/products\/([A-Za-z0-9_.-]+)$/.exec(r.path);
       if (product !== null) {
-        const p = visibleProduct(decodeURIComponent(product[1]!));
+        const p = visibleProduct(product[1]);
         if (p === undefined) return notFound(r);
         return page(r, 200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
       }
@@ -254,14 +261,19 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       }
       const answer = await route({ req, path: url.pathname, query: url.searchParams, visitor, frame, form }, method);
       const cookie = answer.cookie ?? (visitor.fresh ? sessions.cookie(visitor.id) : undefined);
-      const headers: Record<string, string> = { 'cache-control': 'no-store', ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
+      const headers: Record<string, string> = { 'cache-control': 'no-store', ...answer.headers, ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
       if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
       else send(res, method, answer.status, { ...headers, 'content-type': 'text/html; charset=utf-8' }, answer.page.text);
     } catch (err) {
       const known = err instanceof GatewayError && err.expose;
-      if (!known) logger.error({ err, path: url.pathname }, 'portal request failed');
-      const status = known ? err.status : 500;
-      const message = known ? err.message : 'Something went wrong on our side; nothing was changed. Try again in a moment.';
+      const busy = err instanceof PasswordsBusyError;
+      if (!known && !busy) logger.error({ err, path: url.pathname }, 'portal request failed');
+      const status = known ? err.status : busy ? 503 : 500;
+      const message = known
+        ? err.message
+        : busy
+          ? 'The portal is busy checking passwords; nothing was changed. Try again in a moment.'
+          : 'Something went wrong on our side; nothing was changed. Try again in a moment.';
       if (!res.headersSent) send(res, method, status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, pages.messagePage(frame, known ? 'Bad request' : 'Error', message).text);
       else res.destroy();
     }

@@ -100,7 +100,8 @@ export interface UsageCount {
 }
 
 export interface Store {
-  createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer>;
+  /** With `passwordHash`, the developer can log in to the portal at once (a sign-up). */
+  createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string }): Promise<Developer>;
   findDeveloper(email: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
   /** Also invalidates every token issued to the developer's apps while disabled. */
@@ -108,8 +109,15 @@ export interface Store {
 
   /** The developer's portal password hash: null when none is set yet, undefined when there is no such developer. */
   findPasswordHash(email: string): Promise<string | null | undefined>;
-  /** Sets the password hash; with `onlyIfUnset`, only of a developer who has none. Resolves to whether it was set. */
-  setPasswordHash(email: string, hash: string, options?: { onlyIfUnset?: boolean }): Promise<boolean>;
+  /** Sets the password hash; resolves to whether the developer exists. */
+  setPasswordHash(email: string, hash: string): Promise<boolean>;
+  /** Gives the developer a one-time invitation (the SHA-256 of its code), replacing any earlier one. */
+  setInvitation(email: string, codeHash: Buffer, expiresAt: number): Promise<boolean>;
+  /**
+   * Sets the password if the invitation matches and has not expired, spends it, and ends the
+   * developer's sessions, in one transaction. Undefined when the invitation does not hold.
+   */
+  acceptInvitation(input: { email: string; codeHash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined>;
   createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void>;
   /** The session's developer, if the session is unexpired and the developer active. */
   findSession(idHash: Buffer, now: number): Promise<Developer | undefined>;

@@ -89,9 +89,11 @@ const MIGRATIONS: readonly string[] = [
      count INTEGER NOT NULL,
      previous_count INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;`,
-  // The developer portal: passwords (scrypt, as "scrypt$N$r$p$salt$hash"), sessions (by the
-  // SHA-256 of their id), failed logins per account, and calls per app and hour.
+  // The developer portal: passwords (scrypt, as "scrypt$N$r$p$salt$hash"), invitations and
+  // sessions (by the SHA-256 of their code and id), failed logins per account, and calls per app and hour.
   `ALTER TABLE developers ADD COLUMN password_hash TEXT;
+   ALTER TABLE developers ADD COLUMN invite_hash BLOB;
+   ALTER TABLE developers ADD COLUMN invite_expires_at INTEGER;
    CREATE TABLE portal_sessions (
      id_hash BLOB PRIMARY KEY,
      developer_id TEXT NOT NULL REFERENCES developers(id) ON DELETE CASCADE,
@@ -173,7 +175,8 @@ export class SqliteStore implements Store {
   readonly #purgeCounters: StatementSync;
   readonly #passwordHash: StatementSync;
   readonly #setPassword: StatementSync;
-  readonly #setPasswordIfUnset: StatementSync;
+  readonly #setInvitation: StatementSync;
+  readonly #acceptInvitation: StatementSync;
   readonly #insertSession: StatementSync;
   readonly #session: StatementSync;
   readonly #deleteSession: StatementSync;
@@ -220,7 +223,7 @@ export class SqliteStore implements Store {
     this.#revokeDeveloper = db.prepare(
       'UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL',
     );
-    this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at) VALUES (?, ?, ?, ?, ?)');
+    this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, password_hash) VALUES (?, ?, ?, ?, ?, ?)');
     this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
     this.#developers = db.prepare('SELECT * FROM developers ORDER BY email');
     this.#setDeveloperStatus = db.prepare('UPDATE developers SET status = ? WHERE email = ?');
@@ -257,7 +260,7 @@ export class SqliteStore implements Store {
           AND c.status = 'approved' AND (c.expires_at IS NULL OR c.expires_at > ?) AND a.status = 'active' AND d.status = 'active'`,
     );
     this.#refreshToken = db.prepare(
-      `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status
+      `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status, c.expires_at AS credential_expires_at
          FROM tokens t LEFT JOIN credentials c ON c.key = t.key WHERE t.hash = ?`,
     );
     this.#markUsed = db.prepare('UPDATE tokens SET used_at = ? WHERE hash = ?');
@@ -274,7 +277,11 @@ export class SqliteStore implements Store {
     this.#purgeCounters = db.prepare('DELETE FROM quota_counters WHERE 2 * window_end - window_start <= ?');
     this.#passwordHash = db.prepare('SELECT password_hash FROM developers WHERE email = ?');
     this.#setPassword = db.prepare('UPDATE developers SET password_hash = ? WHERE email = ?');
-    this.#setPasswordIfUnset = db.prepare('UPDATE developers SET password_hash = ? WHERE email = ? AND password_hash IS NULL');
+    this.#setInvitation = db.prepare('UPDATE developers SET invite_hash = ?, invite_expires_at = ? WHERE email = ?');
+    this.#acceptInvitation = db.prepare(
+      `UPDATE developers SET password_hash = ?, invite_hash = NULL, invite_expires_at = NULL
+        WHERE email = ? AND invite_hash = ? AND invite_expires_at > ? RETURNING id`,
+    );
     this.#insertSession = db.prepare('INSERT INTO portal_sessions (id_hash, developer_id, created_at, expires_at) VALUES (?, ?, ?, ?)');
     this.#session = db.prepare(
       `SELECT d.* FROM portal_sessions s JOIN developers d ON d.id = s.developer_id
@@ -381,10 +388,10 @@ export class SqliteStore implements Store {
     this.#seenRevocation = rows[rows.length - 1]!.seq;
   }
 
-  async createDeveloper(input: { email: string; name: string; now: number }): Promise<Developer> {
+  async createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string }): Promise<Developer> {
     const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', createdAt: input.now };
     try {
-      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt);
+      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, input.passwordHash ?? null);
     } catch (err) {
       throw conflictOr(err, `developer ${input.email} already exists`);
     }
@@ -490,9 +497,22 @@ export class SqliteStore implements Store {
     return row === undefined ? undefined : ((row.password_hash as string | null) ?? null);
   }
 
-  async setPasswordHash(email: string, hash: string, options: { onlyIfUnset?: boolean } = {}): Promise<boolean> {
-    const statement = options.onlyIfUnset === true ? this.#setPasswordIfUnset : this.#setPassword;
-    return Number(statement.run(hash, email).changes) > 0;
+  async setPasswordHash(email: string, hash: string): Promise<boolean> {
+    return Number(this.#setPassword.run(hash, email).changes) > 0;
+  }
+
+  async setInvitation(email: string, codeHash: Buffer, expiresAt: number): Promise<boolean> {
+    return Number(this.#setInvitation.run(codeHash, expiresAt, email).changes) > 0;
+  }
+
+  async acceptInvitation(input: { email: string; codeHash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined> {
+    return this.#transaction(() => {
+      const row = this.#acceptInvitation.get(input.passwordHash, input.email, input.codeHash, input.now) as Row | undefined;
+      if (row === undefined) return undefined;
+      // A password set through an invitation ends whatever sessions the account had.
+      this.#deleteSessions.run(row.id as string);
+      return toDeveloper(this.#developerByEmail.get(input.email) as Row);
+    });
   }
 
   async createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void> {
@@ -632,6 +652,9 @@ export class SqliteStore implements Store {
       if (!row || row.kind !== 'refresh' || row.app_id !== req.appId || row.revoked_at !== null || row.credential_status !== 'approved') {
         return { ok: false, reason: 'invalid' };
       }
+      // A rotated key's refresh tokens end with its overlap, as its access tokens do.
+      const keyExpires = row.credential_expires_at as number | null;
+      if (keyExpires !== null && keyExpires <= req.now) return { ok: false, reason: 'invalid' };
       const previous = toToken(row);
       if (row.used_at !== null) {
         // A client's own concurrent or retried refresh, within the product's grace: refuse, keep the family.

@@ -245,6 +245,16 @@ describe('gateway admin developers', () => {
     assert.ok(typeof grace.createdAt === 'number' && Math.abs(grace.createdAt - Date.now()) < 60_000);
   });
 
+  test('invite prints a one-time code; an unknown developer or a bad --valid is an error', async () => {
+    const out = ok(await ws.cli('admin', 'developers', 'invite', 'ADA@example.com')).stdout;
+    assert.match(out, /^invitation for ada@example\.com, valid until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ:\ncode: gwi_[A-Za-z0-9_-]{43}\nThe code is shown only now\./);
+    const json = parse<{ email: string; code: string; expiresAt: number }>(ok(await ws.cli('admin', 'developers', 'invite', 'ada@example.com', '--valid', '2', '--json')));
+    assert.equal(json.email, 'ada@example.com');
+    assert.ok(Math.abs(json.expiresAt - (Date.now() + 2 * 86_400_000)) < 60_000);
+    fails(await ws.cli('admin', 'developers', 'invite', 'nobody@example.com'), 1, 'no developer nobody@example.com');
+    fails(await ws.cli('admin', 'developers', 'invite', 'ada@example.com', '--valid', '0'), 1, '--valid: a number of days from 1 to 90');
+  });
+
   test('list prints a table, and --json the same developers', async () => {
     const list = parse<{ email: string; name: string; status: string; createdAt: number }[]>(ok(await ws.cli('admin', 'developers', 'list', '--json')));
     assert.deepEqual(

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createDeveloper } from '../../src/admin/operations.ts';
+import { createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
 import { Visitor } from './visitor.ts';
 
@@ -125,6 +125,7 @@ describe('portal', () => {
     assert.match(page.text, /curl -H &quot;Authorization: Bearer \$TOKEN&quot; https:\/\/api\.example\.com\/v1\/hello/);
     assert.equal((await new Visitor(base).get('/products/hello')).status, 404, 'not visible');
     assert.equal((await new Visitor(base).get('/products/nope')).status, 404);
+    assert.equal((await new Visitor(base).get('/products/%E0')).status, 404, 'not a 500');
   });
 
   test('sign up, log out, log in: the session id changes at login and dies at logout', async () => {
@@ -167,6 +168,11 @@ describe('portal', () => {
     const again = await new Visitor(base).submit('/signup', '/signup', { email: taken, name: 'Again', password: PASSWORD });
     assert.equal(again.status, 409);
     assert.match(again.text, /already exists: log in instead/);
+    // An account an operator created (no password yet) is not taken over by signing up with its email.
+    await createDeveloper(gw.admin, { email: 'operator-made@example.com', name: 'Made' });
+    const takeover = await new Visitor(base).submit('/signup', '/signup', { email: 'operator-made@example.com', name: 'Me', password: PASSWORD });
+    assert.equal(takeover.status, 409);
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: 'operator-made@example.com', password: PASSWORD })).status, 401);
     const bad = await new Visitor(base).submit('/signup', '/signup', { email: '"><script>alert(1)</script>', name: 'X', password: PASSWORD });
     assert.equal(bad.status, 400);
     assert.doesNotMatch(bad.text, /<script>alert/);
@@ -208,6 +214,7 @@ describe('portal', () => {
       const page = await attacker.get('/login');
       const refused = await attacker.post('/login', { csrf: page.csrf!, email: who, password: PASSWORD }, { 'x-forwarded-for': ip });
       assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('retry-after'), '900');
       assert.match(refused.text, /too many failed logins for this account: try again in 15 minutes/);
     }
     const other = await new Visitor(base).submit('/login', '/login', { email: bystander, password: PASSWORD });
@@ -224,6 +231,7 @@ describe('portal', () => {
     assert.match(listing.text, /&lt;script&gt;alert\(&quot;app&quot;\)&lt;\/script&gt;/);
     assert.doesNotMatch(listing.text, /<script>alert/);
     assert.match(listing.text, new RegExp(`<code>${app.key}</code>`));
+    assert.doesNotMatch((await visitor.get('/apps?done=constructor')).text, /native code|class="notice"/);
     assert.doesNotMatch(listing.text, new RegExp(app.secret), 'the secret is never shown again');
     const appPage = await visitor.get(`/apps/${app.id}`);
     assert.doesNotMatch(appPage.text, new RegExp(app.secret));
@@ -341,15 +349,24 @@ describe('portal: invited sign-up', () => {
   });
   after(() => gw.close());
 
-  test('only a developer an operator created can sign up, once', async () => {
+  test('only with the invitation code an operator made, for its email, once', async () => {
     const base = gw.gateway.portalUrl!;
-    const stranger = await new Visitor(base).submit('/signup', '/signup', { email: 'stranger@example.com', name: 'S', password: PASSWORD });
+    const stranger = await new Visitor(base).submit('/signup', '/signup', { email: 'stranger@example.com', password: PASSWORD });
     assert.equal(stranger.status, 403);
-    assert.match(stranger.text, /sign-up is by invitation/);
+    assert.match(stranger.text, /sign-up is by invitation: enter the invitation code/);
     await createDeveloper(gw.admin, { email: 'invited@example.com', name: 'Invited' });
-    const invited = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', name: 'Invited', password: PASSWORD });
-    assert.equal(invited.status, 303);
-    const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', name: 'Invited', password: 'another password' });
-    assert.equal(twice.status, 409);
+    const noCode = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', password: PASSWORD });
+    assert.equal(noCode.status, 403, 'knowing the email is not enough');
+    const { code } = await inviteDeveloper(gw.admin, 'invited@example.com');
+    const form = await new Visitor(base).get(`/signup?${new URLSearchParams({ email: 'invited@example.com', invitation: code })}`);
+    assert.match(form.text, new RegExp(`name="invitation" required autocomplete="off" value="${code}"`), 'the link fills the form in');
+    const wrongEmail = await new Visitor(base).submit('/signup', '/signup', { email: 'stranger@example.com', password: PASSWORD, invitation: code });
+    assert.equal(wrongEmail.status, 403);
+    const invited = new Visitor(base);
+    assert.equal((await invited.submit('/signup', '/signup', { email: 'invited@example.com', password: PASSWORD, invitation: code })).status, 303);
+    assert.match((await invited.get('/apps')).text, /My apps/);
+    const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', password: 'another password', invitation: code });
+    assert.equal(twice.status, 403);
+    assert.match(twice.text, /this invitation code is wrong, used or expired/);
   });
 });

@@ -554,16 +554,34 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
     });
 
     describe('portal accounts', () => {
-      it('sets a password, only once with onlyIfUnset', async () => {
+      it('creates a developer with a password, or without; sets a password', async () => {
         await store.createDeveloper({ email: 'p@example.com', name: 'P', now: T0 });
+        await store.createDeveloper({ email: 'q@example.com', name: 'Q', now: T0, passwordHash: 'hq' });
         assert.equal(await store.findPasswordHash('p@example.com'), null);
+        assert.equal(await store.findPasswordHash('q@example.com'), 'hq');
         assert.equal(await store.findPasswordHash('nobody@example.com'), undefined);
-        assert.equal(await store.setPasswordHash('p@example.com', 'h1', { onlyIfUnset: true }), true);
-        assert.equal(await store.setPasswordHash('p@example.com', 'h2', { onlyIfUnset: true }), false);
+        assert.equal(await store.setPasswordHash('p@example.com', 'h1'), true);
         assert.equal(await store.findPasswordHash('p@example.com'), 'h1');
-        assert.equal(await store.setPasswordHash('p@example.com', 'h3'), true);
-        assert.equal(await store.findPasswordHash('p@example.com'), 'h3');
         assert.equal(await store.setPasswordHash('nobody@example.com', 'h'), false);
+      });
+
+      it('an invitation sets the password once, before it expires, for its own email only; it ends the sessions', async () => {
+        const dev = await store.createDeveloper({ email: 'i@example.com', name: 'I', now: T0 });
+        await store.createDeveloper({ email: 'j@example.com', name: 'J', now: T0 });
+        const code = hash();
+        assert.equal(await store.setInvitation('nobody@example.com', code, T0 + HOUR), false);
+        assert.equal(await store.setInvitation('i@example.com', hash(), T0 + HOUR), true);
+        assert.equal(await store.setInvitation('i@example.com', code, T0 + HOUR), true, 'replaces the earlier one');
+        const session = hash();
+        await store.createSession({ idHash: session, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        assert.equal(await store.acceptInvitation({ email: 'j@example.com', codeHash: code, passwordHash: 'x', now: T0 }), undefined, 'another email');
+        assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: hash(), passwordHash: 'x', now: T0 }), undefined, 'another code');
+        assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'x', now: T0 + HOUR }), undefined, 'expired');
+        assert.deepEqual(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'hi', now: T0 + 1 }), dev);
+        assert.equal(await store.findPasswordHash('i@example.com'), 'hi');
+        assert.equal(await store.findSession(session, T0 + 2), undefined, 'sessions ended');
+        assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'again', now: T0 + 2 }), undefined, 'spent');
+        assert.equal(await store.findPasswordHash('j@example.com'), null);
       });
 
       it('finds a session until it expires, is deleted, or its developer is disabled', async () => {
@@ -617,6 +635,15 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         await store.rotateCredential({ appId: f.app.id, key: newKey(), secretHash: hash(), now: T0 + 2 * MINUTE, overlapUntil: T0 + 60 * MINUTE });
         const again = await store.listCredentials(f.app.id);
         assert.deepEqual(again.map((c) => c.expiresAt), [T0 + 10 * MINUTE, T0 + 60 * MINUTE, null]);
+      });
+
+      it("a rotated key's refresh tokens work through the overlap, then not", async () => {
+        const f = await seed();
+        const early = await grant(f);
+        const late = await grant(f);
+        await store.rotateCredential({ appId: f.app.id, key: newKey(), secretHash: hash(), now: T0, overlapUntil: T0 + 10 * MINUTE });
+        assert.equal((await store.rotateRefreshToken(rotation(f, early.refresh, T0 + 10 * MINUTE - 1))).ok, true);
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, late.refresh, T0 + 10 * MINUTE)), { ok: false, reason: 'invalid' });
       });
 
       it('deletes an app with its credentials, tokens and usage; its tokens stop at once', async () => {
