@@ -107,6 +107,19 @@ export async function listApps(deps: AdminDeps, filter: { developer?: string } =
   return deps.store.listApps({ developerEmail: dev.email });
 }
 
+/** A developer's app by its id, with its keys; another developer's is as absent as an unknown one. */
+export async function findOwnApp(deps: AdminDeps, developer: Developer, id: string): Promise<AppDetails | undefined> {
+  const app = await deps.store.findAppById(id);
+  if (app === undefined || app.developerId !== developer.id) return undefined;
+  return { ...app, credentials: await deps.store.listCredentials(app.id) };
+}
+
+/** A developer's apps, each with its keys. */
+export async function listOwnApps(deps: AdminDeps, developer: Developer): Promise<AppDetails[]> {
+  const apps = await deps.store.listApps({ developerEmail: developer.email });
+  return Promise.all(apps.map(async (app) => ({ ...app, credentials: await deps.store.listCredentials(app.id) })));
+}
+
 /** An app by its key, or by developer and name. */
 export async function findApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
   const app = 'key' in ref ? await deps.store.findAppByKey(ref.key) : await deps.store.findApp(normaliseEmail(ref.developer), ref.name);

@@ -11,7 +11,7 @@ import { readBody } from '../http/body.ts';
 import { listen, type Listener } from '../http/server.ts';
 import { isFormContentType } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
-import type { App, Developer } from '../store/port.ts';
+import type { Developer } from '../store/port.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
 import * as pages from './pages.ts';
@@ -56,11 +56,6 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
   const visibleProduct = (name: string | null | undefined) => (name ? config.products.get(name) : undefined)?.visible === true ? config.products.get(name!) : undefined;
 
   const page = (r: Request, status: number, html: Html, cookie?: string): Answer => ({ status, page: html, ...(cookie === undefined ? {} : { cookie }) });
-  /** A developer's own app, or undefined (someone else's is as absent as an unknown one). */
-  async function ownApp(dev: Developer, id: string): Promise<App | undefined> {
-    const app = await store.findAppById(id);
-    return app !== undefined && app.developerId === dev.id ? app : undefined;
-  }
   const notFound = (r: Request): Answer => page(r, 404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
   const adminMessage = (err: unknown) => (err instanceof ops.AdminError ? err.message : undefined);
 
@@ -69,7 +64,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     return { redirect: to, cookie: sessions.cookie(await sessions.start(dev.id)) };
   }
 
-  async function appView(app: App): Promise<pages.AppView> {
+  async function appView(app: ops.AppDetails): Promise<pages.AppView> {
     const now = clock();
     const product = config.products.get(app.product);
     const current = now - (now % HOUR_MS);
@@ -77,7 +72,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     return {
       app,
       product,
-      credentials: await store.listCredentials(app.id),
+      credentials: app.credentials,
       usage: await store.usage(app.id, current - 23 * HOUR_MS),
       quota: product?.quota === undefined ? undefined : { settings: product.quota, used: quotaUsed(product.quota, 'product', deps.counters, product.name, app.id, now) },
       now,
@@ -130,14 +125,10 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
   const privateGet: Record<string, Handler> = {
     '/apps': async (r) => {
       const dev = r.frame.developer!;
-      const apps = await store.listApps({ developerEmail: dev.email });
-      const rows = await Promise.all(
-        apps.map(async (app) => {
-          const creds = await store.listCredentials(app.id);
-          const live = creds.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > clock()));
-          return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
-        }),
-      );
+      const rows = (await ops.listOwnApps(deps, dev)).map((app) => {
+        const live = app.credentials.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > clock()));
+        return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
+      });
       return page(r, 200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
     },
     '/apps/new': async (r) => page(r, 200, pages.newAppPage(r.frame, visible(), r.query.has('product') ? { product: r.query.get('product')! } : {})),
@@ -181,7 +172,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     const m = APP_PATH.exec(r.path);
     if (m === null) return undefined;
     const [, id, action, key] = m;
-    const app = await ownApp(r.frame.developer!, id!);
+    const app = await ops.findOwnApp(deps, r.frame.developer!, id!);
     if (app === undefined) return notFound(r);
     const ref = { developer: app.developerEmail, name: app.name };
     if (method === 'GET') {
@@ -195,8 +186,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       return { redirect: '/apps?done=deleted' };
     }
     if (key !== undefined) {
-      const creds = await store.listCredentials(app.id);
-      if (!creds.some((c) => c.key === key)) return notFound(r);
+      if (!app.credentials.some((c) => c.key === key)) return notFound(r);
       await ops.revokeKey(deps, key).catch((err: unknown) => {
         if (!(err instanceof ops.AdminError && err.code === 'already_revoked')) throw err;
       });
