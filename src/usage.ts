@@ -16,12 +16,21 @@ export interface Usage {
 }
 
 export function startUsage(store: Store, logger: Logger): Usage {
-  let counts = new Map<string, UsageCount>();
+  // The current hour's counts by app id (no string built per call), and earlier hours' not yet saved.
+  let hour = 0;
+  let counts = new Map<string, number>();
+  let earlier: UsageCount[] = [];
+
+  const collect = () => {
+    for (const [appId, count] of counts) earlier.push({ appId, hour, count });
+    counts = new Map();
+  };
 
   async function flush(): Promise<void> {
-    if (counts.size === 0) return;
-    const batch = [...counts.values()];
-    counts = new Map();
+    collect();
+    if (earlier.length === 0) return;
+    const batch = earlier;
+    earlier = [];
     try {
       await store.addUsage(batch);
     } catch (err) {
@@ -33,11 +42,12 @@ export function startUsage(store: Store, logger: Logger): Usage {
   timer.unref();
   return {
     count(appId, now) {
-      const hour = now - (now % HOUR_MS);
-      const id = `${appId}|${hour}`;
-      const c = counts.get(id);
-      if (c === undefined) counts.set(id, { appId, hour, count: 1 });
-      else c.count++;
+      const start = now - (now % HOUR_MS);
+      if (start !== hour) {
+        collect();
+        hour = start;
+      }
+      counts.set(appId, (counts.get(appId) ?? 0) + 1);
     },
     flush,
     async close() {

@@ -73,6 +73,32 @@ describe('protected routes', () => {
     });
   }
 
+  test('one keep-alive connection: each call is checked against its own token, and a revocation between calls holds', async () => {
+    const { Client } = await import('undici');
+    const client = new Client(gw.url, { pipelining: 1, connections: 1 } as never);
+    const get = async (authorization: string) => {
+      const res = await client.request({ method: 'GET', path: '/v1/hello', headers: { authorization } });
+      await res.body.text();
+      return res.statusCode;
+    };
+    try {
+      const app = await gw.client('hello', 'one-connection');
+      const mine = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
+      // Same length and prefix as a real token, one character off at the end.
+      const forged = mine.slice(0, -1) + (mine.endsWith('A') ? 'B' : 'A');
+      assert.equal(await get(`Bearer ${mine}`), 200);
+      assert.equal(await get(`Bearer ${forged}`), 401);
+      assert.equal(await get(`Bearer ${mine}`), 200);
+      assert.equal(await get(`Bearer ${token}`), 200, "another app's token on the same connection");
+      assert.equal(await get(`Bearer ${mine}`), 200);
+      const { revokeKey } = await import('../../src/admin/operations.ts');
+      await revokeKey(gw.admin, app.key);
+      assert.equal(await get(`Bearer ${mine}`), 401, 'revoked, on the connection that used it');
+    } finally {
+      await client.close();
+    }
+  });
+
   test('a malformed bearer token: 400 invalid_request', async () => {
     const res = await call(`${gw.url}/v1/hello`, { headers: { authorization: 'Bearer a b' } });
     assert.equal(res.status, 400);
