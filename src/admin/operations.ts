@@ -226,7 +226,7 @@ export async function logIn(deps: AdminDeps, input: { email: string; password: s
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 254) throw failed;
   const now = deps.clock();
-  const attempts = await deps.store.addLoginFailure(email, now, LOGIN_WINDOW_MS);
+  const attempts = await deps.store.addLoginFailure(`portal|${email}`, now, LOGIN_WINDOW_MS);
   if (attempts.count > LOGIN_ATTEMPTS) {
     const retryAfter = Math.max(1, Math.ceil((attempts.since + LOGIN_WINDOW_MS - now) / 1000));
     throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${Math.ceil(retryAfter / 60)} minutes`, retryAfter);
@@ -234,7 +234,7 @@ export async function logIn(deps: AdminDeps, input: { email: string; password: s
   const matches = await verifyPassword(input.password, await deps.store.findPasswordHash(email));
   const dev = matches ? await deps.store.findDeveloper(email) : undefined;
   if (dev === undefined || dev.status !== 'active') throw failed;
-  await deps.store.clearLoginFailures(email);
+  await deps.store.clearLoginFailures(`portal|${email}`);
   return dev;
 }
 

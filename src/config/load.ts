@@ -111,7 +111,12 @@ export interface Config {
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
   log: { level: string; access: boolean };
   workers: number;
-  oauth: { realm: string; policies: readonly PolicyEntry[] };
+  oauth: {
+    realm: string;
+    policies: readonly PolicyEntry[];
+    issuer: string | undefined;
+    introspectionClients: readonly { id: string; secret: string }[];
+  };
   portal: PortalSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
@@ -305,7 +310,12 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     },
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
     workers: raw.workers === 'auto' ? availableParallelism() : (raw.workers ?? 1),
-    oauth: { realm: raw.oauth?.realm ?? 'gateway', policies: tokenPolicies },
+    oauth: {
+      realm: raw.oauth?.realm ?? 'gateway',
+      policies: tokenPolicies,
+      issuer: raw.oauth?.issuer,
+      introspectionClients: raw.oauth?.introspection?.clients ?? [],
+    },
     portal: raw.portal && {
       host: raw.portal.listen.host ?? '127.0.0.1',
       port: raw.portal.listen.port,

@@ -73,6 +73,12 @@ const Log = Type.Object(
 const OAuth = Type.Object(
   {
     realm: Type.Optional(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$' })),
+    /** RFC 8414: the gateway's address as clients reach it; the metadata document is served only when it is set. */
+    issuer: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
+    /** RFC 7662: who may call POST /oauth2/introspect (your backends); absent: the endpoint is not served. */
+    introspection: Type.Optional(
+      Type.Object({ clients: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 16 }) }, Strict), { minItems: 1 }) }, Strict),
+    ),
     /** Policies of the token endpoint: ipAccess, and spikeArrest keyed by ip or route. */
     policies: Type.Optional(Type.Array(policySchema)),
   },

@@ -6,6 +6,9 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
+import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
+import { createMetadataEndpoint } from '../oauth/metadata.ts';
+import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
@@ -14,6 +17,7 @@ import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
 
 export const TOKEN_PATH = '/oauth2/token';
+export const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 export interface Listener {
   server: Server;
@@ -24,7 +28,13 @@ export interface Listener {
 
 export function createHandler(deps: Deps, routes: RouteTable) {
   const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file), method: undefined, path: undefined });
-  const tokenEndpoint = createTokenEndpoint(deps, tokenPolicies);
+  // The OAuth endpoints, each answering in RFC 6749 §5.2 terms; introspection only when someone may call it.
+  const oauthEndpoints = new Map([
+    [TOKEN_PATH, createTokenEndpoint(deps, tokenPolicies)],
+    ['/oauth2/revoke', createRevocationEndpoint(deps, tokenPolicies)],
+    ...(deps.config.oauth.introspectionClients.length === 0 ? [] : [['/oauth2/introspect', createIntrospectionEndpoint(deps, tokenPolicies)] as const]),
+  ]);
+  const metadata = createMetadataEndpoint(deps.config);
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
@@ -45,8 +55,13 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       const target = splitTarget(req.url ?? '/');
       path = target.path;
       ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined, body: undefined };
-      if (path === TOKEN_PATH) {
-        logAccess(req, res, path, started, await tokenEndpoint(ctx), undefined);
+      const endpoint = oauthEndpoints.get(path);
+      if (endpoint !== undefined) {
+        logAccess(req, res, path, started, await endpoint(ctx), undefined);
+        return;
+      }
+      if (path === METADATA_PATH && metadata(req.method ?? 'GET', res)) {
+        logAccess(req, res, path, started, undefined, undefined);
         return;
       }
       const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);

@@ -4,6 +4,9 @@ import { PREFIX, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import { parseAuthorization } from '../http/authorization.ts';
+import { readBody } from '../http/body.ts';
+import { hasBody } from '../http/request.ts';
+import { isFormContentType } from './form.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
 
@@ -60,23 +63,56 @@ export function createBearerErrors(realm: string) {
 
 export type BearerErrors = ReturnType<typeof createBearerErrors>;
 
-/** The step that authenticates a call: §2.1, the Authorization header only, scheme case-insensitive. */
+/** Whether the request carried Authorization more than once (Node keeps only the first). */
+function repeatedAuthorization(raw: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}
+
+const FORM_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The step that authenticates a call: §2.1, the Authorization header only, scheme
+ * case-insensitive. §2 allows one way of sending the token per request: a token in the query
+ * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
+ * are two Authorization headers.
+ */
 export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   const { store, clock } = deps;
   // Synchronous when the store has the token in memory: no promise on the usual path.
   return function verifyToken(ctx: RequestContext): void | Promise<void> {
-    const header = ctx.req.headers.authorization;
+    const { req } = ctx;
+    if (ctx.query.includes('access_token') && new URLSearchParams(ctx.query).has('access_token')) {
+      throw errors.invalidRequest('the access token must not be sent in the query string');
+    }
+    const header = req.headers.authorization;
     if (header === undefined) throw errors.missing();
+    if (repeatedAuthorization(req.rawHeaders)) throw errors.invalidRequest('the request has more than one Authorization header');
     const { scheme, credentials: token } = parseAuthorization(header);
     if (scheme !== 'bearer') throw errors.missing();
     if (token === '') throw errors.invalidRequest('the bearer token is empty');
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
     const digest = accessDigest(ctx.req.socket, token);
     if (digest === undefined) throw errors.invalidToken();
+    if (hasBody(req) && isFormContentType(req.headers['content-type'])) return checkFormBody(ctx).then(() => lookUp(ctx, digest));
+    return lookUp(ctx, digest);
+  };
+  function lookUp(ctx: RequestContext, digest: Buffer): void | Promise<void> {
     const found = store.findAccessToken(digest, clock());
     if (found instanceof Promise) return found.then((t) => accept(ctx, t));
     accept(ctx, found);
-  };
+  }
+  /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
+  async function checkFormBody(ctx: RequestContext): Promise<void> {
+    ctx.body = await readBody(ctx.req, FORM_BODY_LIMIT);
+    if (new URLSearchParams(ctx.body.toString('utf8')).has('access_token')) {
+      throw errors.invalidRequest('the access token must be sent in one way only, not in the header and the body');
+    }
+  }
   function accept(ctx: RequestContext, found: ActiveToken | undefined): void {
     if (found === undefined) throw errors.invalidToken();
     ctx.token = found;

@@ -1,53 +1,20 @@
 // POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
 // sendOAuthError writes every failure.
-import type { IncomingMessage } from 'node:http';
 import { runSteps, type RequestContext, type Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
-import { readBody } from '../http/body.ts';
-import type { Client } from '../store/port.ts';
-import { authenticateClient, presentedCredentials } from './client-auth.ts';
-import { invalidRequest, invalidScope, NO_STORE, OAuthError, sendOAuthError, unauthorizedClient, unsupportedGrantType } from './errors.ts';
-import { isFormContentType, parseForm } from './form.ts';
+import { clientAuth, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
+import { invalidRequest, invalidScope, NO_STORE, sendOAuthError, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
 
-const BODY_LIMIT = 16 * 1024;
-
-interface TokenContext {
-  req: IncomingMessage;
-  query: string;
-  now: number;
-  form: Map<string, string>;
-  client: Client | undefined;
+interface TokenContext extends FormContext {
   grant: Grant | undefined;
   product: ProductSettings | undefined;
   scope: readonly string[] | undefined;
 }
 
-type Step = (ctx: TokenContext, deps: Deps) => void | Promise<void>;
-
-function requirePost(ctx: TokenContext): void {
-  if (ctx.req.method !== 'POST') throw new OAuthError(405, 'invalid_request', 'the token endpoint accepts POST only', { headers: { allow: 'POST' } });
-}
-
-function rejectQueryCredentials(ctx: TokenContext): void {
-  // RFC 6749 §2.3.1: credentials must not travel in the request URI.
-  if (ctx.query !== '' && new URLSearchParams(ctx.query).has('client_secret')) {
-    throw invalidRequest('client_secret must not be sent in the query string');
-  }
-}
-
-async function parseBody(ctx: TokenContext): Promise<void> {
-  if (!isFormContentType(ctx.req.headers['content-type'])) {
-    throw invalidRequest('the body must be application/x-www-form-urlencoded (UTF-8)');
-  }
-  ctx.form = parseForm((await readBody(ctx.req, BODY_LIMIT)).toString('utf8'));
-}
-
-async function clientAuth(ctx: TokenContext, deps: Deps): Promise<void> {
-  ctx.client = await authenticateClient(deps.store, deps.secretKey, presentedCredentials(ctx.req, ctx.form), ctx.now);
-}
+type Step = FormStep<TokenContext>;
 
 function supportedGrantType(ctx: TokenContext): void {
   const type = ctx.form.get('grant_type');
@@ -84,7 +51,7 @@ function validateScope(ctx: TokenContext): void {
 }
 
 const steps: readonly Step[] = [
-  requirePost,
+  requirePost('token endpoint'),
   rejectQueryCredentials,
   parseBody,
   clientAuth,

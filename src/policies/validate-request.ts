@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../config/fragments.ts';
 import { GatewayError } from '../errors.ts';
-import { readBody } from '../http/body.ts';
+import { readBody, tooLarge } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
@@ -132,7 +132,9 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       if (checkBody !== undefined && !types.has(type)) {
         throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
       }
-      ctx.body = await readBody(req, limit);
+      // Bearer verification may have read a form body already (to look for a second token).
+      ctx.body ??= await readBody(req, limit);
+      if (ctx.body.length > limit) throw tooLarge(limit);
       if (checkBody !== undefined && isJsonType(type)) {
         let value: unknown;
         try {

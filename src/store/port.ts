@@ -124,11 +124,14 @@ export interface Store {
   deleteSession(idHash: Buffer): Promise<void>;
   /** Ends every session of the developer (a password change). */
   deleteSessions(developerId: string): Promise<void>;
-  /** Failed logins of the account since the window that holds `now` began (a window starts at the first failure). */
-  loginFailures(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
+  /**
+   * Failed logins of an account (a portal email, a password-grant username or client) since the
+   * window that holds `now` began (a window starts at the first failure).
+   */
+  loginFailures(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
   /** Counts one more failed login; resolves to the count and the start of its window. */
-  addLoginFailure(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
-  clearLoginFailures(email: string): Promise<void>;
+  addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
+  clearLoginFailures(account: string): Promise<void>;
 
   /** Creates the app and its first credential atomically; ConflictError on a duplicate name. */
   createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App>;
@@ -156,6 +159,11 @@ export interface Store {
    * that is every call but the first for a token, on the path every proxied request takes.
    */
   findAccessToken(hash: Buffer, now: number): ActiveToken | undefined | Promise<ActiveToken | undefined>;
+  /**
+   * RFC 7009: revokes the token's whole family (a refresh token with every access token of its
+   * grant) if the token is the app's; false for an unknown token or another app's.
+   */
+  revokeToken(hash: Buffer, appId: string, now: number): Promise<boolean>;
   /** Atomically marks a refresh token used and saves its successors; reuse revokes the whole family. */
   rotateRefreshToken(request: RotateRequest): Promise<RotateResult>;
   /** Removes expired tokens and ended quota windows; resolves to the number of tokens removed. */

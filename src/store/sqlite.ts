@@ -169,6 +169,7 @@ export class SqliteStore implements Store {
   readonly #refreshToken: StatementSync;
   readonly #markUsed: StatementSync;
   readonly #revokeFamily: StatementSync;
+  readonly #tokenFamily: StatementSync;
   readonly #purge: StatementSync;
   readonly #counters: StatementSync;
   readonly #saveCounter: StatementSync;
@@ -265,6 +266,7 @@ export class SqliteStore implements Store {
     );
     this.#markUsed = db.prepare('UPDATE tokens SET used_at = ? WHERE hash = ?');
     this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
+    this.#tokenFamily = db.prepare('SELECT family, app_id FROM tokens WHERE hash = ?');
     this.#seenRevocation = (this.#lastRevocation.get() as { seq: number }).seq;
     this.#purge = db.prepare('DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT 5000)');
     this.#counters = db.prepare('SELECT key, window_start, window_end, count, previous_count FROM quota_counters WHERE 2 * window_end - window_start > ?');
@@ -644,6 +646,16 @@ export class SqliteStore implements Store {
       if (!oldest.done) this.#cache.delete(oldest.value);
     }
     this.#cache.set(id, token);
+  }
+
+  async revokeToken(hash: Buffer, appId: string, now: number): Promise<boolean> {
+    return this.#transaction(() => {
+      const row = this.#tokenFamily.get(hash) as Row | undefined;
+      if (row === undefined || row.app_id !== appId) return false;
+      this.#revokeFamily.run(now, row.family as string);
+      this.#revoked('family', row.family as string, now);
+      return true;
+    });
   }
 
   async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
@@ -20,6 +20,18 @@ function raw(url: string, rawPath: string, headers: Record<string, string> = {})
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** Sends `head` (and `body`) as written, over a plain socket; resolves to the whole answer. */
+function rawSocket(url: string, head: string, body = ''): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.end(`${head}\r\n\r\n${body}`));
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
   });
 }
 
@@ -97,6 +109,34 @@ describe('protected routes', () => {
     } finally {
       await client.close();
     }
+  });
+
+  test('bearer-token-in-query: refused with 400, with or without a header', async () => {
+    for (const headers of [{}, bearer(token)]) {
+      const res = await call(`${gw.url}/v1/hello?access_token=${token}`, { headers });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.detail, 'the access token must not be sent in the query string');
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm", error="invalid_request", error_description="the access token must not be sent in the query string"');
+    }
+    assert.equal((await call(`${gw.url}/v1/hello?q=access_token`, { headers: bearer(token) })).status, 200, 'the word alone is no parameter');
+  });
+
+  test('bearer-two-headers: two Authorization headers are a 400, whichever comes first', async () => {
+    for (const [first, second] of [[token, 'gwat_x'], ['gwat_x', token], [token, token]]) {
+      const answer = await rawSocket(gw.url, `GET /v1/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}`);
+      assert.match(answer, /^HTTP\/1\.1 400 /);
+      assert.match(answer, /more than one Authorization header/);
+    }
+  });
+
+  test('bearer-header-and-body: a form body carrying access_token besides the header is a 400; other forms pass', async () => {
+    const post = (body: string) => call(`${gw.url}/v1/echo`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const both = await post(`a=1&access_token=${token}`);
+    assert.equal(both.status, 400);
+    assert.equal(both.body.detail, 'the access token must be sent in one way only, not in the header and the body');
+    const plain = await post('a=1&b=2');
+    assert.equal(plain.status, 200);
+    assert.equal(plain.body.body, 'a=1&b=2', 'the body read for the check reaches the upstream whole');
   });
 
   test('a malformed bearer token: 400 invalid_request', async () => {

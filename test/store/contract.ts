@@ -366,6 +366,26 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
     });
 
+    describe('revocation (RFC 7009)', () => {
+      it("revokes the token's family, its refresh and access tokens, for its own app only", async () => {
+        const f = await seed();
+        const other = await seed({ app: 'other' });
+        const { access, refresh } = await grant(f);
+        const sibling = await grant(f);
+        assert.ok(await found(access.hash), 'cached');
+        assert.equal(await store.revokeToken(refresh.hash, other.app.id, T0), false, "another app's token");
+        assert.ok(await found(access.hash));
+        assert.equal(await store.revokeToken(hash(), f.app.id, T0), false, 'unknown');
+        assert.equal(await store.revokeToken(refresh.hash, f.app.id, T0), true);
+        assert.equal(await found(access.hash), false, 'the access token of the family');
+        assert.deepEqual(await store.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE)), { ok: false, reason: 'invalid' });
+        assert.ok(await found(sibling.access.hash), 'another grant of the same app');
+        assert.equal(await store.revokeToken(sibling.access.hash, f.app.id, T0), true, 'an access token revokes its family too');
+        assert.equal(await found(sibling.access.hash), false);
+        assert.equal((await store.rotateRefreshToken(rotation(f, sibling.refresh, T0 + MINUTE))).ok, false);
+      });
+    });
+
     describe('refresh token rotation', () => {
       it('rotates: saves the new access and refresh tokens and returns the previous one', async () => {
         const f = await seed({ app: 'shop' });

@@ -1,0 +1,67 @@
+// POST /oauth2/introspect (RFC 7662), for backends: whether an access token is active, and what
+// it stands for. Callers authenticate with the credentials the YAML declares under
+// oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
+import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
+import type { Deps } from '../deps.ts';
+import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import { presentedCredentials } from './client-auth.ts';
+import { parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
+import { invalidClient, invalidRequest, NO_STORE, sendOAuthError, temporarilyUnavailable } from './errors.ts';
+
+const INACTIVE = JSON.stringify({ active: false });
+
+/** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
+export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[] = []) {
+  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
+  // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
+  const callers = new Map(deps.config.oauth.introspectionClients.map((c) => [c.id, sha256(c.secret)]));
+  const unknown = sha256('');
+
+  function authenticateCaller(ctx: FormContext): string {
+    const { id, secret } = presentedCredentials(ctx.req, ctx.form);
+    const matches = safeEqual(sha256(secret), callers.get(id) ?? unknown);
+    if (!callers.has(id) || !matches) throw invalidClient(callers.has(id) ? 'wrong introspection secret' : 'unknown introspection caller');
+    return id;
+  }
+
+  const steps: readonly FormStep<FormContext>[] = [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody];
+
+  return async function introspectionEndpoint(request: RequestContext): Promise<Record<string, string>> {
+    const { req, res } = request;
+    const ctx: FormContext = { req, query: request.query, now: deps.clock(), form: new Map(), client: undefined };
+    try {
+      if (policies.length > 0) await runSteps(policies, request);
+      for (const step of steps) await step(ctx, deps);
+      const caller = authenticateCaller(ctx);
+      const token = ctx.form.get('token');
+      if (token === undefined) throw invalidRequest("parameter 'token' is required");
+      const digest = tokenDigest(PREFIX.access, token);
+      let active;
+      try {
+        active = digest === undefined ? undefined : await deps.store.findAccessToken(digest, ctx.now);
+      } catch (err) {
+        throw Object.assign(temporarilyUnavailable('the store failed to answer'), { cause: err });
+      }
+      const payload =
+        active === undefined
+          ? INACTIVE
+          : JSON.stringify({
+              active: true,
+              scope: active.scope,
+              client_id: active.key,
+              token_type: 'Bearer',
+              exp: Math.floor(active.expiresAt / 1000),
+              iat: Math.floor(active.issuedAt / 1000),
+              ...(active.subject === null ? {} : { sub: active.subject }),
+              app: active.appName,
+              product: active.product,
+            });
+      res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
+      return { caller, active: String(active !== undefined) };
+    } catch (thrown) {
+      const err = sendOAuthError(res, thrown, challenge);
+      if (!err.expose || err.status >= 500) deps.logger.error({ err: err.cause ?? err }, 'introspection endpoint failed');
+      return { error: err.code };
+    }
+  };
+}
