@@ -5,7 +5,8 @@ import type { Deps } from '../deps.ts';
 import { readBody } from '../http/body.ts';
 import type { Client } from '../store/port.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
-import { invalidRequest, OAuthError } from './errors.ts';
+import { GatewayError } from '../errors.ts';
+import { invalidRequest, OAuthError, temporarilyUnavailable } from './errors.ts';
 import { isFormContentType, parseForm } from './form.ts';
 
 const BODY_LIMIT = 16 * 1024;
@@ -43,5 +44,12 @@ export async function parseBody(ctx: FormContext): Promise<void> {
 }
 
 export async function clientAuth(ctx: FormContext, deps: Deps): Promise<void> {
-  ctx.client = await authenticateClient(deps.store, deps.secretKey, presentedCredentials(ctx.req, ctx.form), ctx.now);
+  const presented = presentedCredentials(ctx.req, ctx.form);
+  try {
+    ctx.client = await authenticateClient(deps.store, deps.secretKey, presented, ctx.now);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    // The store failed: the client may be fine, and may try again.
+    throw Object.assign(temporarilyUnavailable('the store failed to authenticate the client'), { cause: err });
+  }
 }

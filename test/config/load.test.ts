@@ -79,7 +79,7 @@ describe('parseConfig: valid configurations', () => {
       tokenCacheSize: 100_000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
-    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [] });
+    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [], issuer: 'http://localhost:8080', introspectionClients: [] });
 
     const demo = get(config.authServers, 'demo');
     assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
@@ -163,7 +163,7 @@ describe('parseConfig: valid configurations', () => {
       tokenCacheSize: 100_000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
-    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [] });
+    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [] });
     assert.equal(config.authServers.size, 0);
     assert.deepEqual(get(config.upstreams, 'backend'), {
       kind: 'http',

@@ -64,8 +64,8 @@ describe('credential-leak', () => {
 
   test('no credential appears in any log line', () => {
     const log = gw.logs.join('');
-    assert.ok(log.includes('"msg":"request"'), 'access logs were written');
-    assert.ok(log.length > 2000, `a log of some length (${log.length} bytes)`);
+    const accessLines = log.split('\n').filter((l) => l.includes('"msg":"request"')).length;
+    assert.ok(accessLines >= 10, `access logs were written (${accessLines} lines)`);
     for (const [what, value] of secrets) assert.ok(!log.includes(value), `${what} in the log`);
   });
 

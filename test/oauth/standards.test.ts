@@ -1,7 +1,7 @@
 // RFC 7009 revocation, RFC 7662 introspection and RFC 8414 metadata, over real HTTP.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { basic, bearer, call, startAuthServer, startTestGateway, tokenRequest, type AuthServer, type TestGateway } from '../helpers.ts';
+import { basic, bearer, call, startAuthServer, startTestGateway, startUpstream, tokenRequest, type AuthServer, type TestGateway, type Upstream } from '../helpers.ts';
 
 const CHALLENGE = 'Basic realm="test-realm", charset="UTF-8"';
 const ISSUER = 'https://gateway.example.com';
@@ -20,19 +20,22 @@ const form = (params: Record<string, string>, authorization?: string): RequestIn
 
 describe('revocation and introspection', () => {
   let auth: AuthServer;
+  let upstream: Upstream;
   let gw: TestGateway;
   let app: { key: string; secret: string };
   let other: { key: string; secret: string };
 
   before(async () => {
     auth = await startAuthServer();
-    gw = await startTestGateway({ authServerUrl: auth.url, oauth: OAUTH });
+    upstream = await startUpstream();
+    gw = await startTestGateway({ authServerUrl: auth.url, upstreamUrl: upstream.url, oauth: OAUTH });
     app = await gw.client('orders', 'revoking-app');
     other = await gw.client('orders', 'other-app');
   });
   after(async () => {
     await gw.close();
     await auth.close();
+    await upstream.close();
   });
 
   const credentials = (c: { key: string; secret: string }) => basic(c.key, c.secret);
