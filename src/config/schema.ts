@@ -22,6 +22,8 @@ const Listener = Type.Object(
     port: Type.Integer({ minimum: 0, maximum: 65535 }),
     /** Peers whose X-Forwarded-For is believed: addresses or CIDR ranges of your load balancers. */
     trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /** Largest request body a route forwards, in bytes (default 10 MiB); a larger Content-Length gets 413 at once. */
+    maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   Strict,
 );

@@ -16,11 +16,23 @@ export interface RequestTarget {
   query: string;
 }
 
+/** Longer request targets get 414; so do queries of more parameters (each costs every step that reads the query). */
+export const MAX_TARGET_LENGTH = 8192;
+export const MAX_QUERY_PARAMETERS = 100;
+
+function tooManyParameters(query: string): boolean {
+  let count = 1;
+  for (let i = query.indexOf('&'); i !== -1; i = query.indexOf('&', i + 1)) if (++count > MAX_QUERY_PARAMETERS) return true;
+  return false;
+}
+
 export function splitTarget(url: string): RequestTarget {
+  if (url.length > MAX_TARGET_LENGTH) throw new GatewayError(414, 'uri_too_long', `the request target is longer than ${MAX_TARGET_LENGTH} bytes`);
   if (url[0] !== '/') throw badPath('must start with "/"');
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   const query = q === -1 ? '' : url.slice(q + 1);
+  if (query.length > 0 && tooManyParameters(query)) throw new GatewayError(414, 'uri_too_long', `the query has more than ${MAX_QUERY_PARAMETERS} parameters`);
   if (FORBIDDEN.test(path)) throw badPath('encoded separators, dot segments, ";", NUL and empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {

@@ -12,6 +12,7 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
+import { GatewayError } from '../errors.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
@@ -35,6 +36,9 @@ export function createHandler(deps: Deps, routes: RouteTable) {
     ...(deps.config.oauth.introspectionClients.length === 0 ? [] : [['/oauth2/introspect', createIntrospectionEndpoint(deps, tokenPolicies)] as const]),
   ]);
   const metadata = createMetadataEndpoint(deps.config);
+  const { maxBodySize } = deps.config.listen;
+  // Refused before anything reads it; the connection closes rather than drain the body.
+  const tooLarge = new GatewayError(413, 'payload_too_large', `the request body is larger than ${maxBodySize} bytes`, { headers: { connection: 'close' } });
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
@@ -64,6 +68,8 @@ export function createHandler(deps: Deps, routes: RouteTable) {
         logAccess(req, res, path, started, undefined, undefined);
         return;
       }
+      const length = req.headers['content-length'];
+      if (length !== undefined && Number(length) > maxBodySize) throw tooLarge;
       const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       if (pending !== undefined) await pending;
       if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());

@@ -1,0 +1,156 @@
+// The known ways around a gateway, each named after its class of attack: encoded traversal and
+// other path variants, request smuggling, spoofed identity and forwarding headers, Connection
+// tricks, and oversized requests.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+
+/** Writes `text` as is on a fresh connection; resolves to the whole answer (the connection closes). */
+function send(url: string, text: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    // write, not end: a half-closed connection would be closed before a proxied answer comes.
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+
+describe('hardening', () => {
+  let upstream: Upstream;
+  let gw: TestGateway;
+  let token: string;
+
+  before(async () => {
+    upstream = await startUpstream();
+    gw = await startTestGateway({ upstreamUrl: upstream.url, listen: '  maxBodySize: 1000\n' });
+    const app = await gw.client('hello', 'hardening');
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  const request = (method: string, target: string, headers: string[] = [], body = '') =>
+    send(gw.url, [`${method} ${target} HTTP/1.1`, 'Host: gw.test', 'Connection: close', `Authorization: Bearer ${token}`, ...headers, '', body].join('\r\n'));
+
+  // encoded-traversal: every variant of /v1/backend/1 either gets the canonical path's decision
+  // or a 400, and the upstream receives exactly the path that was authorised.
+  const variants: [string, number, string | undefined][] = [
+    ['/v1/backend/1', 200, '/v1/backend/1'],
+    ['/v1/backend/../backend/1', 400, undefined],
+    ['/v1/backend/%2e%2e/backend/1', 400, undefined],
+    ['/v1/backend/%2E%2E/backend/1', 400, undefined],
+    ['/v1/backend/.%2e/backend/1', 400, undefined],
+    ['/v1/backend/./1', 400, undefined],
+    ['/v1%2fbackend/1', 400, undefined],
+    ['/v1%2Fbackend%2F1', 400, undefined],
+    ['/v1//backend/1', 400, undefined],
+    ['/v1/backend/1;jsessionid=x', 400, undefined],
+    ['/v1/backend/1%00', 400, undefined],
+    ['/v1\\backend\\1', 400, undefined],
+    ['/v1/backend%5c1', 400, undefined],
+    ['/V1/BACKEND/1', 404, undefined],
+    ['/v1/backend/1/', 404, undefined],
+    ['/v1/backend/%31', 200, '/v1/backend/%31'],
+  ];
+  for (const [target, status, forwarded] of variants) {
+    test(`encoded-traversal: ${target} → ${status}`, async () => {
+      const seen = upstream.received.length;
+      const answer = await request('GET', target);
+      assert.equal(statusOf(answer), status, answer.split('\r\n')[0]);
+      if (forwarded === undefined) assert.equal(upstream.received.length, seen, 'the upstream saw nothing');
+      else assert.equal(upstream.received.at(-1)?.url, forwarded);
+    });
+  }
+
+  // smuggling-*: ambiguous framing never reaches the upstream.
+  const smuggling: [string, string[], string][] = [
+    ['smuggling-cl-te', ['Content-Length: 4', 'Transfer-Encoding: chunked'], '0\r\n\r\n'],
+    ['smuggling-te-cl', ['Transfer-Encoding: chunked', 'Content-Length: 4'], '0\r\n\r\n'],
+    ['smuggling-two-cl', ['Content-Length: 4', 'Content-Length: 5'], 'abcde'],
+    ['smuggling-te-obfuscated-value', ['Transfer-Encoding: xchunked'], '0\r\n\r\n'],
+    ['smuggling-te-space-before-colon', ['Transfer-Encoding : chunked'], '0\r\n\r\n'],
+    ['smuggling-te-list', ['Transfer-Encoding: chunked, identity'], '0\r\n\r\n'],
+    ['smuggling-te-twice', ['Transfer-Encoding: chunked', 'Transfer-Encoding: identity'], '0\r\n\r\n'],
+    ['smuggling-cl-sign', ['Content-Length: +4'], 'abcd'],
+  ];
+  for (const [name, headers, body] of smuggling) {
+    test(`${name}: 400, and the upstream sees nothing`, async () => {
+      const seen = upstream.received.length;
+      const answer = await request('POST', '/v1/echo', headers, body);
+      assert.equal(statusOf(answer), 400, answer.split('\r\n')[0]);
+      assert.equal(upstream.received.length, seen);
+    });
+  }
+
+  test('xff-spoof and identity-spoof: what the client sends never reaches the upstream as the gateway\'s', async () => {
+    const answer = await request('GET', '/v1/backend/7', [
+      'X-Forwarded-For: 10.0.0.1',
+      'X-Forwarded-Proto: https',
+      'X-Forwarded-Host: admin.internal',
+      'X-Gateway-App: someone-else',
+      'X-Gateway-Client-Id: other',
+      'X-Gateway-Subject: admin',
+      'X_Gateway_Subject: admin',
+      'Forwarded: for=10.0.0.1',
+      'X-Real-IP: 10.0.0.1',
+    ]);
+    assert.equal(statusOf(answer), 200);
+    const headers = upstream.received.at(-1)!.headers;
+    assert.equal(headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(headers['x-forwarded-proto'], 'http');
+    assert.equal(headers['x-forwarded-host'], 'gw.test');
+    assert.equal(headers['x-gateway-app'], 'hardening');
+    assert.equal(headers['x-gateway-subject'], undefined);
+    assert.equal(headers['x_gateway_subject'], undefined);
+    assert.equal(headers.forwarded, undefined);
+    assert.equal(headers['x-real-ip'], undefined);
+  });
+
+  test("connection-strip: a header named in Connection cannot strip one the gateway adds", async () => {
+    const answer = await send(
+      gw.url,
+      ['GET /v1/backend/8 HTTP/1.1', 'Host: gw.test', `Authorization: Bearer ${token}`, 'Connection: close, x-forwarded-for, x-gateway-app, x-gateway-client-id, authorization', '', ''].join('\r\n'),
+    );
+    assert.equal(statusOf(answer), 200, 'Authorization named in Connection still authenticates');
+    const headers = upstream.received.at(-1)!.headers;
+    assert.equal(headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(headers['x-gateway-app'], 'hardening');
+    assert.ok(typeof headers['x-gateway-client-id'] === 'string');
+    assert.equal(headers.authorization, undefined);
+  });
+
+  test('oversize-body: a Content-Length over listen.maxBodySize is 413 at once, and the connection closes', async () => {
+    const seen = upstream.received.length;
+    const answer = await request('POST', '/v1/echo', ['Content-Type: application/json', 'Content-Length: 5000'], '');
+    assert.equal(statusOf(answer), 413);
+    assert.match(answer, /\r\nconnection: close\r\n/i);
+    assert.match(answer, /"code":"payload_too_large"/);
+    assert.equal(upstream.received.length, seen);
+    const fits = await call(`${gw.url}/v1/echo`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(900) }) });
+    assert.equal(fits.status, 200);
+  });
+
+  test('oversize-target: a request target over 8 KiB is 414; a query of more than 100 parameters too', async () => {
+    const long = await call(`${gw.url}/v1/hello?q=${'a'.repeat(9000)}`, { headers: bearer(token) });
+    assert.equal(long.status, 414);
+    assert.equal(long.body.code, 'uri_too_long');
+    const many = await call(`${gw.url}/v1/hello?${Array.from({ length: 101 }, (_, i) => `p${i}=1`).join('&')}`, { headers: bearer(token) });
+    assert.equal(many.status, 414);
+    assert.equal(many.body.detail, 'the query has more than 100 parameters');
+    const hundred = await call(`${gw.url}/v1/hello?${Array.from({ length: 100 }, (_, i) => `p${i}=1`).join('&')}`, { headers: bearer(token) });
+    assert.equal(hundred.status, 200);
+  });
+
+  test('oversize-headers: more than 16 KiB of headers is 431', async () => {
+    const answer = await request('GET', '/v1/hello', [`X-Big: ${'b'.repeat(17 * 1024)}`]);
+    assert.equal(statusOf(answer), 431);
+  });
+});
