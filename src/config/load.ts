@@ -164,7 +164,13 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
   );
   if (issues.length > 0) throw new ConfigError(file, issues);
 
-  const raw: unknown = doc.toJS({ maxAliasCount: 100 });
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    // An alias without its anchor, or aliases that expand too far (a "billion laughs" file).
+    throw new ConfigError(file, [{ path: '', message: (err as Error).message.split('\n')[0] ?? 'unreadable YAML', line: undefined }]);
+  }
   const validate = validator();
   if (!validate(raw)) {
     for (const e of pickUnionBranch(validate.errors ?? [])) {

@@ -390,6 +390,11 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     ]);
   });
 
+  it('an alias without its anchor (found by fuzzing) is a ConfigError, not a crash', () => {
+    const text = configYaml().replace('  realm: test-realm\n', '  realm: *nowhere\n');
+    assert.deepEqual(errorLines(text), ['Unresolved alias (the anchor must be set before the alias): nowhere']);
+  });
+
   it('unknown key holding a block mapping: the line of the key', () => {
     const text = configYaml({ extra: 'bogus:\n  nested: 1\n' });
     assert.deepEqual(errorLines(text), [`bogus: unknown key (gateway.yaml:${lineOf(text, 'bogus:')})`]);
