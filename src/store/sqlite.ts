@@ -135,6 +135,12 @@ export class SqliteStore implements Store {
   readonly #cache = new Map<string, ActiveToken>();
   /** Client authentication's reads, kept like tokens and evicted by the same change feed. */
   readonly #clients = new Map<string, Client>();
+  /**
+   * Keys presented that do not exist. Without it an unknown key costs a database read that a
+   * known (cached) one does not, and the time of a 401 would tell which keys exist. Keys are
+   * random, so no key is created after being presented; this instance's own creations clear it.
+   */
+  readonly #unknownClients = new Set<string>();
   readonly #cacheSize: number;
   #dataVersion = -1;
   /** The last row of `revocations` this instance has applied to its cache. */
@@ -427,6 +433,7 @@ export class SqliteStore implements Store {
         this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.now);
         this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
       });
+      this.#unknownClients.delete(input.key);
     } catch (err) {
       throw conflictOr(err, `app "${input.name}" already exists for this developer`);
     }
@@ -479,6 +486,7 @@ export class SqliteStore implements Store {
     this.#transaction(() => {
       const old = (this.#approvedKeysOfApp.all(input.appId, input.key) as Row[]).map((r) => r.key as string);
       this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
+      this.#unknownClients.delete(input.key);
       this.#expireOtherCredentials.run(input.overlapUntil, input.overlapUntil, input.appId, input.key);
       // Cached clients and tokens of the old keys are read again, with their new expiry.
       for (const key of old) this.#revoked('key', key, input.now);
@@ -563,8 +571,13 @@ export class SqliteStore implements Store {
     this.#syncCache();
     const cached = this.#clients.get(key);
     if (cached !== undefined) return cached;
+    if (this.#unknownClients.has(key)) return undefined;
     const row = this.#client.get(key) as Row | undefined;
-    if (!row) return undefined;
+    if (!row) {
+      if (this.#unknownClients.size >= CLIENT_CACHE_SIZE) this.#unknownClients.delete(this.#unknownClients.values().next().value!);
+      this.#unknownClients.add(key);
+      return undefined;
+    }
     const client: Client = {
       credential: {
         key: row.key as string,

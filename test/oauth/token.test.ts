@@ -121,6 +121,7 @@ describe('token endpoint', () => {
     ['bad base64', 'Basic !!!!'],
     ['bad percent-encoding', `Basic ${Buffer.from('%zz:secret').toString('base64')}`],
     ['another scheme', 'Bearer abc'],
+    ['a colon inside the secret: the secret is everything after the first colon', `Basic ${Buffer.from('key:part:other').toString('base64')}`],
   ] as const) {
     test(`malformed Basic (${name}): 401 invalid_client, never a 500`, async () => {
       const res = await call(`${gw.url}/oauth2/token`, { method: 'POST', headers: { ...FORM, authorization: header }, body: 'grant_type=client_credentials' });

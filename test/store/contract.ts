@@ -239,6 +239,20 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.equal((await store.findClient(key))?.developerStatus, 'disabled');
       });
 
+      it('a key presented before it existed is found once this store creates it', async () => {
+        const key = newKey();
+        assert.equal(await store.findClient(key), undefined);
+        assert.equal(await store.findClient(key), undefined, 'asked twice');
+        const dev = await store.createDeveloper({ email: 'late@example.com', name: 'Late', now: T0 });
+        await store.createApp({ developerId: dev.id, name: 'late', product: 'orders', key, secretHash: hash(), now: T0 });
+        assert.equal((await store.findClient(key))?.credential.key, key);
+        const rotated = newKey();
+        assert.equal(await store.findClient(rotated), undefined);
+        const app = (await store.findAppByKey(key))!;
+        await store.rotateCredential({ appId: app.id, key: rotated, secretHash: hash(), now: T0, overlapUntil: T0 + HOUR });
+        assert.equal((await store.findClient(rotated))?.credential.key, rotated);
+      });
+
       it('revokes a credential once', async () => {
         const { app, key } = await seed();
         assert.equal(await store.revokeCredential(key), true);
