@@ -180,7 +180,7 @@ describe('refresh_token grant', () => {
     assert.equal(next.status, 200);
   });
 
-  test('reuse of a rotated refresh token: 401 invalid_grant and the whole family is revoked', async () => {
+  test('refresh-reuse: a rotated refresh token presented again is 401 invalid_grant and revokes the whole family', async () => {
     const first = await login();
     const second = (await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)).body;
     const reuse = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app);
@@ -194,7 +194,7 @@ describe('refresh_token grant', () => {
     assert.equal(successor.body.error, 'invalid_grant');
   });
 
-  test('concurrent uses of one refresh token: exactly one succeeds, and without a grace the reuse revokes the winner too', async () => {
+  test('refresh-race: concurrent uses of one refresh token: exactly one succeeds, and without a grace the reuse revokes the winner too', async () => {
     const first = await login();
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)),
@@ -204,7 +204,7 @@ describe('refresh_token grant', () => {
     assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 401);
   });
 
-  test('scope can narrow but never widen', async () => {
+  test('scope-widening: a refresh can narrow the scope but never widen it', async () => {
     const first = await login('orders:read');
     const wider = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token, scope: 'orders:read orders:write' }, app);
     assert.equal(wider.status, 400);

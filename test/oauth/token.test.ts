@@ -85,7 +85,7 @@ describe('token endpoint', () => {
     assert.equal(lower.status, 200);
   });
 
-  test('unknown client and wrong secret: identical 401 invalid_client with the Basic challenge', async () => {
+  test('client-enumeration: unknown client and wrong secret get identical 401 invalid_client answers with the Basic challenge', async () => {
     const unknown = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: 'nobody', secret: app.secret });
     const wrong = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: app.key, secret: `${app.secret}x` });
     for (const res of [unknown, wrong]) {

@@ -290,7 +290,7 @@ describe('IP access list', () => {
     }
   });
 
-  test('X-Forwarded-For counts only from a trusted proxy, right-most untrusted hop first', async () => {
+  test('xff-spoof: X-Forwarded-For counts only from a trusted proxy, right-most untrusted hop first', async () => {
     const upstream = await startUpstream();
     const trusting = await gatewayWith({ upstreamUrl: upstream.url, routes: IP_ROUTES, listen: '  trustedProxies: [127.0.0.1, 192.168.0.0/16]\n', products: `  ips:\n    routes: [forwarded]\n` });
     const plain = await gatewayWith({ upstreamUrl: upstream.url, routes: IP_ROUTES, products: `  ips:\n    routes: [forwarded]\n` });
