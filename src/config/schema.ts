@@ -75,8 +75,8 @@ const Log = Type.Object(
 const OAuth = Type.Object(
   {
     realm: Type.Optional(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$' })),
-    /** RFC 8414: the gateway's address as clients reach it; the metadata document is served only when it is set. */
-    issuer: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
+    /** RFC 8414: the gateway's address as clients reach it (https, or http on localhost); the metadata document is served only when it is set. */
+    issuer: Type.Optional(Type.String({ pattern: '^https://[^/?#]+$|^http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?$' })),
     /** RFC 7662: who may call POST /oauth2/introspect (your backends); absent: the endpoint is not served. */
     introspection: Type.Optional(
       Type.Object({ clients: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 16 }) }, Strict), { minItems: 1 }) }, Strict),

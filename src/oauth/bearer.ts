@@ -1,4 +1,5 @@
 // RFC 6750: bearer tokens on protected routes, and the one place their challenges are written.
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PREFIX, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
@@ -73,7 +74,14 @@ function repeatedAuthorization(raw: readonly string[]): boolean {
   return false;
 }
 
-const FORM_BODY_LIMIT = 1024 * 1024;
+/** Form bodies up to this size are looked through for a second token; larger ones stream on unread. */
+const FORM_BODY_LIMIT = 64 * 1024;
+
+function formBodyToCheck(req: IncomingMessage): boolean {
+  if (!hasBody(req) || !isFormContentType(req.headers['content-type'])) return false;
+  const length = Number(req.headers['content-length']);
+  return Number.isInteger(length) && length <= FORM_BODY_LIMIT;
+}
 
 /**
  * The step that authenticates a call: §2.1, the Authorization header only, scheme
@@ -86,7 +94,9 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   // Synchronous when the store has the token in memory: no promise on the usual path.
   return function verifyToken(ctx: RequestContext): void | Promise<void> {
     const { req } = ctx;
-    if (ctx.query.includes('access_token') && new URLSearchParams(ctx.query).has('access_token')) {
+    // Any spelling of the name (access%5Ftoken…) holds "access" or a "%".
+    const { query } = ctx;
+    if ((query.includes('access') || query.includes('%')) && new URLSearchParams(query).has('access_token')) {
       throw errors.invalidRequest('the access token must not be sent in the query string');
     }
     const header = req.headers.authorization;
@@ -98,8 +108,10 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
     const digest = accessDigest(ctx.req.socket, token);
     if (digest === undefined) throw errors.invalidToken();
-    if (hasBody(req) && isFormContentType(req.headers['content-type'])) return checkFormBody(ctx).then(() => lookUp(ctx, digest));
-    return lookUp(ctx, digest);
+    const found = lookUp(ctx, digest);
+    // The body is read only once the token is accepted, and only a small form's.
+    if (!formBodyToCheck(req)) return found;
+    return found instanceof Promise ? found.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
   };
   function lookUp(ctx: RequestContext, digest: Buffer): void | Promise<void> {
     const found = store.findAccessToken(digest, clock());

@@ -132,6 +132,8 @@ export interface Store {
   /** Counts one more failed login; resolves to the count and the start of its window. */
   addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
   clearLoginFailures(account: string): Promise<void>;
+  /** Takes one counted attempt back (an attempt counted before it was known to succeed). */
+  takeBackLoginFailure(account: string): Promise<void>;
 
   /** Creates the app and its first credential atomically; ConflictError on a duplicate name. */
   createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App>;

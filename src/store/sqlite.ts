@@ -192,6 +192,7 @@ export class SqliteStore implements Store {
   readonly #loginFailures: StatementSync;
   readonly #addLoginFailure: StatementSync;
   readonly #clearLoginFailures: StatementSync;
+  readonly #takeBackLoginFailure: StatementSync;
   readonly #expireOtherCredentials: StatementSync;
   readonly #approvedKeysOfApp: StatementSync;
   readonly #deleteAppRows: readonly StatementSync[];
@@ -308,6 +309,7 @@ export class SqliteStore implements Store {
        RETURNING count, first_at`,
     );
     this.#clearLoginFailures = db.prepare('DELETE FROM login_failures WHERE email = ?');
+    this.#takeBackLoginFailure = db.prepare('UPDATE login_failures SET count = max(count - 1, 0) WHERE email = ?');
     this.#approvedKeysOfApp = db.prepare(`SELECT key FROM credentials WHERE app_id = ? AND status = 'approved' AND key <> ?`);
     this.#expireOtherCredentials = db.prepare(
       `UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`,
@@ -556,6 +558,10 @@ export class SqliteStore implements Store {
     this.#clearLoginFailures.run(email);
   }
 
+  async takeBackLoginFailure(account: string): Promise<void> {
+    this.#takeBackLoginFailure.run(account);
+  }
+
   async addUsage(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
     this.#transaction(() => {
@@ -574,6 +580,7 @@ export class SqliteStore implements Store {
     if (this.#unknownClients.has(key)) return undefined;
     const row = this.#client.get(key) as Row | undefined;
     if (!row) {
+      if (key.length > 64) return undefined; // not a key this gateway makes; not worth remembering
       if (this.#unknownClients.size >= CLIENT_CACHE_SIZE) this.#unknownClients.delete(this.#unknownClients.values().next().value!);
       this.#unknownClients.add(key);
       return undefined;

@@ -37,7 +37,8 @@ describe('credential-leak', () => {
     await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: pw.refresh_token }, app);
     await call(`${gw.url}/v1/orders?access_token=${cc}`);
     await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wrong-password-4321' }, app);
-    secrets.push(['wrong password', 'wrong-password-4321']);
+    await tokenRequest(gw.url, { grant_type: 'password', username: 'pasted-password-8642', password: 'x' }, app);
+    secrets.push(['wrong password', 'wrong-password-4321'], ['a password typed as the username', 'pasted-password-8642']);
     await call(`${gw.url}/v1/hello`, { headers: bearer(cc) });
     await call(`${gw.url}/v1/hello?client_secret=${app.secret}`, { headers: bearer(refreshed.access_token) });
     await call(`${gw.url}/oauth2/introspect`, { method: 'POST', headers: { authorization: basic('backend', 'introspection-secret-5678'), 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${cc}` });

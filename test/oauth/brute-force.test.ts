@@ -58,6 +58,21 @@ describe('password grant brute force', () => {
     assert.equal((await attempt(app, 'alice', 'wonderland')).status, 200, 'the window ended');
   });
 
+  test('password-bruteforce-username-variants: case, spaces and compatibility forms share one count', async () => {
+    const app = await gw.client('orders');
+    for (const name of ['Alice', 'ALICE ', ' alice', 'ａｌｉｃｅ', 'aLiCe']) assert.equal((await attempt(app, name, 'guess')).status, 401, name);
+    assert.equal((await attempt(app, 'alice', 'wonderland')).status, 429);
+  });
+
+  test('password-bruteforce-parallel: a burst of guesses cannot slip past the client\'s limit', async () => {
+    const app = await gw.client('orders');
+    const before = auth.calls.length;
+    const answers = await Promise.all(Array.from({ length: 70 }, (_, i) => attempt(app, `burst-${i}`, 'guess')));
+    assert.equal(answers.filter((a) => a.status === 401).length, 50);
+    assert.equal(answers.filter((a) => a.status === 429).length, 20);
+    assert.equal(auth.calls.length - before, 50, 'the authorization server was asked 50 times, not 70');
+  });
+
   test('a success clears the username\'s count', async () => {
     const app = await gw.client('orders');
     for (let round = 0; round < 3; round++) {
@@ -75,6 +90,10 @@ describe('password grant brute force', () => {
     const res = await attempt(app, 'bob', 'builder');
     assert.equal(res.status, 429);
     assert.equal(res.body.error, 'slow_down');
+    // A new key for the same app does not bring a new budget.
+    const { rotateKey } = await import('../../src/admin/operations.ts');
+    const rotated = await rotateKey(gw.admin, { key: app.key });
+    assert.equal((await attempt({ key: rotated.key, secret: rotated.secret }, 'bob', 'builder')).status, 429);
     assert.equal((await attempt(await gw.client('orders'), 'bob', 'builder')).status, 200, 'another client is not throttled');
   });
 });

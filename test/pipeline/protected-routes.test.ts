@@ -119,6 +119,7 @@ describe('protected routes', () => {
       assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm", error="invalid_request", error_description="the access token must not be sent in the query string"');
     }
     assert.equal((await call(`${gw.url}/v1/hello?q=access_token`, { headers: bearer(token) })).status, 200, 'the word alone is no parameter');
+    assert.equal((await call(`${gw.url}/v1/hello?access%5Ftoken=${token}`, { headers: bearer(token) })).status, 400, 'an encoded name');
   });
 
   test('bearer-two-headers: two Authorization headers are a 400, whichever comes first', async () => {
