@@ -1,12 +1,13 @@
 // The steps the OAuth endpoints share (token, revocation, introspection): POST only, no
 // credentials in the query string, a form body, client authentication.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.ts';
 import { readBody } from '../http/body.ts';
 import type { Client } from '../store/port.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { GatewayError } from '../errors.ts';
-import { invalidRequest, OAuthError, temporarilyUnavailable } from './errors.ts';
+import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './errors.ts';
 import { isFormContentType, parseForm } from './form.ts';
 
 const BODY_LIMIT = 16 * 1024;
@@ -52,4 +53,36 @@ export async function clientAuth(ctx: FormContext, deps: Deps): Promise<void> {
     // The store failed: the client may be fine, and may try again.
     throw Object.assign(temporarilyUnavailable('the store failed to authenticate the client'), { cause: err });
   }
+}
+
+export interface FormEndpointSpec<C extends FormContext> {
+  /** For the log: "token endpoint". */
+  name: string;
+  /** The token endpoint's policies (an IP list, a spike arrest), run first. */
+  policies: readonly Step[];
+  steps: readonly FormStep<C>[];
+  /** The endpoint's context, from the shared one. */
+  context: (base: FormContext) => C;
+  /** Writes the success; resolves to the fields the access log adds (never a credential). */
+  answer: (ctx: C, res: ServerResponse) => Promise<Record<string, string>>;
+}
+
+/** An OAuth endpoint: the policies, the steps, the answer; every failure written by sendOAuthError. */
+export function createFormEndpoint<C extends FormContext>(deps: Deps, spec: FormEndpointSpec<C>) {
+  // RFC 9110 §15.5.2: every 401 carries a challenge, whichever way the client authenticated.
+  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
+  const { name, policies, steps, context, answer } = spec;
+  return async function formEndpoint(request: RequestContext): Promise<Record<string, string>> {
+    const { req, res } = request;
+    const ctx = context({ req, query: request.query, now: deps.clock(), form: new Map(), client: undefined });
+    try {
+      if (policies.length > 0) await runSteps(policies, request);
+      for (const step of steps) await step(ctx, deps);
+      return await answer(ctx, res);
+    } catch (thrown) {
+      const err = sendOAuthError(res, thrown, challenge);
+      if (!err.expose || err.status >= 500) deps.logger.error({ err: err.cause ?? err, detail: err.detail }, `${name} failed`);
+      return { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
+    }
+  };
 }

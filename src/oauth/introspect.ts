@@ -3,16 +3,15 @@
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
-import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import type { Step } from '../pipeline/context.ts';
 import { presentedCredentials } from './client-auth.ts';
-import { parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
-import { invalidClient, invalidRequest, NO_STORE, sendOAuthError, temporarilyUnavailable } from './errors.ts';
+import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext } from './endpoint.ts';
+import { invalidClient, invalidRequest, NO_STORE, temporarilyUnavailable } from './errors.ts';
 
 const INACTIVE = JSON.stringify({ active: false });
 
 /** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
 export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[] = []) {
-  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
   // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
   const callers = new Map(deps.config.oauth.introspectionClients.map((c) => [c.id, sha256(c.secret)]));
   const unknown = sha256('');
@@ -24,14 +23,12 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
     return id;
   }
 
-  const steps: readonly FormStep<FormContext>[] = [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody];
-
-  return async function introspectionEndpoint(request: RequestContext): Promise<Record<string, string>> {
-    const { req, res } = request;
-    const ctx: FormContext = { req, query: request.query, now: deps.clock(), form: new Map(), client: undefined };
-    try {
-      if (policies.length > 0) await runSteps(policies, request);
-      for (const step of steps) await step(ctx, deps);
+  return createFormEndpoint(deps, {
+    name: 'introspection endpoint',
+    policies,
+    steps: [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody],
+    context: (base) => base,
+    async answer(ctx, res) {
       const caller = authenticateCaller(ctx);
       const token = ctx.form.get('token');
       if (token === undefined) throw invalidRequest("parameter 'token' is required");
@@ -58,10 +55,6 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
             });
       res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
       return { caller, active: String(active !== undefined) };
-    } catch (thrown) {
-      const err = sendOAuthError(res, thrown, challenge);
-      if (!err.expose || err.status >= 500) deps.logger.error({ err: err.cause ?? err }, 'introspection endpoint failed');
-      return { error: err.code };
-    }
-  };
+    },
+  });
 }

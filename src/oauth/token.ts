@@ -1,10 +1,10 @@
 // POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
 // sendOAuthError writes every failure.
-import { runSteps, type RequestContext, type Step as RequestStep } from '../pipeline/context.ts';
+import type { Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
-import { clientAuth, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
-import { invalidRequest, invalidScope, NO_STORE, sendOAuthError, unauthorizedClient, unsupportedGrantType } from './errors.ts';
+import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
+import { invalidRequest, invalidScope, NO_STORE, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
 
@@ -63,37 +63,17 @@ const steps: readonly Step[] = [
 
 /** The token endpoint; `policies` (an IP list, a spike arrest) run before its own steps. */
 export function createTokenEndpoint(deps: Deps, policies: readonly RequestStep[] = []) {
-  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
-
-  /** Answers the request; resolves to the fields the access log adds (never a credential). */
-  return async function tokenEndpoint(request: RequestContext): Promise<Record<string, string>> {
-    const { req, res } = request;
-    const ctx: TokenContext = {
-      req,
-      query: request.query,
-      now: deps.clock(),
-      form: new Map(),
-      client: undefined,
-      grant: undefined,
-      product: undefined,
-      scope: undefined,
-    };
-    try {
-      if (policies.length > 0) await runSteps(policies, request);
-      for (const step of steps) await step(ctx, deps);
-      const body = await ctx.grant!.handle(
-        { req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now },
-        deps,
-      );
+  return createFormEndpoint<TokenContext>(deps, {
+    name: 'token endpoint',
+    policies,
+    steps,
+    context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined }),
+    async answer(ctx, res) {
+      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now }, deps);
       const payload = JSON.stringify(body);
       res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);
       return { app: ctx.client!.app.name, grant: ctx.grant!.grantType };
-    } catch (thrown) {
-      // RFC 9110 §15.5.2: every 401 carries a challenge, whichever way the client authenticated.
-      const err = sendOAuthError(res, thrown, challenge);
-      if (!err.expose) deps.logger.error({ err: err.cause ?? err }, 'token endpoint failed');
-      return { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
-    }
-  };
+    },
+  });
 }
