@@ -7,7 +7,8 @@ import { dirname } from 'node:path';
 import { compilePolicies, type RouteTable } from '../config/compile.ts';
 import type { Deps } from '../deps.ts';
 import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
-import { createMetadataEndpoint } from '../oauth/metadata.ts';
+import { OAUTH_PATHS } from '../oauth/endpoint.ts';
+import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
@@ -17,8 +18,6 @@ import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
 
-export const TOKEN_PATH = '/oauth2/token';
-export const METADATA_PATH = '/.well-known/oauth-authorization-server';
 
 export interface Listener {
   server: Server;
@@ -30,10 +29,10 @@ export interface Listener {
 export function createHandler(deps: Deps, routes: RouteTable) {
   const tokenPolicies = compilePolicies(deps.config.oauth.policies, 'access', { deps, route: 'oauth2/token', configDir: dirname(deps.config.file), method: undefined, path: undefined });
   // The OAuth endpoints, each answering in RFC 6749 §5.2 terms; introspection only when someone may call it.
-  const oauthEndpoints = new Map([
-    [TOKEN_PATH, createTokenEndpoint(deps, tokenPolicies)],
-    ['/oauth2/revoke', createRevocationEndpoint(deps, tokenPolicies)],
-    ...(deps.config.oauth.introspectionClients.length === 0 ? [] : [['/oauth2/introspect', createIntrospectionEndpoint(deps, tokenPolicies)] as const]),
+  const oauthEndpoints = new Map<string, ReturnType<typeof createTokenEndpoint>>([
+    [OAUTH_PATHS.token, createTokenEndpoint(deps, tokenPolicies)],
+    [OAUTH_PATHS.revocation, createRevocationEndpoint(deps, tokenPolicies)],
+    ...(introspectionServed(deps.config) ? [[OAUTH_PATHS.introspection, createIntrospectionEndpoint(deps, tokenPolicies)] as const] : []),
   ]);
   const metadata = createMetadataEndpoint(deps.config);
   const { maxBodySize } = deps.config.listen;
@@ -64,7 +63,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
         logAccess(req, res, path, started, await endpoint(ctx), undefined);
         return;
       }
-      if (path === METADATA_PATH && metadata(req.method ?? 'GET', res)) {
+      if (path === OAUTH_PATHS.metadata && metadata(req.method ?? 'GET', res)) {
         logAccess(req, res, path, started, undefined, undefined);
         return;
       }

@@ -13,16 +13,7 @@ import type { ActiveToken } from '../store/port.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-/**
- * The digest of the last token presented on each connection. A client sends the same token call
- * after call on a keep-alive connection, and its SHA-256 is the costliest step of verification
- * (about 10 µs in place, against 2 µs in a tight loop: OpenSSL's digest path is cold between
- * calls). The store still decides every time whether the token is valid. Nothing is kept beyond
- * the connection, which held the token anyway; the comparison is constant-time, since a proxy in
- * front may carry several clients' calls over one connection.
- */
-const lastOnConnection = new WeakMap<Socket, { token: string; digest: Buffer }>();
-
+/** Equal strings, in time that depends on their length only. */
 function sameToken(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
@@ -30,13 +21,6 @@ function sameToken(a: string, b: string): boolean {
   return diff === 0;
 }
 
-function accessDigest(socket: Socket, token: string): Buffer | undefined {
-  const last = lastOnConnection.get(socket);
-  if (last !== undefined && sameToken(last.token, token)) return last.digest;
-  const digest = tokenDigest(PREFIX.access, token);
-  if (digest !== undefined) lastOnConnection.set(socket, { token, digest });
-  return digest;
-}
 
 export function createBearerErrors(realm: string) {
   const challenge = (error?: string, description?: string, scope?: string) => {
@@ -91,6 +75,22 @@ function formBodyToCheck(req: IncomingMessage): boolean {
  */
 export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   const { store, clock } = deps;
+  /**
+   * The digest of the last token presented on each connection. A client sends the same token call
+   * after call on a keep-alive connection, and its SHA-256 is the costliest step of verification
+   * (about 10 µs in place, against 2 µs in a tight loop: OpenSSL's digest path is cold between
+   * calls). The store still decides every time whether the token is valid. Nothing is kept beyond
+   * the connection, which held the token anyway; the comparison is constant-time, since a proxy in
+   * front may carry several clients' calls over one connection.
+   */
+  const lastOnConnection = new WeakMap<Socket, { token: string; digest: Buffer }>();
+  function accessDigest(socket: Socket, token: string): Buffer | undefined {
+    const last = lastOnConnection.get(socket);
+    if (last !== undefined && sameToken(last.token, token)) return last.digest;
+    const digest = tokenDigest(PREFIX.access, token);
+    if (digest !== undefined) lastOnConnection.set(socket, { token, digest });
+    return digest;
+  }
   // Synchronous when the store has the token in memory: no promise on the usual path.
   return function verifyToken(ctx: RequestContext): void | Promise<void> {
     const { req } = ctx;

@@ -8,10 +8,13 @@ import type { Client, Store } from '../store/port.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import { formDecode } from './form.ts';
 
+/** The client authentication methods presentedCredentials accepts (RFC 8414 names), and no other. */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+
 export interface PresentedCredentials {
   id: string;
   secret: string;
-  method: 'client_secret_basic' | 'client_secret_post';
+  method: (typeof CLIENT_AUTH_METHODS)[number];
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -12,6 +12,17 @@ import { isFormContentType, parseForm } from './form.ts';
 
 const BODY_LIMIT = 16 * 1024;
 
+/** Where the OAuth endpoints are served; the server routes to them and the metadata names them. */
+export const OAUTH_PATHS = {
+  token: '/oauth2/token',
+  revocation: '/oauth2/revoke',
+  introspection: '/oauth2/introspect',
+  metadata: '/.well-known/oauth-authorization-server',
+} as const;
+
+/** RFC 6749 §2.3.1, RFC 6750 §2.3: what must never travel in a request URI. */
+const QUERY_FORBIDDEN = ['client_secret', 'token', 'refresh_token', 'access_token', 'password'];
+
 export interface FormContext {
   req: IncomingMessage;
   query: string;
@@ -32,7 +43,7 @@ export function requirePost(endpoint: string): FormStep<FormContext> {
 export function rejectQueryCredentials(ctx: FormContext): void {
   if (ctx.query === '') return;
   const query = new URLSearchParams(ctx.query);
-  for (const name of ['client_secret', 'token', 'refresh_token', 'access_token', 'password']) {
+  for (const name of QUERY_FORBIDDEN) {
     if (query.has(name)) throw invalidRequest(`${name} must not be sent in the query string`);
   }
 }
@@ -51,7 +62,7 @@ export async function clientAuth(ctx: FormContext, deps: Deps): Promise<void> {
   } catch (err) {
     if (err instanceof GatewayError) throw err;
     // The store failed: the client may be fine, and may try again.
-    throw Object.assign(temporarilyUnavailable('the store failed to authenticate the client'), { cause: err });
+    throw temporarilyUnavailable('the store failed to authenticate the client', err);
   }
 }
 

@@ -14,8 +14,8 @@ export const invalidGrant = (description: string, detail?: string) =>
 export const unauthorizedClient = (description: string) => new OAuthError(400, 'unauthorized_client', description);
 export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
-export const temporarilyUnavailable = (detail: string) =>
-  new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' } });
+export const temporarilyUnavailable = (detail: string, cause?: unknown) =>
+  new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' }, cause });
 
 // RFC 6749 §5.2: error_description holds %x20-21 / %x23-5B / %x5D-7E only; an echoed client
 // value could hold anything else.

@@ -10,26 +10,30 @@ import { invalidClient, invalidRequest, NO_STORE, temporarilyUnavailable } from 
 
 const INACTIVE = JSON.stringify({ active: false });
 
+/** Apps do not introspect: the caller is one the YAML declares, not a client. */
+interface IntrospectionContext extends FormContext {
+  caller: string | undefined;
+}
+
 /** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
 export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[] = []) {
   // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
   const callers = new Map(deps.config.oauth.introspectionClients.map((c) => [c.id, sha256(c.secret)]));
   const unknown = sha256('');
 
-  function authenticateCaller(ctx: FormContext): string {
+  function callerAuth(ctx: IntrospectionContext): void {
     const { id, secret } = presentedCredentials(ctx.req, ctx.form);
     const matches = safeEqual(sha256(secret), callers.get(id) ?? unknown);
     if (!callers.has(id) || !matches) throw invalidClient(callers.has(id) ? 'wrong introspection secret' : 'unknown introspection caller');
-    return id;
+    ctx.caller = id;
   }
 
-  return createFormEndpoint(deps, {
+  return createFormEndpoint<IntrospectionContext>(deps, {
     name: 'introspection endpoint',
     policies,
-    steps: [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody],
-    context: (base) => base,
+    steps: [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody, callerAuth],
+    context: (base) => ({ ...base, caller: undefined }),
     async answer(ctx, res) {
-      const caller = authenticateCaller(ctx);
       const token = ctx.form.get('token');
       if (token === undefined) throw invalidRequest("parameter 'token' is required");
       const digest = tokenDigest(PREFIX.access, token);
@@ -37,7 +41,7 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
       try {
         active = digest === undefined ? undefined : await deps.store.findAccessToken(digest, ctx.now);
       } catch (err) {
-        throw Object.assign(temporarilyUnavailable('the store failed to answer'), { cause: err });
+        throw temporarilyUnavailable('the store failed to answer', err);
       }
       const payload =
         active === undefined
@@ -54,7 +58,7 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
               product: active.product,
             });
       res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
-      return { caller, active: String(active !== undefined) };
+      return { caller: ctx.caller!, active: String(active !== undefined) };
     },
   });
 }

@@ -2,26 +2,31 @@
 // find its way, computed once from the YAML.
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/load.ts';
+import type { GrantTypeName } from '../config/schema.ts';
+import { CLIENT_AUTH_METHODS } from './client-auth.ts';
+import { OAUTH_PATHS } from './endpoint.ts';
+import { grants } from './grants/index.ts';
 
-const GRANT_ORDER = ['client_credentials', 'password', 'refresh_token'] as const;
-// What presentedCredentials accepts (src/oauth/client-auth.ts), and nothing else.
-const CLIENT_AUTH = ['client_secret_basic', 'client_secret_post'];
+/** Introspection is served only when someone may call it. */
+export function introspectionServed(config: Config): boolean {
+  return config.oauth.introspectionClients.length > 0;
+}
 
-export function metadataDocument(config: Config): Record<string, unknown> | undefined {
+function metadataDocument(config: Config): Record<string, unknown> | undefined {
   const issuer = config.oauth.issuer;
   if (issuer === undefined) return undefined;
   const products = [...config.products.values()];
   const enabled = new Set(products.flatMap((p) => [...p.grants]));
   return {
     issuer,
-    token_endpoint: `${issuer}/oauth2/token`,
-    token_endpoint_auth_methods_supported: CLIENT_AUTH,
-    revocation_endpoint: `${issuer}/oauth2/revoke`,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH,
-    ...(config.oauth.introspectionClients.length === 0
-      ? {}
-      : { introspection_endpoint: `${issuer}/oauth2/introspect`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH }),
-    grant_types_supported: GRANT_ORDER.filter((g) => enabled.has(g)),
+    token_endpoint: `${issuer}${OAUTH_PATHS.token}`,
+    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    ...(introspectionServed(config)
+      ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS }
+      : {}),
+    grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
     // Required by §2; there is no authorization endpoint, so no response type.
     response_types_supported: [],

@@ -25,7 +25,7 @@ export function createRevocationEndpoint(deps: Deps, policies: readonly Step[] =
           revoked = await deps.store.revokeToken(digest, ctx.client!.app.id, ctx.now);
         } catch (err) {
           // Never a 200 while the token may still work (§2.2.1).
-          throw Object.assign(temporarilyUnavailable('the store failed to revoke'), { cause: err });
+          throw temporarilyUnavailable('the store failed to revoke', err);
         }
       }
       // §2.2: 200 for an unknown token too, and for another client's (which stays untouched):
