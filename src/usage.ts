@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Store, UsageCount } from './store/port.ts';
 
-const HOUR_MS = 3_600_000;
+export const HOUR_MS = 3_600_000;
 const FLUSH_EVERY_MS = 5_000;
 
 export interface Usage {

@@ -65,7 +65,7 @@ export async function startWorkers(config: Config, options: { env: Record<string
   logger.info({ url, workers: workers.length, config: config.file }, 'gateway listening');
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
   const usage = startUsage(store, logger);
-  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, authServers: new Map(), counters, usage });
+  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, counters, usage });
   return {
     url,
     port,

@@ -1,6 +1,7 @@
 // Portal passwords, which people choose: scrypt (RFC 7914), stored as
 // "scrypt$N$r$p$salt$hash" (base64url) so the cost can rise without breaking stored hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { GatewayError } from '../errors.ts';
 
 const COST = { N: 1 << 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
@@ -15,13 +16,11 @@ const QUEUE_MAX = 64;
 let running = 0;
 const queue: (() => void)[] = [];
 
-export class PasswordsBusyError extends Error {
-  override readonly name = 'PasswordsBusyError';
-}
+const busy = () => new GatewayError(503, 'busy', 'The portal is busy checking passwords; nothing was changed. Try again in a moment.', { headers: { 'retry-after': '1' } });
 
 async function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
   if (running >= RUNNING_MAX) {
-    if (queue.length >= QUEUE_MAX) throw new PasswordsBusyError('too many password checks at once');
+    if (queue.length >= QUEUE_MAX) throw busy();
     // The finishing derivation hands its slot over: `running` stays as it is.
     await new Promise<void>((resolve) => queue.push(resolve));
   } else {

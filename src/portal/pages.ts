@@ -2,6 +2,7 @@
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import type { App, Credential, Developer, UsageCount } from '../store/port.ts';
+import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
 
 export interface Frame {
@@ -10,7 +11,6 @@ export interface Frame {
   csrf: string;
 }
 
-const HOUR_MS = 3_600_000;
 
 const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`;
 /** A duration in the largest whole unit: "24 hours", "90 minutes". */

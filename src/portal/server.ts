@@ -1,16 +1,17 @@
 // The developer portal: its own listener, server-rendered pages, forms that work without
 // JavaScript. Every change goes through src/admin, as `gateway admin` does.
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as ops from '../admin/operations.ts';
-import { PasswordsBusyError } from '../admin/passwords.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
-import { GatewayError } from '../errors.ts';
+import { asGatewayError, GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
 import { listen, type Listener } from '../http/server.ts';
-import { isFormContentType } from '../oauth/form.ts';
+import { splitTarget } from '../http/request.ts';
+import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
+import { HOUR_MS } from '../usage.ts';
 import type { Developer } from '../store/port.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
@@ -18,7 +19,18 @@ import * as pages from './pages.ts';
 import { createSessions, newVisitorId, type Visitor } from './session.ts';
 
 const FORM_LIMIT = 16 * 1024;
-const HOUR_MS = 3_600_000;
+
+/** The status of each refusal of src/admin the portal shows; any other is a 400. */
+const REFUSAL_STATUS: Readonly<Record<string, number>> = {
+  login_failed: 401,
+  login_throttled: 429,
+  duplicate_developer: 409,
+  duplicate_app: 409,
+  not_invited: 403,
+  invalid_invitation: 403,
+};
+
+const ALLOW = 'GET, HEAD, POST';
 
 // frame-ancestors: no page of the portal can be framed (clickjacking); nothing loads from elsewhere.
 const SECURITY_HEADERS = {
@@ -43,21 +55,30 @@ interface Request {
   visitor: Visitor;
   frame: pages.Frame;
   /** The submitted form, CSRF-checked (POST only). */
-  form: URLSearchParams;
+  form: ReadonlyMap<string, string>;
 }
 
 type Handler = (r: Request) => Promise<Answer>;
 
-export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
+/** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
+export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage'>;
+
+export function createPortalHandler(deps: PortalDeps, options: { secure: boolean }) {
   const portal = deps.config.portal!;
   const { store, clock, logger, config } = deps;
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
-  const visible = (): ProductSettings[] => [...config.products.values()].filter((p) => p.visible);
-  const visibleProduct = (name: string | null | undefined) => (name ? config.products.get(name) : undefined)?.visible === true ? config.products.get(name!) : undefined;
+  const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
+  const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
 
-  const page = (r: Request, status: number, html: Html, cookie?: string): Answer => ({ status, page: html, ...(cookie === undefined ? {} : { cookie }) });
-  const notFound = (r: Request): Answer => page(r, 404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
-  const adminMessage = (err: unknown) => (err instanceof ops.AdminError ? err.message : undefined);
+  const page = (status: number, html: Html): Answer => ({ status, page: html });
+  const notFound = (r: Request): Answer => page(404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
+  /** A form the operation refused: the form again with its message, under the status its code has. */
+  function refused(err: unknown, render: (message: string) => Html): Answer {
+    if (!(err instanceof ops.AdminError)) throw err;
+    const answer: Answer = { status: REFUSAL_STATUS[err.code] ?? 400, page: render(err.message) };
+    if (err.retryAfter !== undefined) answer.headers = { 'retry-after': String(err.retryAfter) };
+    return answer;
+  }
 
   /** A session-changing answer: a new id in the cookie, so no CSRF token issued before still works. */
   async function loggedIn(dev: Developer, to: string): Promise<Answer> {
@@ -80,10 +101,10 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
   }
 
   const publicGet: Record<string, Handler> = {
-    '/': async (r) => page(r, 200, pages.productsPage(r.frame, visible())),
-    '/login': async (r) => page(r, 200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
+    '/': async (r) => page(200, pages.productsPage(r.frame, visible)),
+    '/login': async (r) => page(200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
     // An invitation link carries the email and the code: /signup?email=…&invitation=gwi_…
-    '/signup': async (r) => page(r, 200, pages.signupPage(r.frame, { email: r.query.get('email') ?? '', invitation: r.query.get('invitation') ?? '' })),
+    '/signup': async (r) => page(200, pages.signupPage(r.frame, { email: r.query.get('email') ?? '', invitation: r.query.get('invitation') ?? '' })),
   };
 
   const publicPost: Record<string, Handler> = {
@@ -92,11 +113,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       try {
         return await loggedIn(await ops.logIn(deps, { email, password: r.form.get('password') ?? '' }), '/apps');
       } catch (err) {
-        const message = adminMessage(err);
-        if (message === undefined) throw err;
-        const retryAfter = (err as ops.AdminError).retryAfter;
-        if (retryAfter === undefined) return page(r, 401, pages.loginPage(r.frame, { email, error: message }));
-        return { ...page(r, 429, pages.loginPage(r.frame, { email, error: message })), headers: { 'retry-after': String(retryAfter) } };
+        return refused(err, (error) => pages.loginPage(r.frame, { email, error }));
       }
     },
     '/signup': async (r) => {
@@ -104,11 +121,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       try {
         return await loggedIn(await ops.signUp(deps, input), '/apps');
       } catch (err) {
-        const message = adminMessage(err);
-        if (message === undefined) throw err;
-        const code = (err as ops.AdminError).code;
-        const status = code === 'duplicate_developer' ? 409 : code === 'not_invited' || code === 'invalid_invitation' ? 403 : 400;
-        return page(r, status, pages.signupPage(r.frame, { email: input.email, name: input.name, invitation: input.invitation, error: message }));
+        return refused(err, (error) => pages.signupPage(r.frame, { email: input.email, name: input.name, invitation: input.invitation, error }));
       }
     },
     '/logout': async (r) => {
@@ -129,10 +142,10 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
         const live = app.credentials.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > clock()));
         return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
       });
-      return page(r, 200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
+      return page(200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
     },
-    '/apps/new': async (r) => page(r, 200, pages.newAppPage(r.frame, visible(), r.query.has('product') ? { product: r.query.get('product')! } : {})),
-    '/account': async (r) => page(r, 200, pages.accountPage(r.frame, {})),
+    '/apps/new': async (r) => page(200, pages.newAppPage(r.frame, visible, r.query.has('product') ? { product: r.query.get('product')! } : {})),
+    '/account': async (r) => page(200, pages.accountPage(r.frame, {})),
   };
 
   const privatePost: Record<string, Handler> = {
@@ -140,14 +153,12 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       const dev = r.frame.developer!;
       const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '' };
       const product = visibleProduct(form.product);
-      if (product === undefined) return page(r, 400, pages.newAppPage(r.frame, visible(), { ...form, error: 'choose one of the API products' }));
+      if (product === undefined) return page(400, pages.newAppPage(r.frame, visible, { ...form, error: 'choose one of the API products' }));
       try {
         const created = await ops.createApp(deps, { developer: dev.email, name: form.name, product: product.name });
-        return page(r, 201, pages.secretPage(r.frame, created));
+        return page(201, pages.secretPage(r.frame, created));
       } catch (err) {
-        const message = adminMessage(err);
-        if (message === undefined) throw err;
-        return page(r, (err as ops.AdminError).code === 'duplicate_app' ? 409 : 400, pages.newAppPage(r.frame, visible(), { ...form, error: message }));
+        return refused(err, (error) => pages.newAppPage(r.frame, visible, { ...form, error }));
       }
     },
     '/account/password': async (r) => {
@@ -155,10 +166,7 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       try {
         await ops.changePassword(deps, dev, { current: r.form.get('current') ?? '', next: r.form.get('next') ?? '' });
       } catch (err) {
-        const message = adminMessage(err);
-        if (message === undefined) throw err;
-        const status = (err as ops.AdminError).code === 'login_throttled' ? 429 : 400;
-        return page(r, status, pages.accountPage(r.frame, { error: message }));
+        return refused(err, (error) => pages.accountPage(r.frame, { error }));
       }
       // Every session ended; this browser starts a new one.
       return { ...(await loggedIn(dev, '/account')), redirect: '/account?done=password' };
@@ -176,11 +184,11 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
     if (app === undefined) return notFound(r);
     const ref = { developer: app.developerEmail, name: app.name };
     if (method === 'GET') {
-      if (action === undefined) return page(r, 200, pages.appPage(r.frame, await appView(app), NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '')));
-      if (action === '/delete') return page(r, 200, pages.deletePage(r.frame, app));
+      if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '')));
+      if (action === '/delete') return page(200, pages.deletePage(r.frame, app));
       return undefined;
     }
-    if (action === '/rotate') return page(r, 201, pages.secretPage(r.frame, await ops.rotateKey(deps, ref)));
+    if (action === '/rotate') return page(201, pages.secretPage(r.frame, await ops.rotateKey(deps, ref)));
     if (action === '/delete') {
       await ops.deleteApp(deps, ref);
       return { redirect: '/apps?done=deleted' };
@@ -204,13 +212,13 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
       if (product !== null) {
         const p = visibleProduct(product[1]);
         if (p === undefined) return notFound(r);
-        return page(r, 200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
+        return page(200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
       }
       if (dev === undefined) return privateGet[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
-      if (r.path === '/account' && r.query.get('done') === 'password') return page(r, 200, pages.accountPage(r.frame, { notice: 'Your password is changed.' }));
+      if (r.path === '/account' && r.query.get('done') === 'password') return page(200, pages.accountPage(r.frame, { notice: 'Your password is changed.' }));
       return (await privateGet[r.path]?.(r)) ?? (await appRoute(r, 'GET')) ?? notFound(r);
     }
-    if (method !== 'POST') return page(r, 405, pages.messagePage(r.frame, 'Method not allowed', 'This page answers GET and POST only.'));
+    if (method !== 'POST') return { ...page(405, pages.messagePage(r.frame, 'Method not allowed', 'This page answers GET and POST only.')), headers: { allow: ALLOW } };
     const open = publicPost[r.path];
     if (open !== undefined) return open(r);
     if (dev === undefined) return privatePost[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
@@ -225,53 +233,50 @@ export function createPortalHandler(deps: Deps, options: { secure: boolean }) {
 
   return async function handlePortal(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', 'http://portal.invalid');
-    const asset = ASSETS[url.pathname];
-    if (asset !== undefined && (method === 'GET' || method === 'HEAD')) {
-      send(res, method, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }, asset.body);
-      return;
-    }
     let frame: pages.Frame = { portal, developer: undefined, csrf: '' };
+    let visitor: Visitor | undefined;
+    let path = '(rejected)';
     try {
-      const visitor = await sessions.visitor(req);
+      // The gateway's own path rules: nothing is normalised silently.
+      const target = splitTarget(req.url ?? '/');
+      path = target.path;
+      const asset = ASSETS[path];
+      if (asset !== undefined && (method === 'GET' || method === 'HEAD')) {
+        send(res, method, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }, asset.body);
+        return;
+      }
+      visitor = await sessions.visitor(req);
       frame = { portal, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
-      let form = new URLSearchParams();
+      let form = new Map<string, string>();
       if (method === 'POST') {
-        if (!isFormContentType(req.headers['content-type'])) {
-          send(res, method, 415, { 'content-type': 'text/html; charset=utf-8' }, pages.messagePage(frame, 'Unsupported form', 'Forms are sent as application/x-www-form-urlencoded.').text);
-          return;
-        }
-        form = new URLSearchParams((await readBody(req, FORM_LIMIT)).toString('utf8'));
-        if (!sessions.checkCsrf(visitor.id, form.get('csrf') ?? undefined)) {
-          const fresh = visitor.fresh ? sessions.cookie(visitor.id) : undefined;
-          send(res, method, 403, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...(fresh ? { 'set-cookie': fresh } : {}) },
-            pages.messagePage(frame, 'The form expired', 'This form was not sent from this portal page in this browser session. Go back, reload the page and try again.').text);
-          return;
+        if (!isFormContentType(req.headers['content-type'])) throw new GatewayError(415, 'unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded.');
+        form = parseForm((await readBody(req, FORM_LIMIT)).toString('utf8'));
+        if (!sessions.checkCsrf(visitor.id, form.get('csrf'))) {
+          throw new GatewayError(403, 'csrf', 'This form was not sent from this portal page in this browser session. Go back, reload the page and try again.');
         }
       }
-      const answer = await route({ req, path: url.pathname, query: url.searchParams, visitor, frame, form }, method);
+      const answer = await route({ req, path, query: new URLSearchParams(target.query), visitor, frame, form }, method);
       const cookie = answer.cookie ?? (visitor.fresh ? sessions.cookie(visitor.id) : undefined);
       const headers: Record<string, string> = { 'cache-control': 'no-store', ...answer.headers, ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
       if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
       else send(res, method, answer.status, { ...headers, 'content-type': 'text/html; charset=utf-8' }, answer.page.text);
-    } catch (err) {
-      const known = err instanceof GatewayError && err.expose;
-      const busy = err instanceof PasswordsBusyError;
-      if (!known && !busy) logger.error({ err, path: url.pathname }, 'portal request failed');
-      const status = known ? err.status : busy ? 503 : 500;
-      const message = known
-        ? err.message
-        : busy
-          ? 'The portal is busy checking passwords; nothing was changed. Try again in a moment.'
-          : 'Something went wrong on our side; nothing was changed. Try again in a moment.';
-      if (!res.headersSent) send(res, method, status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, pages.messagePage(frame, known ? 'Bad request' : 'Error', message).text);
+    } catch (thrown) {
+      // The one place a portal failure becomes a page; an internal error's message stays in the log.
+      const err = asGatewayError(thrown);
+      if (!err.expose) logger.error({ err: err.cause ?? err, path }, 'portal request failed');
+      const status = err.expose ? err.status : 500;
+      const message = err.expose ? err.message : 'Something went wrong on our side; nothing was changed. Try again in a moment.';
+      // A first-time visitor gets its cookie even now, so that reloading the form works.
+      const cookie = visitor?.fresh === true ? { 'set-cookie': sessions.cookie(visitor.id) } : {};
+      const headers = { ...(err.expose ? err.headers : undefined), ...cookie, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' };
+      if (!res.headersSent) send(res, method, status, headers, pages.messagePage(frame, STATUS_CODES[status] ?? 'Error', message).text);
       else res.destroy();
     }
   };
 }
 
 /** Starts the portal's listener when the config declares one. */
-export async function startPortal(deps: Deps, port?: number): Promise<Listener | undefined> {
+export async function startPortal(deps: PortalDeps, port?: number): Promise<Listener | undefined> {
   const portal = deps.config.portal;
   if (portal === undefined) return undefined;
   const tls = portal.tls && { cert: readFileSync(portal.tls.cert), key: readFileSync(portal.tls.key) };

@@ -2,9 +2,9 @@
 // logged in, the id of a session the store keeps (as its SHA-256); before, an id the store does
 // not know. A form's CSRF token is an HMAC of that id, so it is bound to this browser, and a
 // login replaces the id (no session fixation) and with it every token issued before.
-import { createHmac, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { sha256 } from '../crypto.ts';
+import { safeEqual, sha256 } from '../crypto.ts';
 import type { Developer, Store } from '../store/port.ts';
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
@@ -19,7 +19,6 @@ export interface Visitor {
 }
 
 export interface Sessions {
-  cookieName: string;
   visitor(req: IncomingMessage): Promise<Visitor>;
   /** A new session for the developer: its id goes into the cookie. */
   start(developerId: string): Promise<string>;
@@ -42,7 +41,6 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
   const csrfToken = (id: string) => createHmac('sha256', secretKey).update(`portal-csrf|${id}`).digest('base64url');
 
   return {
-    cookieName,
     async visitor(req) {
       const id = readCookie(req.headers.cookie, cookieName);
       if (id === undefined || !ID.test(id)) return { id: newVisitorId(), developer: undefined, fresh: true };
@@ -57,12 +55,7 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
     end: (id) => store.deleteSession(sha256(id)),
     cookie: (id) => `${cookieName}=${id}${attributes}`,
     csrfToken,
-    checkCsrf(id, token) {
-      if (token === undefined) return false;
-      const expected = Buffer.from(csrfToken(id));
-      const given = Buffer.from(token);
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    },
+    checkCsrf: (id, token) => token !== undefined && safeEqual(Buffer.from(token), Buffer.from(csrfToken(id))),
   };
 }
 

@@ -105,6 +105,9 @@ describe('portal', () => {
     assert.equal(page.headers.get('cache-control'), 'no-store');
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.match(page.headers.get('set-cookie')!, /^portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800$/);
+    const put = await call(`${base}/`, { method: 'PUT' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get('allow'), 'GET, HEAD, POST');
     const css = await call(`${base}/assets/portal.css`);
     assert.equal(css.status, 200);
     assert.equal(css.headers.get('content-type'), 'text/css; charset=utf-8');
@@ -184,7 +187,8 @@ describe('portal', () => {
     const form = await visitor.get('/login');
     const missing = await visitor.post('/login', { email: 'x@example.com', password: PASSWORD });
     assert.equal(missing.status, 403);
-    assert.match(missing.text, /The form expired/);
+    assert.match(missing.text, /This form was not sent from this portal page in this browser session/);
+    assert.match(missing.text, /<h1>Forbidden<\/h1>/);
     const other = new Visitor(base);
     await other.get('/login');
     const foreign = await other.post('/login', { csrf: form.csrf!, email: 'x@example.com', password: PASSWORD });
@@ -368,5 +372,28 @@ describe('portal: invited sign-up', () => {
     const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', password: 'another password', invitation: code });
     assert.equal(twice.status, 403);
     assert.match(twice.text, /this invitation code is wrong, used or expired/);
+  });
+});
+
+describe('portal: paths', () => {
+  test('dot segments and encoded separators are refused, not normalised (400)', async () => {
+    const gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() });
+    try {
+      const { port } = new URL(gw.gateway.portalUrl!);
+      const { request } = await import('node:http');
+      for (const target of ['/apps/../account', '/products/%2e%2e/x', '/apps%2fnew']) {
+        const status = await new Promise<number>((resolve, reject) => {
+          request({ host: '127.0.0.1', port, path: target }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+            .on('error', reject)
+            .end();
+        });
+        assert.equal(status, 400, target);
+      }
+    } finally {
+      await gw.close();
+    }
   });
 });
