@@ -172,8 +172,8 @@ export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
 // Portal accounts.
 
 /** Failed logins an account may have in LOGIN_WINDOW_MS before it is refused until the window ends. */
-export const LOGIN_ATTEMPTS = 5;
-export const LOGIN_WINDOW_MS = 15 * 60_000;
+const LOGIN_ATTEMPTS = 5;
+const LOGIN_WINDOW_MS = 15 * 60_000;
 
 export const INVITATION_VALID_MS = 7 * 86_400_000;
 
@@ -223,8 +223,12 @@ export async function signUp(deps: AdminDeps, input: { email: string; name: stri
  */
 export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Developer> {
   const failed = new AdminError('login_failed', 'wrong email or password');
-  const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 254) throw failed;
+  let email: string;
+  try {
+    email = normaliseEmail(input.email);
+  } catch {
+    throw failed;
+  }
   const now = deps.clock();
   const attempts = await deps.store.addLoginFailure(`portal|${email}`, now, LOGIN_WINDOW_MS);
   if (attempts.count > LOGIN_ATTEMPTS) {

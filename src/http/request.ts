@@ -17,8 +17,8 @@ export interface RequestTarget {
 }
 
 /** Longer request targets get 414; so do queries of more parameters (each costs every step that reads the query). */
-export const MAX_TARGET_LENGTH = 8192;
-export const MAX_QUERY_PARAMETERS = 100;
+const MAX_TARGET_LENGTH = 8192;
+const MAX_QUERY_PARAMETERS = 100;
 
 function tooManyParameters(query: string): boolean {
   let count = 1;

@@ -1,5 +1,6 @@
-// The main listener: one request handler that resolves the request's facts once, hands the
-// token endpoint its requests and every other path to the compiled route table.
+// The main listener: one request handler that resolves the request's facts once, hands the OAuth
+// endpoints (token, revocation, introspection, metadata) their requests and every other path to
+// the compiled route table.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';

@@ -21,7 +21,6 @@ function sameToken(a: string, b: string): boolean {
   return diff === 0;
 }
 
-
 export function createBearerErrors(realm: string) {
   const challenge = (error?: string, description?: string, scope?: string) => {
     let value = `Bearer realm="${realm}"`;

@@ -18,7 +18,7 @@ const span = (ms: number) => (ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const dateTime = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 
-export function layout(frame: Frame, title: string, body: Html): Html {
+function layout(frame: Frame, title: string, body: Html): Html {
   const { portal, developer } = frame;
   return html`<!doctype html>
 <html lang="en">
@@ -291,7 +291,7 @@ export function messagePage(frame: Frame, title: string, message: string): Html 
 }
 
 /** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
-export function usageChart(usage: readonly UsageCount[], now: number): Html {
+function usageChart(usage: readonly UsageCount[], now: number): Html {
   const current = now - (now % HOUR_MS);
   const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
   const byHour = new Map(usage.map((u) => [u.hour, u.count]));

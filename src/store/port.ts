@@ -125,11 +125,10 @@ export interface Store {
   /** Ends every session of the developer (a password change). */
   deleteSessions(developerId: string): Promise<void>;
   /**
-   * Failed logins of an account (a portal email, a password-grant username or client) since the
-   * window that holds `now` began (a window starts at the first failure).
+   * Counts one more login attempt of an account (a portal email, a password-grant username or
+   * app); resolves to the count in the current window and its start (a window starts at the
+   * first attempt, and one begins anew once `windowMs` has passed).
    */
-  loginFailures(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
-  /** Counts one more failed login; resolves to the count and the start of its window. */
   addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
   clearLoginFailures(account: string): Promise<void>;
   /** Takes one counted attempt back (an attempt counted before it was known to succeed). */

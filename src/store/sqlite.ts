@@ -102,7 +102,7 @@ const MIGRATIONS: readonly string[] = [
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX portal_sessions_developer ON portal_sessions(developer_id);
    CREATE TABLE login_failures (
-     email TEXT PRIMARY KEY,
+     account TEXT PRIMARY KEY,
      count INTEGER NOT NULL,
      first_at INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;
@@ -189,7 +189,6 @@ export class SqliteStore implements Store {
   readonly #deleteSession: StatementSync;
   readonly #deleteSessions: StatementSync;
   readonly #purgeSessions: StatementSync;
-  readonly #loginFailures: StatementSync;
   readonly #addLoginFailure: StatementSync;
   readonly #clearLoginFailures: StatementSync;
   readonly #takeBackLoginFailure: StatementSync;
@@ -299,17 +298,16 @@ export class SqliteStore implements Store {
     this.#deleteSession = db.prepare('DELETE FROM portal_sessions WHERE id_hash = ?');
     this.#deleteSessions = db.prepare('DELETE FROM portal_sessions WHERE developer_id = ?');
     this.#purgeSessions = db.prepare('DELETE FROM portal_sessions WHERE expires_at <= ?');
-    this.#loginFailures = db.prepare('SELECT count, first_at FROM login_failures WHERE email = ? AND first_at > ?');
     // A failure after the window has passed starts a new window.
     this.#addLoginFailure = db.prepare(
-      `INSERT INTO login_failures (email, count, first_at) VALUES (?, 1, ?)
-       ON CONFLICT (email) DO UPDATE SET
+      `INSERT INTO login_failures (account, count, first_at) VALUES (?, 1, ?)
+       ON CONFLICT (account) DO UPDATE SET
          count = CASE WHEN first_at > ? THEN count + 1 ELSE 1 END,
          first_at = CASE WHEN first_at > ? THEN first_at ELSE excluded.first_at END
        RETURNING count, first_at`,
     );
-    this.#clearLoginFailures = db.prepare('DELETE FROM login_failures WHERE email = ?');
-    this.#takeBackLoginFailure = db.prepare('UPDATE login_failures SET count = max(count - 1, 0) WHERE email = ?');
+    this.#clearLoginFailures = db.prepare('DELETE FROM login_failures WHERE account = ?');
+    this.#takeBackLoginFailure = db.prepare('UPDATE login_failures SET count = max(count - 1, 0) WHERE account = ?');
     this.#approvedKeysOfApp = db.prepare(`SELECT key FROM credentials WHERE app_id = ? AND status = 'approved' AND key <> ?`);
     this.#expireOtherCredentials = db.prepare(
       `UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`,
@@ -544,18 +542,13 @@ export class SqliteStore implements Store {
     this.#deleteSessions.run(developerId);
   }
 
-  async loginFailures(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
-    const row = this.#loginFailures.get(email, now - windowMs) as Row | undefined;
-    return row === undefined ? { count: 0, since: now } : { count: row.count as number, since: row.first_at as number };
-  }
-
-  async addLoginFailure(email: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
-    const row = this.#addLoginFailure.get(email, now, now - windowMs, now - windowMs) as Row;
+  async addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
+    const row = this.#addLoginFailure.get(account, now, now - windowMs, now - windowMs) as Row;
     return { count: row.count as number, since: row.first_at as number };
   }
 
-  async clearLoginFailures(email: string): Promise<void> {
-    this.#clearLoginFailures.run(email);
+  async clearLoginFailures(account: string): Promise<void> {
+    this.#clearLoginFailures.run(account);
   }
 
   async takeBackLoginFailure(account: string): Promise<void> {
