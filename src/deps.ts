@@ -5,6 +5,7 @@ import type { AuthServerClient } from './authserver/client.ts';
 import type { Config } from './config/load.ts';
 import type { Counters } from './policies/counters.ts';
 import type { Store } from './store/port.ts';
+import type { Passwords } from './admin/passwords.ts';
 import type { Usage } from './usage.ts';
 
 export interface Deps {
@@ -19,4 +20,6 @@ export interface Deps {
   counters: Counters;
   /** Calls per app and hour, for the portal's usage chart. */
   usage: Usage;
+  /** The portal's password hasher (scrypt, bounded). */
+  passwords: Passwords;
 }

@@ -12,6 +12,7 @@ import { openStore } from './store/open.ts';
 import type { Store } from './store/port.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
+import { createPasswords } from './admin/passwords.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -54,6 +55,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     authServers: new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)])),
     counters,
     usage: startUsage(store, logger),
+    passwords: createPasswords(),
   };
   const routes = compileRoutes(deps);
   const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, { reusePort: options.worker !== undefined });

@@ -203,7 +203,7 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
     },
   });
   const gateway = await startGateway({ config, logger: createLogger('info', sink), ...(options.clock ? { clock: options.clock } : {}) });
-  const admin: AdminDeps = { config, store: gateway.deps.store, secretKey: gateway.deps.secretKey, clock: gateway.deps.clock };
+  const admin: AdminDeps = { config, store: gateway.deps.store, secretKey: gateway.deps.secretKey, clock: gateway.deps.clock, passwords: gateway.deps.passwords };
   let developer: string | undefined;
   return {
     url: gateway.url,

@@ -1,10 +1,10 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
 import { newInvitation, newKey, newSecret, secretHash, sha256 } from '../crypto.ts';
-import { hashPassword, passwordProblem, verifyPassword } from './passwords.ts';
+import { passwordProblem } from './passwords.ts';
 import type { Deps } from '../deps.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
 
-export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock'>;
+export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
@@ -203,7 +203,7 @@ export async function signUp(deps: AdminDeps, input: { email: string; name: stri
     throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
   }
   const name = invitation === '' ? requireName(input.name, 'the name') : '';
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await deps.passwords.hash(input.password);
   if (invitation !== '') {
     const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(invitation), passwordHash, now: deps.clock() });
     if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
@@ -235,7 +235,7 @@ export async function logIn(deps: AdminDeps, input: { email: string; password: s
     const retryAfter = Math.max(1, Math.ceil((attempts.since + LOGIN_WINDOW_MS - now) / 1000));
     throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${Math.ceil(retryAfter / 60)} minutes`, retryAfter);
   }
-  const matches = await verifyPassword(input.password, await deps.store.findPasswordHash(email));
+  const matches = await deps.passwords.verify(input.password, await deps.store.findPasswordHash(email));
   const dev = matches ? await deps.store.findDeveloper(email) : undefined;
   if (dev === undefined || dev.status !== 'active') throw failed;
   await deps.store.clearLoginFailures(`portal|${email}`);
@@ -249,6 +249,6 @@ export async function changePassword(deps: AdminDeps, developer: Developer, inpu
   });
   const problem = passwordProblem(input.next);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
-  await deps.store.setPasswordHash(developer.email, await hashPassword(input.next));
+  await deps.store.setPasswordHash(developer.email, await deps.passwords.hash(input.next));
   await deps.store.deleteSessions(developer.id);
 }

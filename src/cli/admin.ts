@@ -1,6 +1,7 @@
 // `gateway admin …`: thin wrappers over src/admin, against the store the config names.
 import type { Command } from 'commander';
 import * as ops from '../admin/operations.ts';
+import { createPasswords } from '../admin/passwords.ts';
 import { loadConfigFile } from '../config/load.ts';
 import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
@@ -31,7 +32,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
         const config = loadConfigFile(opts.config, { env: io.env });
         const store = openStore(config);
         try {
-          await run({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now }, opts, cmd.args);
+          await run({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, passwords: createPasswords() }, opts, cmd.args);
         } finally {
           await store.close();
         }

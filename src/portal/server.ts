@@ -61,7 +61,7 @@ interface Request {
 type Handler = (r: Request) => Promise<Answer>;
 
 /** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
-export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage'>;
+export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords'>;
 
 export function createPortalHandler(deps: PortalDeps, options: { secure: boolean }) {
   const portal = deps.config.portal!;

@@ -15,9 +15,9 @@ describe('gateway.example.yaml', () => {
   let token: string;
   const dir = tempDir();
   before(async () => {
-    const config = loadConfigFile(EXAMPLE, { env: { GATEWAY_HOST: '127.0.0.1', GATEWAY_DB: path.join(dir.dir, 'gateway.db'), LOG_LEVEL: 'silent' } });
+    const config = loadConfigFile(EXAMPLE, { env: { GATEWAY_HOST: '127.0.0.1', GATEWAY_DB: path.join(dir.dir, 'gateway.db'), LOG_LEVEL: 'silent', PORTAL_PORT: '0' } });
     gw = await startGateway({ config, port: 0, logger: createLogger('silent') });
-    const deps = { config, store: gw.deps.store, secretKey: gw.deps.secretKey, clock: gw.deps.clock };
+    const deps = { config, store: gw.deps.store, secretKey: gw.deps.secretKey, clock: gw.deps.clock, passwords: gw.deps.passwords };
     await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
     const app = await createApp(deps, { developer: 'dev@example.com', name: 'example-app', product: 'hello' });
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: app.key, secret: app.secret })).body.access_token;

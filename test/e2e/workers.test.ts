@@ -1,5 +1,6 @@
 // workers: 2 — two worker threads on one port: quotas and spike arrests exact across them,
 // revocations reaching both at once.
+import { createPasswords } from '../../src/admin/passwords.ts';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,7 +42,7 @@ describe('workers: 2', () => {
     assert.equal(config.workers, 2);
     workers = await startWorkers(config, { env: {}, logger: createLogger('silent') });
     store = openStore(config);
-    admin = { config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now };
+    admin = { config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, passwords: createPasswords() };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {
