@@ -19,7 +19,6 @@ import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
 
-
 export interface Listener {
   server: Server;
   url: string;
@@ -64,7 +63,8 @@ export function createHandler(deps: Deps, routes: RouteTable) {
         logAccess(req, res, path, started, await endpoint(ctx), undefined);
         return;
       }
-      if (path === OAUTH_PATHS.metadata && metadata(req.method ?? 'GET', res)) {
+      if (metadata !== undefined && path === OAUTH_PATHS.metadata) {
+        metadata(req.method ?? 'GET', res);
         logAccess(req, res, path, started, undefined, undefined);
         return;
       }
@@ -72,14 +72,14 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       if (length !== undefined && Number(length) > maxBodySize) throw tooLarge;
       const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       if (pending !== undefined) await pending;
-      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
       logAccess(req, res, path, started, undefined, ctx.token);
     } catch (thrown) {
-      // Every call made with an app's valid token counts as its usage, refused or not.
-      if (ctx?.token !== undefined) usage.count(ctx.token.appId, clock());
       const err = sendProblem(res, thrown, withRateLimit(ctx, {}));
       if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, path }, err.message);
       logAccess(req, res, path, started, { error: err.code }, ctx?.token);
+    } finally {
+      // Every call made with an app's valid token counts as its usage, refused or not.
+      if (ctx?.token !== undefined) usage.count(ctx.token.appId, clock());
     }
   };
 }

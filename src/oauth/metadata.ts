@@ -2,6 +2,7 @@
 // find its way, computed once from the YAML.
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config/load.ts';
+import { GatewayError } from '../errors.ts';
 import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { OAUTH_PATHS } from './endpoint.ts';
@@ -33,16 +34,14 @@ function metadataDocument(config: Config): Record<string, unknown> | undefined {
   };
 }
 
+/** The metadata answer, serialised once; undefined (not served) without an issuer. */
 export function createMetadataEndpoint(config: Config) {
   const document = metadataDocument(config);
-  const body = document === undefined ? undefined : Buffer.from(JSON.stringify(document));
-  return function metadataEndpoint(method: string, res: ServerResponse): boolean {
-    if (body === undefined) return false;
-    if (method !== 'GET' && method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-length': '0' }).end();
-      return true;
-    }
+  if (document === undefined) return undefined;
+  const body = Buffer.from(JSON.stringify(document));
+  const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });
+  return function metadataEndpoint(method: string, res: ServerResponse): void {
+    if (method !== 'GET' && method !== 'HEAD') throw notAllowed;
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300', 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
-    return true;
   };
 }

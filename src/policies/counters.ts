@@ -139,7 +139,7 @@ export class Counters {
         const start = now - (now % rollingSize);
         const count = data[START + d] === start ? data[COUNT + d]! : 0;
         const previous = data[START + d] === start ? data[PREVIOUS + d]! : data[START + d] === start - rollingSize ? data[COUNT + d]! : 0;
-        return Math.ceil(previous * (1 - (now - start) / rollingSize) - 1e-9) + count;
+        return rollingUsed(previous, count, now, start, rollingSize);
       }
       return 0;
     } finally {
@@ -190,7 +190,7 @@ export class Counters {
       const count = data[COUNT + d]!;
       const previous = data[PREVIOUS + d]!;
       const end = start + size;
-      const used = Math.ceil(previous * (1 - (now - start) / size) - 1e-9) + count;
+      const used = rollingUsed(previous, count, now, start, size);
       if (used >= limit) {
         // When ceil(previous × weight) + count drops below the limit.
         const retryAt =
@@ -264,6 +264,11 @@ export class Counters {
 }
 
 const PASS = Object.freeze({ allowed: true, retryAfterMs: 0 });
+
+/** A rolling window's calls: the current fixed window's, plus the previous one's weighted by how much of it is still inside (rounded up). */
+function rollingUsed(previous: number, count: number, now: number, start: number, size: number): number {
+  return Math.ceil(previous * (1 - (now - start) / size) - 1e-9) + count;
+}
 
 // A full table is a configuration problem (far more live keys than slots): let calls through
 // rather than refuse them all, and say so in the counters' log line.

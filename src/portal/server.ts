@@ -145,7 +145,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       return page(200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
     },
     '/apps/new': async (r) => page(200, pages.newAppPage(r.frame, visible, r.query.has('product') ? { product: r.query.get('product')! } : {})),
-    '/account': async (r) => page(200, pages.accountPage(r.frame, {})),
+    '/account': async (r) => page(200, pages.accountPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password is changed.' } : {})),
   };
 
   const privatePost: Record<string, Handler> = {
@@ -215,7 +215,6 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
         return page(200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
       }
       if (dev === undefined) return privateGet[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
-      if (r.path === '/account' && r.query.get('done') === 'password') return page(200, pages.accountPage(r.frame, { notice: 'Your password is changed.' }));
       return (await privateGet[r.path]?.(r)) ?? (await appRoute(r, 'GET')) ?? notFound(r);
     }
     if (method !== 'POST') return { ...page(405, pages.messagePage(r.frame, 'Method not allowed', 'This page answers GET and POST only.')), headers: { allow: ALLOW } };

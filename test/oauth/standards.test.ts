@@ -150,6 +150,8 @@ describe('revocation and introspection', () => {
     });
     const post = await call(`${gw.url}/.well-known/oauth-authorization-server`, { method: 'POST' });
     assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    assert.equal(post.body.code, 'method_not_allowed');
   });
 });
 
