@@ -2,7 +2,7 @@
 // server and a stand-in authorization server, all over real HTTP.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -253,6 +253,22 @@ export function tokenRequest(base: string, params: Record<string, string>, creds
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (creds) headers.authorization = basic(creds.key, creds.secret);
   return call(`${base}/oauth2/token`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+}
+
+/**
+ * Writes `text` as is on a fresh connection and resolves to the whole answer, for requests fetch
+ * will not send (two Authorization headers, ambiguous framing). The request should say
+ * `Connection: close`; the socket is not half-closed, which would end a proxied answer early.
+ */
+export function rawExchange(url: string, text: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
 }
 
 export function bearer(token: string): { authorization: string } {

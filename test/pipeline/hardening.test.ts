@@ -2,22 +2,8 @@
 // other path variants, request smuggling, spoofed identity and forwarding headers, Connection
 // tricks, and oversized requests.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
-
-/** Writes `text` as is on a fresh connection; resolves to the whole answer (the connection closes). */
-function send(url: string, text: string): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    // write, not end: a half-closed connection would be closed before a proxied answer comes.
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-    let answer = '';
-    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
+import { bearer, call, rawExchange as send, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
 

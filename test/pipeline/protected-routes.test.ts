@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, rawExchange, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 const FIXTURES = path.join(import.meta.dirname, '..', 'fixtures');
 
@@ -20,18 +20,6 @@ function raw(url: string, rawPath: string, headers: Record<string, string> = {})
     });
     req.on('error', reject);
     req.end();
-  });
-}
-
-/** Sends `head` (and `body`) as written, over a plain socket; resolves to the whole answer. */
-function rawSocket(url: string, head: string, body = ''): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.end(`${head}\r\n\r\n${body}`));
-    let answer = '';
-    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
   });
 }
 
@@ -124,7 +112,7 @@ describe('protected routes', () => {
 
   test('bearer-two-headers: two Authorization headers are a 400, whichever comes first', async () => {
     for (const [first, second] of [[token, 'gwat_x'], ['gwat_x', token], [token, token]]) {
-      const answer = await rawSocket(gw.url, `GET /v1/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}`);
+      const answer = await rawExchange(gw.url, `GET /v1/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}\r\n\r\n`);
       assert.match(answer, /^HTTP\/1\.1 400 /);
       assert.match(answer, /more than one Authorization header/);
     }
