@@ -5,10 +5,18 @@ import { GatewayError } from '../errors.ts';
 
 const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request path rejected: ${why}`);
 
-// Refused rather than normalised, so that the path that is matched and authorised is byte for
-// byte the path the upstream receives: dot segments (plain or encoded), encoded slashes and
-// backslashes, NUL, backslashes, ';' parameters and empty segments.
-const FORBIDDEN = /%(2f|5c|00)|[\\;\x00]|\/\/|%2e/i;
+// The path is refused rather than normalised, so that the path that is matched and authorised is
+// byte for byte the path every common upstream parser routes on (WHATWG URL, find-my-way,
+// Python's urllib): RFC 3986 §3.3 pchar and "/" only. So no '#' (an upstream drops it and what
+// follows as a fragment), no character a parser would percent-encode, and no percent-escape of a
+// character that has a plain form (§6.2.2.2: an upstream that decodes `%61dmin` routes to
+// `admin`, which the gateway never matched) or that changes the path's structure when decoded:
+// '/', '\', '.', ';', '%' (a second decoding) and controls.
+const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,=:@/]|%[0-9A-Fa-f]{2})*$/;
+const PATH_ESCAPES_REFUSED = /%(?:[01][0-9a-f]|2[de5f]|3[0-9b]|4[1-9a-f]|5[0-9acf]|6[1-9a-f]|7[0-9aef])/i;
+// The query keeps what RFC 3986 §3.4 allows, and '[' ']', which clients send raw in keys; never
+// '#', which would end the query for the upstream, nor anything an upstream would re-encode.
+const QUERY_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]]|%[0-9A-Fa-f]{2})*$/;
 
 export interface RequestTarget {
   path: string;
@@ -33,14 +41,50 @@ export function splitTarget(url: string): RequestTarget {
   const path = q === -1 ? url : url.slice(0, q);
   const query = q === -1 ? '' : url.slice(q + 1);
   if (query.length > 0 && tooManyParameters(query)) throw new GatewayError(414, 'uri_too_long', `the query has more than ${MAX_QUERY_PARAMETERS} parameters`);
-  if (FORBIDDEN.test(path)) throw badPath('encoded separators, dot segments, ";", NUL and empty segments are not allowed');
+  if (!PATH_CHARS.test(path)) throw badPath(charFault(path, 'path'));
+  if (path.includes('%')) {
+    const escape = PATH_ESCAPES_REFUSED.exec(path);
+    if (escape !== null) throw badPath(`the escape ${escape[0]} is not allowed (send unreserved characters as themselves)`);
+    // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
+    // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
+    if (!decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
+  }
+  if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {
     for (const segment of path.split('/')) {
       if (segment === '.' || segment === '..') throw badPath('dot segments are not allowed');
     }
   }
+  if (query.length > 0 && !QUERY_CHARS.test(query)) throw new GatewayError(400, 'invalid_query', `request query rejected: ${charFault(query, 'query')}`);
   return { path, query };
+}
+
+function decodesAsUtf8(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Names the first character that made PATH_CHARS or QUERY_CHARS fail; only on the way to a 400. */
+function charFault(text: string, part: 'path' | 'query'): string {
+  const allowed = part === 'path' ? /[A-Za-z0-9\-._~!$&'()*+,=:@/]/ : /[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]]/;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '%') {
+      if (!/^[0-9A-Fa-f]{2}$/.test(text.slice(i + 1, i + 3))) return `"%" must start a two-digit hex escape`;
+      i += 2;
+    } else if (!allowed.test(c)) {
+      const shown = c >= '!' && c <= '~' ? `"${c}"` : `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      // ';' (path parameters) and a backslash are refused in any form, so encoding them would not help.
+      const advice = part === 'path' && (c === ';' || c === '\\') ? '' : c === '#' ? ' (a fragment is never sent); percent-encode it' : '; percent-encode it';
+      return `${shown} is not allowed in the ${part}${advice}`;
+    }
+  }
+  return `invalid ${part}`;
 }
 
 /** The query string as an object (without a prototype): one value a string, a repeated parameter an array. */
