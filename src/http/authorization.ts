@@ -4,3 +4,13 @@ export function parseAuthorization(header: string): { scheme: string; credential
   if (space === -1) return { scheme: header.toLowerCase(), credentials: '' };
   return { scheme: header.slice(0, space).toLowerCase(), credentials: header.slice(space + 1).trim() };
 }
+
+/** Whether the request carried Authorization more than once (Node keeps only the first, where another parser may keep the last). */
+export function repeatedAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}

@@ -1,13 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors.ts';
 
-export const tooLarge = (limit: number) => new GatewayError(413, 'payload_too_large', `request body exceeds ${limit} bytes`);
+// The rest of the body is left unread, so the connection closes after the answer.
+export const tooLarge = (limit: number) => new GatewayError(413, 'payload_too_large', `request body exceeds ${limit} bytes`, { headers: { connection: 'close' } });
 
 const EMPTY = Buffer.alloc(0);
 
 /**
  * Reads the whole body, refusing more than `limit` bytes (checked against Content-Length first;
- * a longer chunked body is cut off). Plain stream events: `for await` over the request costs an
+ * a longer chunked body stops being read, and is answered 413). Plain stream events: `for await` over the request costs an
  * async iterator, a promise per chunk and a finished() watcher, a tenth of a token request.
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -22,7 +23,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size > limit) {
         stop();
-        req.destroy();
+        req.pause();
         reject(tooLarge(limit));
         return;
       }

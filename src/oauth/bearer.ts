@@ -4,10 +4,9 @@ import type { Socket } from 'node:net';
 import { PREFIX, tokenDigest } from '../crypto.ts';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
-import { parseAuthorization } from '../http/authorization.ts';
+import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import { readBody } from '../http/body.ts';
-import { hasBody } from '../http/request.ts';
-import { isFormContentType } from './form.ts';
+import { hasBody, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
 
@@ -47,23 +46,27 @@ export function createBearerErrors(realm: string) {
 
 export type BearerErrors = ReturnType<typeof createBearerErrors>;
 
-/** Whether the request carried Authorization more than once (Node keeps only the first). */
-function repeatedAuthorization(raw: readonly string[]): boolean {
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
-  }
-  return false;
-}
-
-/** Form bodies up to this size are looked through for a second token; larger ones stream on unread. */
+/**
+ * A form body (§2.2) is read whole and looked through for a second token, whatever its framing
+ * (Content-Length or chunked) and its charset: the parameter name is ASCII, so any ASCII-based
+ * charset spells it alike. What cannot be looked through is refused rather than passed on: a
+ * larger form (413), a compressed one or one in a charset that is not ASCII-based (415).
+ */
 const FORM_BODY_LIMIT = 64 * 1024;
+const formTooLarge = new GatewayError(413, 'payload_too_large', `a form body on a protected route is limited to ${FORM_BODY_LIMIT} bytes (it is checked for a second token)`, {
+  headers: { connection: 'close' },
+});
+const ASCII_BASED = /^(?:utf-?8|us-ascii|iso-8859-[0-9]+|windows-125[0-8]|latin-?1)$/i;
 
 function formBodyToCheck(req: IncomingMessage): boolean {
-  if (!hasBody(req) || !isFormContentType(req.headers['content-type'])) return false;
-  const length = Number(req.headers['content-length']);
-  return Number.isInteger(length) && length <= FORM_BODY_LIMIT;
+  if (!hasBody(req) || mediaType(req.headers['content-type']) !== 'application/x-www-form-urlencoded') return false;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+    throw new GatewayError(415, 'unsupported_media_type', 'a form body must not be compressed');
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type']!)?.[1];
+  if (charset !== undefined && !ASCII_BASED.test(charset)) throw new GatewayError(415, 'unsupported_media_type', `a form body in charset ${charset} is not accepted`);
+  return true;
 }
 
 /**
@@ -119,8 +122,10 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   }
   /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
   async function checkFormBody(ctx: RequestContext): Promise<void> {
-    ctx.body = await readBody(ctx.req, FORM_BODY_LIMIT);
-    if (new URLSearchParams(ctx.body.toString('utf8')).has('access_token')) {
+    ctx.body = await readBody(ctx.req, FORM_BODY_LIMIT).catch((err: unknown) => {
+      throw err instanceof GatewayError && err.status === 413 ? formTooLarge : err;
+    });
+    if (new URLSearchParams(ctx.body.toString('latin1')).has('access_token')) {
       throw errors.invalidRequest('the access token must be sent in one way only, not in the header and the body');
     }
   }

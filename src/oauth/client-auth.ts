@@ -2,7 +2,7 @@
 // client_secret in the form, never both.
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, secretHash } from '../crypto.ts';
-import { parseAuthorization } from '../http/authorization.ts';
+import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import type { KeyObject } from 'node:crypto';
 import type { Client, Store } from '../store/port.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
@@ -25,6 +25,7 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
   const formId = form.get('client_id');
   const formSecret = form.get('client_secret');
   if (header !== undefined) {
+    if (repeatedAuthorization(req.rawHeaders)) throw invalidRequest('the request has more than one Authorization header');
     const { scheme, credentials: encoded } = parseAuthorization(header);
     if (scheme !== 'basic') throw invalidClient('not a Basic authorization header');
     if (formSecret !== undefined) throw invalidRequest('use one client authentication method, not both Basic and client_secret');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { revokeKey, setAppStatus, setDeveloperStatus, createDeveloper, createApp } from '../../src/admin/operations.ts';
-import { basic, bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { basic, bearer, call, rawExchange, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const CHALLENGE = 'Basic realm="test-realm", charset="UTF-8"';
@@ -114,6 +114,21 @@ describe('token endpoint', () => {
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials', client_id: app.key, client_secret: app.secret }, app);
     assert.equal(res.status, 400);
     assert.deepEqual(res.body, { error: 'invalid_request', error_description: 'use one client authentication method, not both Basic and client_secret' });
+  });
+
+  test('basic-two-headers: two Basic Authorization headers are a 400, not "the first one wins"', async () => {
+    const other = await gw.client('hello');
+    for (const [first, second] of [[app, other], [other, app], [app, app]]) {
+      const body = 'grant_type=client_credentials';
+      const answer = await rawExchange(
+        gw.url,
+        `POST /oauth2/token HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n` +
+          `Authorization: ${basic(first!.key, first!.secret)}\r\nAuthorization: ${basic(second!.key, second!.secret)}\r\n\r\n${body}`,
+      );
+      assert.match(answer, /^HTTP\/1\.1 400 /);
+      assert.match(answer, /\r\ncache-control: no-store\r\n/i);
+      assert.equal(answer.slice(answer.indexOf('\r\n\r\n') + 4), JSON.stringify({ error: 'invalid_request', error_description: 'the request has more than one Authorization header' }));
+    }
   });
 
   for (const [name, header] of [

@@ -128,6 +128,42 @@ describe('protected routes', () => {
     assert.equal(plain.body.body, 'a=1&b=2', 'the body read for the check reaches the upstream whole');
   });
 
+  // The same check may not depend on how the body is framed or which charset it names.
+  test('bearer-header-and-body-chunked: a chunked form body carrying access_token is a 400 too', async () => {
+    const body = `a=1&access_token=${token}`;
+    const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const answer = await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`);
+    assert.match(answer, /^HTTP\/1\.1 400 /);
+    assert.match(answer, /the access token must be sent in one way only, not in the header and the body/);
+  });
+
+  test('bearer-header-and-body-charset: a form body in iso-8859-1, or with the name percent-encoded, is a 400 too', async () => {
+    for (const [type, body] of [
+      ['application/x-www-form-urlencoded; charset=iso-8859-1', `a=%E9&access_token=${token}`],
+      ['Application/X-WWW-Form-Urlencoded;charset="windows-1252"', `access_token=${token}`],
+      ['application/x-www-form-urlencoded', `access%5Ftoken=${token}`],
+    ]) {
+      const res = await call(`${gw.url}/v1/echo`, { method: 'POST', headers: { ...bearer(token), 'content-type': type! }, body: body! });
+      assert.equal(res.status, 400, type);
+      assert.equal(res.body.detail, 'the access token must be sent in one way only, not in the header and the body');
+    }
+  });
+
+  test('bearer-header-and-body-unreadable: a form that cannot be looked through is refused, not passed on', async () => {
+    const post = (headers: Record<string, string>, body: string | Buffer) =>
+      call(`${gw.url}/v1/echo`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    const utf16 = await post({ 'content-type': 'application/x-www-form-urlencoded; charset=utf-16le' }, Buffer.from(`access_token=${token}`, 'utf16le'));
+    assert.equal(utf16.status, 415);
+    assert.equal(utf16.body.detail, 'a form body in charset utf-16le is not accepted');
+    const gzip = await post({ 'content-encoding': 'gzip' }, 'x');
+    assert.equal(gzip.status, 415);
+    assert.equal(gzip.body.detail, 'a form body must not be compressed');
+    const large = 'a=' + 'x'.repeat(64 * 1024);
+    const chunkedLarge = await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${large.length.toString(16)}\r\n${large}\r\n0\r\n\r\n`);
+    assert.match(chunkedLarge, /^HTTP\/1\.1 413 /);
+    assert.match(chunkedLarge, /a form body on a protected route is limited to 65536 bytes/);
+  });
+
   test('a malformed bearer token: 400 invalid_request', async () => {
     const res = await call(`${gw.url}/v1/hello`, { headers: { authorization: 'Bearer a b' } });
     assert.equal(res.status, 400);
