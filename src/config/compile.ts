@@ -7,6 +7,7 @@ import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import type { PolicyEnv, ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
+import { createRequestHeaders } from '../upstream/headers.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { PolicyEntry } from './schema.ts';
 
@@ -29,7 +30,8 @@ export function compileRoutes(deps: Deps): RouteTable {
   const verifyToken = createVerifyToken(deps, errors);
 
   const targets = new Map<string, Target>();
-  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, deps.clock));
+  const requestHeaders = createRequestHeaders(config.listen);
+  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, deps.clock));
 
   // A product's quota counts an app's calls across all of the product's routes.
   const productQuotas = new Map<string, Step>();

@@ -107,7 +107,7 @@ export interface PortalSettings {
 
 export interface Config {
   file: string;
-  listen: { host: string; port: number; trustedProxies: readonly string[]; maxBodySize: number };
+  listen: { host: string; port: number; trustedProxies: readonly string[]; maxBodySize: number; dropHeaders: readonly string[]; publicHost: string | undefined };
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
   log: { level: string; access: boolean };
   workers: number;
@@ -307,7 +307,14 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
   return {
     file: path.resolve(file),
-    listen: { host: raw.listen.host ?? '0.0.0.0', port: raw.listen.port, trustedProxies: raw.listen.trustedProxies ?? [], maxBodySize: raw.listen.maxBodySize ?? 10 * 1024 * 1024 },
+    listen: {
+      host: raw.listen.host ?? '0.0.0.0',
+      port: raw.listen.port,
+      trustedProxies: raw.listen.trustedProxies ?? [],
+      maxBodySize: raw.listen.maxBodySize ?? 10 * 1024 * 1024,
+      dropHeaders: raw.listen.dropHeaders ?? [],
+      publicHost: raw.listen.publicHost,
+    },
     store: {
       driver: 'sqlite',
       path: storePath,

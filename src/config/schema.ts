@@ -24,6 +24,10 @@ const Listener = Type.Object(
     trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     /** Largest request body a route forwards, in bytes (default 10 MiB); a larger Content-Length gets 413 at once. */
     maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** Request headers never forwarded, besides the built-in list of client-identity headers (True-Client-IP, X-Remote-User…). */
+    dropHeaders: Type.Optional(Type.Array(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), { uniqueItems: true })),
+    /** The host[:port] clients reach the gateway by, sent upstream as X-Forwarded-Host unless a trusted proxy says otherwise; absent: none is sent. */
+    publicHost: Type.Optional(Type.String({ pattern: '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' })),
   },
   Strict,
 );

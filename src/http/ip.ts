@@ -66,3 +66,10 @@ export function createClientIp(trustedProxies: readonly string[]): (req: Incomin
     return ip;
   };
 }
+
+/** Whether the request came straight from one of the trusted proxies (its forwarding headers may be believed). */
+export function createTrustedPeer(trustedProxies: readonly string[]): (req: IncomingMessage) => boolean {
+  if (trustedProxies.length === 0) return () => false;
+  const trusted = addressSet(trustedProxies);
+  return (req) => trusted(peerAddress(req.socket.remoteAddress ?? ''));
+}

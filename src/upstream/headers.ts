@@ -1,6 +1,7 @@
 // Which headers cross the gateway, in each direction. RFC 9110 §7.6.1: hop-by-hop headers, and
 // every header the Connection header names, end at the gateway.
 import type { IncomingHttpHeaders } from 'node:http';
+import { createTrustedPeer } from '../http/ip.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 
 const HOP_BY_HOP = new Set([
@@ -16,27 +17,58 @@ const HOP_BY_HOP = new Set([
 ]);
 
 // Stripped from requests as well: the caller's credentials; the Host (the upstream's own is
-// sent); Expect (the gateway answers 100-continue itself); everything a client could send to
-// pose as the gateway or as a proxy before it; and the overrides some frameworks honour, which
-// would make the upstream act on a path or method other than the one authorised.
+// sent); Expect (the gateway answers 100-continue itself); and the overrides some frameworks
+// honour, which would make the upstream act on a path or method other than the one authorised.
 const REQUEST_DROP = new Set([
   ...HOP_BY_HOP,
   'host',
   'authorization',
   'expect',
-  'forwarded',
-  'x-real-ip',
   'x-original-url',
   'x-rewrite-url',
+  'x-original-uri',
+  'x-original-method',
   'x-http-method',
   'x-http-method-override',
   'x-method-override',
 ]);
 
+/**
+ * Headers by which a proxy in front tells an upstream who the client is or which user it
+ * authenticated; from a client they are forgeries, and an upstream that reads any of them would
+ * believe it. Dropped always (`listen.dropHeaders` adds to them), besides every X-Forwarded-* and
+ * X-Gateway-*, which the gateway sets itself.
+ */
+export const IDENTITY_HEADERS: readonly string[] = [
+  'forwarded',
+  'x-real-ip',
+  'true-client-ip',
+  'x-client-ip',
+  'client-ip',
+  'cf-connecting-ip',
+  'fastly-client-ip',
+  'x-cluster-client-ip',
+  'x-originating-ip',
+  'x-remote-ip',
+  'x-remote-addr',
+  'x-remote-user',
+  'remote-user',
+  'x-authenticated-user',
+  'x-authenticated-userid',
+  'x-auth-user',
+  'x-user',
+  'x-user-id',
+  'x-consumer-id',
+  'x-consumer-username',
+  'x-credential-identifier',
+  'x-original-host',
+  'x-host',
+];
+
 /** Whether a client's request header is dropped. Names with '_' are dropped as well: servers
  * that map '_' to '-' (CGI, WSGI) would read X_Gateway_App as the gateway's own header. */
-function dropped(name: string, named: ReadonlySet<string> | undefined): boolean {
-  return REQUEST_DROP.has(name) || named?.has(name) === true || name.includes('_') || name.startsWith('x-forwarded-') || name.startsWith('x-gateway-');
+function dropped(name: string, drop: ReadonlySet<string>, named: ReadonlySet<string> | undefined): boolean {
+  return drop.has(name) || named?.has(name) === true || name.includes('_') || name.startsWith('x-forwarded-') || name.startsWith('x-gateway-');
 }
 
 // A header value carries visible ASCII only; anything else (a non-Latin user name) and '%' are
@@ -57,29 +89,55 @@ function connectionNamed(value: string | string[] | undefined): ReadonlySet<stri
   return new Set(names.filter((n) => n !== ''));
 }
 
+export interface ForwardingSettings {
+  trustedProxies: readonly string[];
+  /** Added to the identity headers that are dropped. */
+  dropHeaders: readonly string[];
+  /** The host clients address the gateway by, sent as X-Forwarded-Host. */
+  publicHost: string | undefined;
+}
+
+// RFC 9110 §7.2: uri-host [":" port], as a proxy in front would send it.
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+export type RequestHeaders = (ctx: RequestContext) => Record<string, string | string[]>;
+
 /** The headers the upstream receives: the client's, filtered, then the gateway's own. */
-export function upstreamRequestHeaders(ctx: RequestContext): Record<string, string | string[]> {
-  const incoming = ctx.req.headers;
-  const named = connectionNamed(incoming.connection);
-  const out: Record<string, string | string[]> = {};
-  for (const name in incoming) {
-    if (dropped(name, named)) continue;
-    const value = incoming[name];
-    if (value !== undefined) out[name] = value;
+export function createRequestHeaders(settings: ForwardingSettings): RequestHeaders {
+  const drop = new Set([...REQUEST_DROP, ...IDENTITY_HEADERS, ...settings.dropHeaders.map((h) => h.toLowerCase())]);
+  const fromTrustedProxy = createTrustedPeer(settings.trustedProxies);
+  /** X-Forwarded-Host: what a trusted proxy in front says, else the configured public host; never the client's Host. */
+  function forwardedHost(ctx: RequestContext): string | undefined {
+    if (fromTrustedProxy(ctx.req)) {
+      const said = ctx.req.headers['x-forwarded-host'];
+      if (typeof said === 'string' && HOST.test(said)) return said;
+    }
+    return settings.publicHost;
   }
-  out['x-forwarded-for'] = ctx.clientIp;
-  out['x-forwarded-proto'] = ctx.protocol;
-  if (incoming.host !== undefined) out['x-forwarded-host'] = incoming.host;
-  const token = ctx.token;
-  if (token !== undefined) {
-    out['x-gateway-app'] = headerValue(token.appName);
-    out['x-gateway-client-id'] = token.key;
-    out['x-gateway-developer'] = headerValue(token.developerEmail);
-    out['x-gateway-product'] = token.product;
-    out['x-gateway-scope'] = token.scope;
-    if (token.subject !== null) out['x-gateway-subject'] = headerValue(token.subject);
-  }
-  return out;
+  return function upstreamRequestHeaders(ctx) {
+    const incoming = ctx.req.headers;
+    const named = connectionNamed(incoming.connection);
+    const out: Record<string, string | string[]> = {};
+    for (const name in incoming) {
+      if (dropped(name, drop, named)) continue;
+      const value = incoming[name];
+      if (value !== undefined) out[name] = value;
+    }
+    out['x-forwarded-for'] = ctx.clientIp;
+    out['x-forwarded-proto'] = ctx.protocol;
+    const host = forwardedHost(ctx);
+    if (host !== undefined) out['x-forwarded-host'] = host;
+    const token = ctx.token;
+    if (token !== undefined) {
+      out['x-gateway-app'] = headerValue(token.appName);
+      out['x-gateway-client-id'] = token.key;
+      out['x-gateway-developer'] = headerValue(token.developerEmail);
+      out['x-gateway-product'] = token.product;
+      out['x-gateway-scope'] = token.scope;
+      if (token.subject !== null) out['x-gateway-subject'] = headerValue(token.subject);
+    }
+    return out;
+  };
 }
 
 /** The upstream's response headers the client receives. */

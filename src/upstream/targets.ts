@@ -10,7 +10,7 @@ import { readBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
 import { withRateLimit, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.ts';
+import { clientResponseHeaders, type RequestHeaders } from './headers.ts';
 
 export interface Target {
   /** The whole answer, for response policies that read the body. */
@@ -20,14 +20,14 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export function createTarget(settings: UpstreamSettings, clock: () => number = Date.now): Target {
+export function createTarget(settings: UpstreamSettings, requestHeaders: RequestHeaders, clock: () => number = Date.now): Target {
   switch (settings.kind) {
     case 'http':
-      return createProxy(settings, clock);
+      return createProxy(settings, requestHeaders, clock);
     case 'mock':
       return held(createMock(settings));
     case 'echo':
-      return held(echo);
+      return held(createEcho(requestHeaders));
   }
 }
 
@@ -103,7 +103,7 @@ interface Member {
   downUntil: number;
 }
 
-function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, clock: () => number): Target {
+function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upstreamRequestHeaders: RequestHeaders, clock: () => number): Target {
   const connect = {
     timeout: settings.connectTimeoutMs,
     ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
@@ -250,14 +250,16 @@ function createMock(settings: Extract<UpstreamSettings, { kind: 'mock' }>): () =
 const ECHO_BODY_LIMIT = 1024 * 1024;
 
 /** Answers with what an upstream would have received: method, path, query, headers and body. */
-async function echo(ctx: RequestContext): Promise<HeldResponse> {
-  const body = ctx.body ?? (await readBody(ctx.req, ECHO_BODY_LIMIT));
-  const payload = JSON.stringify({
-    method: ctx.req.method,
-    path: ctx.path,
-    query: queryObject(ctx.query),
-    headers: upstreamRequestHeaders(ctx),
-    body: body.toString('utf8'),
-  });
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(payload) };
+function createEcho(upstreamRequestHeaders: RequestHeaders) {
+  return async function echo(ctx: RequestContext): Promise<HeldResponse> {
+    const body = ctx.body ?? (await readBody(ctx.req, ECHO_BODY_LIMIT));
+    const payload = JSON.stringify({
+      method: ctx.req.method,
+      path: ctx.path,
+      query: queryObject(ctx.query),
+      headers: upstreamRequestHeaders(ctx),
+      body: body.toString('utf8'),
+    });
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(payload) };
+  };
 }

@@ -3,6 +3,7 @@
 // tricks, and oversized requests.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { IDENTITY_HEADERS } from '../../src/upstream/headers.ts';
 import { bearer, call, rawExchange as send, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
@@ -94,7 +95,7 @@ describe('hardening', () => {
     const headers = upstream.received.at(-1)!.headers;
     assert.equal(headers['x-forwarded-for'], '127.0.0.1');
     assert.equal(headers['x-forwarded-proto'], 'http');
-    assert.equal(headers['x-forwarded-host'], 'gw.test');
+    assert.equal(headers['x-forwarded-host'], undefined);
     assert.equal(headers['x-gateway-app'], 'hardening');
     assert.equal(headers['x-gateway-subject'], undefined);
     assert.equal(headers['x_gateway_subject'], undefined);
@@ -140,5 +141,49 @@ describe('hardening', () => {
   test('oversize-headers: more than 16 KiB of headers is 431', async () => {
     const answer = await request('GET', '/v1/hello', [`X-Big: ${'b'.repeat(17 * 1024)}`]);
     assert.equal(statusOf(answer), 431);
+  });
+});
+
+// identity-spoof: headers by which a proxy in front names the client or the user it
+// authenticated. From a client they are forgeries; an upstream that reads one would believe it.
+describe('identity-spoof', () => {
+  let upstream: Upstream;
+  const gateways: TestGateway[] = [];
+  before(async () => {
+    upstream = await startUpstream();
+  });
+  after(async () => {
+    await Promise.all(gateways.map((g) => g.close()));
+    await upstream.close();
+  });
+
+  async function forwardedHeaders(listen: string, headers: string[]) {
+    const gw = await startTestGateway({ upstreamUrl: upstream.url, listen });
+    gateways.push(gw);
+    const app = await gw.client('hello', 'identity');
+    const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+    const answer = await send(gw.url, ['GET /v1/backend/7 HTTP/1.1', 'Host: evil.example', 'Connection: close', `Authorization: Bearer ${token}`, ...headers, '', ''].join('\r\n'));
+    assert.equal(statusOf(answer), 200);
+    return upstream.received.at(-1)!.headers;
+  }
+
+  test('identity-spoof-headers: none of the documented identity headers reaches the upstream; listen.dropHeaders adds to them', async () => {
+    const named = ['True-Client-IP', 'X-Client-IP', 'CF-Connecting-IP', 'Client-IP', 'X-Real-IP', 'Forwarded', 'X-Original-URI', 'X-Original-Method', 'X-Remote-User', 'X-Authenticated-User'];
+    const all = [...new Set([...named.map((n) => n.toLowerCase()), ...IDENTITY_HEADERS])];
+    const headers = await forwardedHeaders('  dropHeaders: [X-Tenant]\n', [...all.map((n) => `${n}: forged`), 'X-Tenant: other', 'X-Kept: yes']);
+    for (const name of all) assert.equal(headers[name], undefined, name);
+    assert.equal(headers['x-tenant'], undefined);
+    assert.equal(headers['x-kept'], 'yes');
+  });
+
+  test("identity-spoof-host: X-Forwarded-Host is listen.publicHost, never the client's Host or X-Forwarded-Host", async () => {
+    const headers = await forwardedHeaders('  publicHost: api.example.com\n', ['X-Forwarded-Host: admin.internal']);
+    assert.equal(headers['x-forwarded-host'], 'api.example.com');
+  });
+
+  test('identity-spoof-host: a trusted proxy in front says the host; a malformed value is not taken', async () => {
+    const listen = '  trustedProxies: [127.0.0.1]\n  publicHost: api.example.com\n';
+    assert.equal((await forwardedHeaders(listen, ['X-Forwarded-Host: shop.example.com:8443']))['x-forwarded-host'], 'shop.example.com:8443');
+    assert.equal((await forwardedHeaders(listen, ['X-Forwarded-Host: a.example, b.example']))['x-forwarded-host'], 'api.example.com');
   });
 });
