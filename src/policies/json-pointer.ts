@@ -61,3 +61,8 @@ export function setAt(doc: unknown, path: readonly string[], value: unknown): bo
   container[key] = value;
   return true;
 }
+
+/** RFC 6901 §3: one reference token, with '~' and '/' escaped. */
+export function escapeToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}

@@ -8,6 +8,7 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { escapeToken } from './json-pointer.ts';
 import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
 import { failures, openApiBodySchema, openApiQuerySchema, routeOperation, tryCompile, userAjv, type Failure } from './schemas.ts';
 
@@ -35,6 +36,8 @@ const DOC = 'openapi';
 
 interface Compiled {
   query: ValidateFunction | undefined;
+  /** The parameter names the query schema declares at its top level. */
+  declared: ReadonlySet<string>;
   body: ValidateFunction | undefined;
   bodyRequired: boolean;
 }
@@ -61,7 +64,24 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
   if (typeof query === 'string') return { path: [options.openapi === undefined ? 'query' : 'openapi'], message: `is not a valid JSON Schema: ${query}` };
   const body = bodySchema === undefined ? undefined : tryCompile(bodyAjv, bodySchema);
   if (typeof body === 'string') return { path: [options.openapi === undefined ? 'body' : 'openapi'], message: `is not a valid JSON Schema: ${body}` };
-  return { query, body, bodyRequired };
+  const properties = (querySchema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return { query, declared: new Set(Object.keys(properties ?? {})), body, bodyRequired };
+}
+
+/**
+ * What the schema checked must be what the upstream reads. Rack and some Java servers also split
+ * a query on ';', and PHP, Rack and qs read `limit[]=1000` (or `limit%5B%5D`) as `limit`: so
+ * `?q=x;limit=1000` and `?limit[]=1000` would pass a schema that caps `limit` at 100 and reach
+ * such an upstream as limit=1000. A ';' separator, and a bracketed name the schema does not
+ * declare, are refused.
+ */
+function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
+  if (query.includes(';')) found.push({ pointer: '/query', message: "must separate parameters with '&' only, not ';'" });
+  for (const name in raw) {
+    if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
+      found.push({ pointer: `/query/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
+    }
+  }
 }
 
 // ajv coerces "0x64", "1e2" and " 7" to numbers, which an upstream would read otherwise: a
@@ -97,7 +117,7 @@ function coercible(raw: Record<string, string | string[]>): Record<string, unkno
 }
 
 const notDecimal = (name: string, i: number | undefined): Failure => ({
-  pointer: `/query/${name.replace(/~/g, '~0').replace(/\//g, '~1')}${i === undefined ? '' : `/${i}`}`,
+  pointer: `/query/${escapeToken(name)}${i === undefined ? '' : `/${i}`}`,
   message: 'must be a plain decimal number',
 });
 
@@ -120,7 +140,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
   create(options, env) {
     const compiled = compile(options, env);
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
-    const { query: checkQuery, body: checkBody, bodyRequired } = compiled;
+    const { query: checkQuery, declared, body: checkBody, bodyRequired } = compiled;
     const limit = options.maxBodySize ?? 1024 * 1024;
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
@@ -152,6 +172,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       const found: Failure[] = [];
       if (checkQuery !== undefined) {
         const raw = queryObject(ctx.query);
+        ambiguousQuery(ctx.query, raw, declared, found);
         const coerced = coercible(raw);
         if (!checkQuery(coerced)) found.push(...failures('/query', checkQuery.errors));
         else plainDecimals(coerced, raw, found);

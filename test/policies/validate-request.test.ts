@@ -127,6 +127,20 @@ describe('validateRequest', () => {
     assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
   });
 
+  test("query-parser-differential: a ';' separator or an undeclared bracketed name is a 400, as Rack, PHP and qs would read limit=1000", async () => {
+    await refused('/v1/search?q=x;limit=1000', {}, [{ pointer: '/query', message: "must separate parameters with '&' only, not ';'" }]);
+    await refused('/v1/search?q=x&limit%5B%5D=1000', {}, [{ pointer: '/query/limit[]', message: 'is a bracketed name the schema does not declare' }]);
+    await refused('/v1/search?q=x&limit[]=1000', {}, [{ pointer: '/query/limit[]', message: 'is a bracketed name the schema does not declare' }]);
+    await refused('/v1/search?q=x&limit[a]=1000&limit]=1', {}, [
+      { pointer: '/query/limit[a]', message: 'is a bracketed name the schema does not declare' },
+      { pointer: '/query/limit]', message: 'is a bracketed name the schema does not declare' },
+    ]);
+    // A ';' inside a value is data, when it is sent encoded.
+    const ok = await call(`${gw.url}/v1/search?q=a%3Bb&limit=100`, { headers: bearer(token) });
+    assert.equal(ok.status, 200);
+    assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=a%3Bb&limit=100');
+  });
+
   test('JSON body: schema failures, bad JSON, media type, size', async () => {
     const post = (body: string, type = 'application/json') => ({ method: 'POST', headers: { 'content-type': type }, body });
     await refused('/v1/create', post('{"tags":[1]}'), [
