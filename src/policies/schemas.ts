@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import type { PolicyIssue, PolicySite } from './policy.ts';
+import { escapeToken } from './json-pointer.ts';
 
 export interface Failure {
   pointer: string;
@@ -19,15 +20,13 @@ export function userAjv(options: { coerce?: boolean } = {}): Ajv {
   return ajv;
 }
 
-const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
-
 /** ajv's errors as JSON pointers below `prefix` (/query, /body). */
 export function failures(prefix: string, errors: readonly ErrorObject[] | null | undefined): Failure[] {
   return (errors ?? []).map((e) => {
     const params = e.params as { missingProperty?: string; additionalProperty?: string };
-    if (e.keyword === 'required') return { pointer: `${prefix}${e.instancePath}/${escape(params.missingProperty ?? '')}`, message: 'is required' };
+    if (e.keyword === 'required') return { pointer: `${prefix}${e.instancePath}/${escapeToken(params.missingProperty ?? '')}`, message: 'is required' };
     if (e.keyword === 'additionalProperties') {
-      return { pointer: `${prefix}${e.instancePath}/${escape(params.additionalProperty ?? '')}`, message: 'is not allowed' };
+      return { pointer: `${prefix}${e.instancePath}/${escapeToken(params.additionalProperty ?? '')}`, message: 'is not allowed' };
     }
     return { pointer: `${prefix}${e.instancePath}`, message: e.message ?? 'is invalid' };
   });
