@@ -66,7 +66,7 @@ export function findOperation(doc: Record<string, unknown>, method: string, path
   const pathItem = paths[key]!;
   const operation = pathItem[method.toLowerCase()] as Record<string, unknown> | undefined;
   if (operation === undefined) return undefined;
-  const pathPointer = `#/paths/${escape(key)}`;
+  const pathPointer = `#/paths/${escapeToken(key)}`;
   return { pointer: `${pathPointer}/${method.toLowerCase()}`, operation, pathItem, pathPointer };
 }
 
@@ -112,7 +112,7 @@ export function openApiBodySchema(doc: Record<string, unknown>, op: OpenApiOpera
 export function openApiResponseSchemas(doc: Record<string, unknown>, op: OpenApiOperation, docKey: string): Map<string, object> {
   const out = new Map<string, object>();
   for (const [status, raw] of Object.entries((op.operation.responses ?? {}) as Record<string, Record<string, unknown>>)) {
-    const [response, pointer] = deref(doc, raw, `${op.pointer}/responses/${escape(status)}`);
+    const [response, pointer] = deref(doc, raw, `${op.pointer}/responses/${escapeToken(status)}`);
     const json = (response.content as Record<string, unknown> | undefined)?.['application/json'] as Record<string, unknown> | undefined;
     if (json?.schema !== undefined) out.set(status.toUpperCase(), { $ref: `${docKey}${pointer}/content/application~1json/schema` });
   }
