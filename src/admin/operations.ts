@@ -2,6 +2,7 @@
 import { newInvitation, newKey, newSecret, secretHash, sha256 } from '../crypto.ts';
 import { passwordProblem } from './passwords.ts';
 import type { Deps } from '../deps.ts';
+import { hasUnsafeCharacters } from '../text.ts';
 import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
 
 export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
@@ -22,14 +23,16 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function normaliseEmail(email: string): string {
   const e = email.trim().toLowerCase();
-  if (!EMAIL.test(e) || e.length > 254) throw new AdminError('invalid_email', `"${email}" is not an email address`);
+  if (!EMAIL.test(e) || e.length > 254 || hasUnsafeCharacters(e)) throw new AdminError('invalid_email', `"${email}" is not an email address`);
   return e;
 }
 
+/** Every name a person types (developer, app) passes here, from the CLI and the portal alike. */
 function requireName(value: string, what: string): string {
   const name = value.trim();
-  if (name === '' || name.length > 100 || /[\x00-\x1f\x7f]/.test(name)) {
-    throw new AdminError('invalid_name', `${what} must be 1 to 100 printable characters`);
+  if (name === '' || name.length > 100) throw new AdminError('invalid_name', `${what} must be 1 to 100 characters`);
+  if (hasUnsafeCharacters(name)) {
+    throw new AdminError('invalid_name', `${what} must not contain control characters or bidirectional text overrides`);
   }
   return name;
 }

@@ -7,7 +7,7 @@ import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
 import type { App, Developer } from '../store/port.ts';
 import { DEFAULT_CONFIG } from './config.ts';
-import { isoDate, table, type CliIo } from './io.ts';
+import { isoDate, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
   config: string;
@@ -39,7 +39,8 @@ export function registerAdmin(program: Command, io: CliIo): void {
       });
   }
 
-  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : human());
+  // JSON escapes control characters itself; the human form is escaped for the terminal.
+  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human()));
   const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, created: isoDate(d.createdAt) });
   const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: a.status, created: isoDate(a.createdAt) });
   const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {

@@ -249,6 +249,20 @@ describe('portal', () => {
     assert.equal(duplicate.status, 409);
   });
 
+  test('terminal-escape: names with control characters or bidi overrides are refused (400) at sign-up and registration; nothing is written', async () => {
+    const signup = await new Visitor(base).submit('/signup', '/signup', { email: 'mallory@example.com', name: 'Mallory\u202eexe', password: PASSWORD });
+    assert.equal(signup.status, 400);
+    assert.match(signup.text, /the name must not contain control characters or bidirectional text overrides/);
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: 'mallory@example.com', password: PASSWORD })).status, 401, 'no account was made');
+    const { visitor } = await signUp(base);
+    for (const name of ['red\x1b[31m', 'csi\u009b2J', 'mark\u200e']) {
+      const page = await visitor.submit('/apps/new', '/apps', { name, product: 'public' });
+      assert.equal(page.status, 400, JSON.stringify(name));
+      assert.match(page.text, /the app name must not contain control characters or bidirectional text overrides/);
+    }
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
+  });
+
   test("another developer's app is not found; logged out, app pages send to the login", async () => {
     const { visitor: owner } = await signUp(base);
     const app = await register(owner, 'mine');
