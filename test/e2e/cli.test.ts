@@ -144,6 +144,7 @@ interface CreatedApp {
   name: string;
   product: string;
   status: string;
+  approval: string;
   createdAt: number;
   key: string;
   secret: string;
@@ -319,7 +320,8 @@ describe('gateway admin apps', () => {
 
   test('create --json prints the app with its key and secret', async () => {
     first = await addApp(ws, 'DEV@example.com', 'first-app');
-    assert.deepEqual(Object.keys(first).sort(), ['createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.deepEqual(Object.keys(first).sort(), ['approval', 'createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.equal(first.approval, 'approved', "an operator's app needs no approval");
     assert.equal(first.developerEmail, 'dev@example.com');
     assert.equal(first.name, 'first-app');
     assert.equal(first.product, 'hello');
