@@ -16,7 +16,7 @@ export const QuotaOptions = Type.Object(
      * rolling: the last interval before each call (a month is 30 days), estimated from two windows. */
     window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
     /** app (default): each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget. */
-    per: Type.Optional(Type.Union([Type.Literal('app'), Type.Literal('developer')])),
+    per: Type.Optional(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] })),
   },
   Strict,
 );
