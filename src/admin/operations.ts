@@ -123,6 +123,11 @@ export async function createApp(deps: AdminDeps, input: { developer: string; nam
   return insertApp(deps, dev, name, product, { approval: 'approved' });
 }
 
+const DEFAULT_MAX_APPS = 10;
+
+const disabledApp = (app: App) =>
+  new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
+
 /**
  * A developer registers an app in the portal: at most portal.maxAppsPerDeveloper of them, never
  * under the name of an app an operator disabled (a new app would stand in for it), and pending
@@ -137,11 +142,6 @@ export async function registerOwnApp(deps: AdminDeps, developer: Developer, inpu
   const maxApps = deps.config.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
   return insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
 }
-
-const DEFAULT_MAX_APPS = 10;
-
-const disabledApp = (app: App) =>
-  new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
 
 export interface AppDetails extends App {
   credentials: Credential[];

@@ -59,6 +59,8 @@ const appState = (app: App) => (app.status === 'disabled' ? 'disabled by the API
 
 const PENDING_NOTE = "The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint.";
 
+const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
+
 function quotaText(q: QuotaSettings): string {
   return `${q.limit.toLocaleString('en')} calls per ${q.interval}${q.window === 'rolling' ? ' (rolling)' : ''}`;
 }
@@ -283,8 +285,6 @@ ${usageChart(view.usage, now)}
 ${app.status === 'disabled' ? html`<p>${DISABLED_NOTE}</p>` : html`<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app…</a></p>`}`,
   );
 }
-
-const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
 
 export function deletePage(frame: Frame, app: App): Html {
   if (app.status === 'disabled') return layout(frame, `Delete ${app.name}`, html`<h1>Delete <q>${app.name}</q></h1><p>${DISABLED_NOTE}</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
