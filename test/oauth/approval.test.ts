@@ -107,6 +107,12 @@ describe('approval of apps registered in the portal', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal((await call(`${gw.url}/v1/user-orders`, { headers: bearer(res.body.access_token) })).status, 200);
     assert.match((await app.visitor.get(`/apps/${app.id}`)).text, /<dt>Status<\/dt><dd>active<\/dd>/);
+
+    // By developer and name too; approving again changes nothing; an unknown key is an error.
+    const again = await cli(['admin', 'apps', 'approve', '--developer', 'pending-app@example.com', '--name', 'pending-app', '--json', '--config', gw.configFile]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).approval, 'approved');
+    assert.deepEqual(await cli(['admin', 'apps', 'approve', 'no-such-key', '--config', gw.configFile]), { code: 1, stdout: '', stderr: 'error: no app with key no-such-key\n' });
   });
 
   test('an app of an approval: auto product, and an app an operator creates, work at once', async () => {
