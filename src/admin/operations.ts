@@ -2,7 +2,10 @@
 import { newInvitation, newKey, newSecret, secretHash, sha256 } from '../crypto.ts';
 import { passwordProblem } from './passwords.ts';
 import type { Deps } from '../deps.ts';
-import { StoreError, type App, type Credential, type Developer } from '../store/port.ts';
+import { admitAttempt, attemptSucceeded, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
+import { hasUnsafeCharacters } from '../text.ts';
+import type { ProductSettings } from '../config/load.ts';
+import { StoreError, type App, type Approval, type Credential, type Developer } from '../store/port.ts';
 
 export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
 
@@ -22,14 +25,16 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function normaliseEmail(email: string): string {
   const e = email.trim().toLowerCase();
-  if (!EMAIL.test(e) || e.length > 254) throw new AdminError('invalid_email', `"${email}" is not an email address`);
+  if (!EMAIL.test(e) || e.length > 254 || hasUnsafeCharacters(e)) throw new AdminError('invalid_email', `"${email}" is not an email address`);
   return e;
 }
 
+/** Every name a person types (developer, app) passes here, from the CLI and the portal alike. */
 function requireName(value: string, what: string): string {
   const name = value.trim();
-  if (name === '' || name.length > 100 || /[\x00-\x1f\x7f]/.test(name)) {
-    throw new AdminError('invalid_name', `${what} must be 1 to 100 printable characters`);
+  if (name === '' || name.length > 100) throw new AdminError('invalid_name', `${what} must be 1 to 100 characters`);
+  if (hasUnsafeCharacters(name)) {
+    throw new AdminError('invalid_name', `${what} must not contain control characters or bidirectional text overrides`);
   }
   return name;
 }
@@ -68,15 +73,23 @@ export interface CreatedApp {
   secret: string;
 }
 
-export async function createApp(deps: AdminDeps, input: { developer: string; name: string; product: string }): Promise<CreatedApp> {
-  const product = deps.config.products.get(input.product);
+function requireProduct(deps: AdminDeps, name: string): ProductSettings {
+  const product = deps.config.products.get(name);
   if (product === undefined) {
     const known = [...deps.config.products.keys()].join(', ');
-    throw new AdminError('unknown_product', `no API product "${input.product}" (known: ${known})`);
+    throw new AdminError('unknown_product', `no API product "${name}" (known: ${known})`);
   }
-  const name = requireName(input.name, 'the app name');
-  const dev = await requireDeveloper(deps, input.developer);
+  return product;
+}
+
+async function requireActiveDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
+  const dev = await requireDeveloper(deps, email);
   if (dev.status !== 'active') throw new AdminError('developer_disabled', `developer ${dev.email} is disabled`);
+  return dev;
+}
+
+/** Inserts the app with a new key and secret; the store refuses a taken name, or an app beyond `maxApps`. */
+async function insertApp(deps: AdminDeps, dev: Developer, name: string, product: ProductSettings, options: { approval: Approval; maxApps?: number }): Promise<CreatedApp> {
   const key = newKey();
   const secret = newSecret();
   try {
@@ -87,14 +100,47 @@ export async function createApp(deps: AdminDeps, input: { developer: string; nam
       key,
       secretHash: secretHash(deps.secretKey, secret),
       now: deps.clock(),
+      approval: options.approval,
+      ...(options.maxApps === undefined ? {} : { maxAppsOfDeveloper: options.maxApps }),
     });
     return { app, key, secret };
   } catch (err) {
     if (err instanceof StoreError && err.code === 'conflict') {
       throw new AdminError('duplicate_app', `developer ${dev.email} already has an app named "${name}"`);
     }
+    if (err instanceof StoreError && err.code === 'limit') {
+      throw new AdminError('too_many_apps', `you already have ${options.maxApps} apps, the most the portal allows: delete one first`);
+    }
     throw err;
   }
+}
+
+/** An operator registers an app: approved at once, whatever the product's approval, and not bound by the portal's limit. */
+export async function createApp(deps: AdminDeps, input: { developer: string; name: string; product: string }): Promise<CreatedApp> {
+  const product = requireProduct(deps, input.product);
+  const name = requireName(input.name, 'the app name');
+  const dev = await requireActiveDeveloper(deps, input.developer);
+  return insertApp(deps, dev, name, product, { approval: 'approved' });
+}
+
+const DEFAULT_MAX_APPS = 10;
+
+const disabledApp = (app: App) =>
+  new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
+
+/**
+ * A developer registers an app in the portal: at most portal.maxAppsPerDeveloper of them, never
+ * under the name of an app an operator disabled (a new app would stand in for it), and pending
+ * an operator's approval when the product's approval is manual.
+ */
+export async function registerOwnApp(deps: AdminDeps, developer: Developer, input: { name: string; product: string }): Promise<CreatedApp> {
+  const product = requireProduct(deps, input.product);
+  const name = requireName(input.name, 'the app name');
+  const dev = await requireActiveDeveloper(deps, developer.email);
+  const held = await deps.store.findApp(dev.email, name);
+  if (held?.status === 'disabled') throw disabledApp(held);
+  const maxApps = deps.config.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
+  return insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
 }
 
 export interface AppDetails extends App {
@@ -154,7 +200,33 @@ export async function rotateKey(deps: AdminDeps, ref: { key: string } | { develo
   return { app, key, secret, overlapUntil };
 }
 
-/** Deletes the app with its keys; its tokens stop working at once. */
+/**
+ * A developer deletes their app in the portal: not an app an operator disabled, nor any app of a
+ * disabled developer, which would erase what the operator stopped (its tokens, usage and counts).
+ */
+export async function deleteOwnApp(deps: AdminDeps, developer: Developer, id: string): Promise<App> {
+  const app = await findOwnApp(deps, developer, id);
+  if (app === undefined) throw new AdminError('unknown_app', 'there is no such app');
+  if (app.status === 'disabled') throw disabledApp(app);
+  await requireActiveDeveloper(deps, developer.email);
+  // Checked again in the store's transaction, in case an operator disables it meanwhile.
+  if (!(await deps.store.deleteApp(app.id, { onlyIfActive: true }))) {
+    const now = await deps.store.findAppById(app.id);
+    if (now === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+    if (now.status === 'disabled') throw disabledApp(now);
+    throw new AdminError('developer_disabled', `developer ${developer.email} is disabled`);
+  }
+  return app;
+}
+
+/** An operator lets an app registered in the portal use its keys (idempotent). */
+export async function approveApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
+  const app = await findApp(deps, ref);
+  const updated = await deps.store.setAppApproval(app.id, 'approved');
+  return { ...(updated ?? app), credentials: app.credentials };
+}
+
+/** An operator deletes the app with its keys; its tokens stop working at once. */
 export async function deleteApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<App> {
   const app = await findApp(deps, ref);
   if (!(await deps.store.deleteApp(app.id))) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
@@ -170,10 +242,6 @@ export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
 }
 
 // Portal accounts.
-
-/** Failed logins an account may have in LOGIN_WINDOW_MS before it is refused until the window ends. */
-const LOGIN_ATTEMPTS = 5;
-const LOGIN_WINDOW_MS = 15 * 60_000;
 
 export const INVITATION_VALID_MS = 7 * 86_400_000;
 
@@ -217,10 +285,7 @@ export async function signUp(deps: AdminDeps, input: { email: string; name: stri
   }
 }
 
-/**
- * Checks an email and password. Every attempt counts against the account before the password is
- * checked, so parallel guesses cannot slip past the limit; a success clears the count.
- */
+/** Checks an email and password, slowed as src/login-throttle.ts says; a success clears the account's count. */
 export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Developer> {
   const failed = new AdminError('login_failed', 'wrong email or password');
   let email: string;
@@ -229,16 +294,15 @@ export async function logIn(deps: AdminDeps, input: { email: string; password: s
   } catch {
     throw failed;
   }
-  const now = deps.clock();
-  const attempts = await deps.store.addLoginFailure(`portal|${email}`, now, LOGIN_WINDOW_MS);
-  if (attempts.count > LOGIN_ATTEMPTS) {
-    const retryAfter = Math.max(1, Math.ceil((attempts.since + LOGIN_WINDOW_MS - now) / 1000));
-    throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${Math.ceil(retryAfter / 60)} minutes`, retryAfter);
+  const account = `portal|${email}`;
+  const retryAfter = await admitAttempt(deps.store, [{ account, rule: PORTAL_LOGIN }], deps.clock());
+  if (retryAfter !== undefined) {
+    throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${waitText(retryAfter)}`, retryAfter);
   }
   const matches = await deps.passwords.verify(input.password, await deps.store.findPasswordHash(email));
   const dev = matches ? await deps.store.findDeveloper(email) : undefined;
   if (dev === undefined || dev.status !== 'active') throw failed;
-  await deps.store.clearLoginFailures(`portal|${email}`);
+  await attemptSucceeded(deps.store, [account]);
   return dev;
 }
 

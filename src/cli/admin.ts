@@ -7,7 +7,7 @@ import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
 import type { App, Developer } from '../store/port.ts';
 import { DEFAULT_CONFIG } from './config.ts';
-import { isoDate, table, type CliIo } from './io.ts';
+import { isoDate, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
   config: string;
@@ -39,9 +39,12 @@ export function registerAdmin(program: Command, io: CliIo): void {
       });
   }
 
-  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : human());
+  // JSON escapes control characters itself; the human form is escaped for the terminal.
+  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human()));
   const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, created: isoDate(d.createdAt) });
-  const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: a.status, created: isoDate(a.createdAt) });
+  // A pending app (registered in the portal, not yet approved) shows as such until it is approved.
+  const appStatus = (a: App) => (a.status === 'active' && a.approval === 'pending' ? 'pending' : a.status);
+  const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: appStatus(a), created: isoDate(a.createdAt) });
   const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
     if (args[0] !== undefined) return { key: args[0] };
     if (opts.developer !== undefined && opts.name !== undefined) return { developer: opts.developer, name: opts.name };
@@ -123,6 +126,13 @@ export function registerAdmin(program: Command, io: CliIo): void {
       .option('--developer <email>', "the developer's email")
       .option('--name <name>', 'app name');
   }
+
+  leaf<Common & { developer?: string; name?: string }>(apps, 'approve [key]', 'approve an app registered in the portal for a product with approval: manual; its keys work at once', async (deps, opts, args) => {
+    const app = await ops.approveApp(deps, appRef(args, opts));
+    show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
+  })
+    .option('--developer <email>', "the developer's email")
+    .option('--name <name>', 'app name');
 
   leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (deps, opts, args) => {
     const app = await ops.deleteApp(deps, appRef(args, opts));

@@ -1,4 +1,6 @@
 // Output helpers and the error type every command maps to an exit code.
+import { escapeUnsafe } from '../text.ts';
+
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
@@ -15,7 +17,14 @@ export class CliError extends Error {
   }
 }
 
-export function table(rows: readonly Record<string, string>[], columns: readonly string[]): string {
+/** Text for the operator's terminal: lines kept, every other control or bidi character escaped (a stored name could hold one). */
+export function terminalText(text: string): string {
+  return text.split('\n').map(escapeUnsafe).join('\n');
+}
+
+export function table(unsafeRows: readonly Record<string, string>[], columns: readonly string[]): string {
+  // Escaped before measuring, so the columns line up with what the terminal shows.
+  const rows = unsafeRows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, escapeUnsafe(v)])));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c] ?? '')))].join('\n');

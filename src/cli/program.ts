@@ -3,7 +3,7 @@ import { AdminError } from '../admin/operations.ts';
 import { ConfigError } from '../config/load.ts';
 import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
-import { CliError, type CliIo } from './io.ts';
+import { CliError, terminalText, type CliIo } from './io.ts';
 import { registerRun } from './run.ts';
 
 export function buildProgram(io: CliIo): Command {
@@ -30,7 +30,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return 2;
     }
     if (err instanceof AdminError || err instanceof CliError) {
-      io.err(`error: ${err.message}`);
+      // A message may quote what was typed or stored.
+      io.err(`error: ${terminalText(err.message)}`);
       return err instanceof CliError ? err.exitCode : 1;
     }
     io.err(`error: ${(err as Error).message ?? String(err)}`);

@@ -47,7 +47,7 @@ export function compileRoutes(deps: Deps): RouteTable {
     const env: PolicyEnv = { deps, route: route.name, configDir: path.dirname(config.file), method: route.method, path: route.path };
     const steps: Step[] = [
       verifyToken,
-      createAuthorizeRoute(route.products, route.scopes, errors),
+      createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
       ...compilePolicies(route.policies, 'access', env),
       // After the route's own access policies, so the calls they refuse do not use it up.
       ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),

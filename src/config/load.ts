@@ -73,6 +73,8 @@ export interface RouteSettings {
   path: string;
   upstream: string;
   scopes: readonly string[];
+  /** Only tokens with a subject (a user's) may call it. */
+  requireSubject: boolean;
   /** Products whose tokens may call this route. */
   products: ReadonlySet<string>;
   policies: readonly PolicyEntry[];
@@ -92,6 +94,8 @@ export interface ProductSettings {
   quota: QuotaSettings | undefined;
   /** Shown in the developer portal. */
   visible: boolean;
+  /** manual: apps registered in the portal start pending until an operator approves them. */
+  approval: 'auto' | 'manual';
 }
 
 export interface PortalSettings {
@@ -103,6 +107,7 @@ export interface PortalSettings {
   signup: 'open' | 'invited';
   sessionLifetimeMs: number;
   keyOverlapMs: number;
+  maxAppsPerDeveloper: number;
 }
 
 export interface Config {
@@ -278,6 +283,8 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       refreshReuseGraceMs: duration(p.refreshReuseGrace, 0, ['products', name, 'refreshReuseGrace']),
       quota: p.quota,
       visible: p.portal ?? false,
+      // RFC 9700 §2.4: the password grant hands users' passwords to the app; an operator vets the apps that ask for it.
+      approval: p.approval ?? (grants.has('password') ? 'manual' : 'auto'),
     });
   }
 
@@ -289,6 +296,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       path: r.path,
       upstream: r.upstream,
       scopes: r.scopes ?? [],
+      requireSubject: r.requireSubject ?? false,
       products: routeProducts.get(name) ?? new Set(),
       policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], { configDir: dir, method: r.method, path: r.path }, report),
     });
@@ -338,6 +346,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       signup: raw.portal.signup ?? 'open',
       sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),
       keyOverlapMs: duration(raw.portal.keyOverlap, 86400, ['portal', 'keyOverlap']),
+      maxAppsPerDeveloper: raw.portal.maxAppsPerDeveloper ?? 10,
     },
     authServers,
     upstreams,

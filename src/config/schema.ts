@@ -51,6 +51,8 @@ const Portal = Type.Object(
     sessionLifetime: Type.Optional(Duration),
     /** After a secret is rotated, the old key and secret keep working this long (default 24h). */
     keyOverlap: Type.Optional(Duration),
+    /** How many apps a developer can hold through the portal (default 10); operators are not bound by it. */
+    maxAppsPerDeveloper: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
   },
   Strict,
 );
@@ -157,6 +159,8 @@ const Route = Type.Object(
     path: Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$' }),
     upstream: Name,
     scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
+    /** Only tokens issued for a user (password grant, and refresh_token after it) may call the route; others get 403. */
+    requireSubject: Type.Optional(Type.Boolean()),
     /** Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies. */
     policies: Type.Optional(Type.Array(policySchema)),
   },
@@ -179,6 +183,8 @@ const Product = Type.Object(
     quota: Type.Optional(QuotaOptions),
     /** Shown in the developer portal, where developers register apps for it. */
     portal: Type.Optional(Type.Boolean()),
+    /** manual: apps registered in the portal wait for `gateway admin apps approve` (default with the password grant); auto: they work at once. */
+    approval: Type.Optional(Type.Unsafe<'auto' | 'manual'>({ type: 'string', enum: ['auto', 'manual'] })),
   },
   Strict,
 );

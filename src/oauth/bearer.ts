@@ -135,11 +135,16 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   }
 }
 
-/** The step that checks the token's product covers this route and its scopes include the route's. */
-export function createAuthorizeRoute(products: ReadonlySet<string>, scopes: readonly string[], errors: BearerErrors): Step {
+/**
+ * The step that checks the token's product covers this route and its scopes include the route's,
+ * and, for a route that requires a subject, that the token was issued for a user: a token of the
+ * client itself (client_credentials) lacks the privilege, as §3.1 insufficient_scope says.
+ */
+export function createAuthorizeRoute(products: ReadonlySet<string>, scopes: readonly string[], errors: BearerErrors, requireSubject = false): Step {
   return function authorizeRoute(ctx: RequestContext): void {
     const token = ctx.token!;
     if (!products.has(token.product)) throw errors.insufficientScope("the token's API product does not include this route", scopes);
+    if (requireSubject && token.subject === null) throw errors.insufficientScope('this route needs a token issued for a user (password or refresh_token grant)', scopes);
     if (scopes.length === 0) return;
     const held = token.scope.split(' ');
     if (!scopes.every((s) => held.includes(s))) throw errors.insufficientScope('the token lacks a scope this route requires', scopes);

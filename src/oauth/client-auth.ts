@@ -63,6 +63,7 @@ export async function authenticateClient(
   if (credential.status !== 'approved') throw invalidClient('credential revoked');
   if (credential.expiresAt !== null && credential.expiresAt <= now) throw invalidClient('credential expired');
   if (app.status !== 'active') throw invalidClient('app disabled');
+  if (app.approval !== 'approved') throw invalidClient('app pending approval');
   if (client.developerStatus !== 'active') throw invalidClient('developer disabled');
   return client;
 }

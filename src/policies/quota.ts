@@ -1,8 +1,10 @@
-// Quota: N calls per app and API product in a window of a minute, hour, day, week or month.
+// Quota: N calls per app (or per developer, across their apps) and API product in a window of a
+// minute, hour, day, week or month.
 import { Type, type Static } from '@sinclair/typebox';
 import { Strict } from '../config/fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { ActiveToken } from '../store/port.ts';
 import type { Counters, WindowOf } from './counters.ts';
 import type { RequestPolicy } from './policy.ts';
 
@@ -13,6 +15,8 @@ export const QuotaOptions = Type.Object(
     /** calendar: windows aligned to UTC (the minute, hour, day, ISO week from Monday, month);
      * rolling: the last interval before each call (a month is 30 days), estimated from two windows. */
     window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
+    /** app (default): each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget. */
+    per: Type.Optional(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] })),
   },
   Strict,
 );
@@ -53,10 +57,15 @@ const ROLLING_SIZE = { minute: MINUTE, hour: HOUR, day: DAY, week: 7 * DAY, mont
 // The limit is not part of the key: raising or lowering it keeps the calls already counted.
 const keyPrefix = (options: QuotaSettings, scope: string) => `quota|${scope}|${options.interval}/${options.window ?? 'calendar'}|`;
 
+/** Whose calls a quota counts together: the app's, or every app's of its developer. */
+type Counted = Pick<ActiveToken, 'appId' | 'developerEmail'>;
+const countedAs = (options: QuotaSettings): ((t: Counted) => string) =>
+  options.per === 'developer' ? (t) => `developer:${t.developerEmail}` : (t) => t.appId;
+
 /** How much of an app's quota (of `scope`: 'product' or a route) is used now, for the portal. */
-export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, appId: string, now: number): number {
+export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, app: Counted, now: number): number {
   const rolling = options.window === 'rolling' ? ROLLING_SIZE[options.interval] : undefined;
-  return counters.used(`${keyPrefix(options, scope)}${product}|${appId}`, now, rolling);
+  return counters.used(`${keyPrefix(options, scope)}${product}|${countedAs(options)(app)}`, now, rolling);
 }
 
 /**
@@ -71,11 +80,12 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
   const windowOf = calendarWindow(interval);
   const size = ROLLING_SIZE[interval];
   const prefix = keyPrefix(options, scope);
+  const counted = countedAs(options);
 
   return function quota(ctx: RequestContext): void {
     const now = clock();
     const token = ctx.token!;
-    const key = `${prefix}${token.product}|${token.appId}`;
+    const key = `${prefix}${token.product}|${counted(token)}`;
     const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
     const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
     const tightest = ctx.rateLimit;

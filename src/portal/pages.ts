@@ -54,6 +54,13 @@ const csrfField = (frame: Frame) => html`<input type="hidden" name="csrf" value=
 const problem = (message: string | undefined) => (message === undefined ? '' : html`<p class="error" role="alert">${message}</p>`);
 const notice = (message: string | undefined) => (message === undefined ? '' : html`<p class="notice" role="status">${message}</p>`);
 
+/** An app's state as its developer reads it. */
+const appState = (app: App) => (app.status === 'disabled' ? 'disabled by the API team' : app.approval === 'pending' ? 'waiting for approval' : 'active');
+
+const PENDING_NOTE = "The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint.";
+
+const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
+
 function quotaText(q: QuotaSettings): string {
   return `${q.limit.toLocaleString('en')} calls per ${q.interval}${q.window === 'rolling' ? ' (rolling)' : ''}`;
 }
@@ -93,7 +100,8 @@ export function productPage(frame: Frame, product: ProductSettings, routes: read
 <dl class="facts">
   <dt>Grant types</dt><dd>${grants.join(', ')}</dd>
   <dt>Scopes</dt><dd>${product.scopes.length > 0 ? product.scopes.join(' ') : 'none'}</dd>
-  <dt>Quota</dt><dd>${product.quota === undefined ? 'none for the product' : `${quotaText(product.quota)} per app`}</dd>
+  <dt>Quota</dt><dd>${product.quota === undefined ? 'none for the product' : `${quotaText(product.quota)} per ${product.quota.per ?? 'app'}`}</dd>
+  <dt>New apps</dt><dd>${product.approval === 'manual' ? 'approved by the API team before they work' : 'work at once'}</dd>
   <dt>Access tokens</dt><dd>valid ${Math.round(product.accessTokenLifetime / 60)} minutes</dd>
 </dl>
 <h2>Routes</h2>
@@ -184,7 +192,7 @@ ${
 <tbody>
 ${apps.map(
   ({ app, key, product }) =>
-    html`<tr><td><a href="/apps/${app.id}">${app.name}</a></td><td>${product?.displayName ?? app.product}</td><td>${app.status}</td><td><code>${key ?? 'none'}</code></td><td>${date(app.createdAt)}</td></tr>`,
+    html`<tr><td><a href="/apps/${app.id}">${app.name}</a></td><td>${product?.displayName ?? app.product}</td><td>${appState(app)}</td><td><code>${key ?? 'none'}</code></td><td>${date(app.createdAt)}</td></tr>`,
 )}
 </tbody>
 </table>`
@@ -225,6 +233,7 @@ export function secretPage(frame: Frame, shown: { app: App; key: string; secret:
   <dt>Secret</dt><dd><code id="app-secret">${shown.secret}</code> <button type="button" class="copy" data-copy="app-secret" hidden>Copy</button></dd>
 </dl>
 ${shown.overlapUntil === undefined ? '' : html`<p>The previous key and secret keep working until ${dateTime(shown.overlapUntil)}.</p>`}
+${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PENDING_NOTE}</p>` : ''}
 <p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
   );
 }
@@ -239,17 +248,19 @@ export interface AppView {
   now: number;
 }
 
-export function appPage(frame: Frame, view: AppView, message?: string): Html {
+export function appPage(frame: Frame, view: AppView, notes: { notice?: string | undefined; error?: string } = {}): Html {
   const { app, product, credentials, now } = view;
   const keyState = (c: Credential) => (c.status === 'revoked' ? 'revoked' : c.expiresAt === null ? 'active' : c.expiresAt > now ? `works until ${dateTime(c.expiresAt)}` : 'expired');
   return layout(
     frame,
     app.name,
     html`<h1>${app.name}</h1>
-${notice(message)}
+${notice(notes.notice)}
+${problem(notes.error)}
+${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) : ''}
 <dl class="facts">
   <dt>API product</dt><dd>${product === undefined ? app.product : html`<a href="/products/${encodeURIComponent(product.name)}">${product.displayName}</a>`}</dd>
-  <dt>Status</dt><dd>${app.status}</dd>
+  <dt>Status</dt><dd>${appState(app)}</dd>
   <dt>Created</dt><dd>${date(app.createdAt)}</dd>
 </dl>
 <h2>Keys</h2>
@@ -268,14 +279,15 @@ ${credentials.map(
 <form method="post" action="/apps/${app.id}/rotate" class="inline">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
 <p class="hint">Rotating gives a new key and secret; the current ones keep working for ${span(frame.portal.keyOverlapMs)}, then stop.</p>
 <h2>Usage</h2>
-${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}.</p>`}
+${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}
 ${usageChart(view.usage, now)}
 <h2>Delete</h2>
-<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app…</a></p>`,
+${app.status === 'disabled' ? html`<p>${DISABLED_NOTE}</p>` : html`<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app…</a></p>`}`,
   );
 }
 
 export function deletePage(frame: Frame, app: App): Html {
+  if (app.status === 'disabled') return layout(frame, `Delete ${app.name}`, html`<h1>Delete <q>${app.name}</q></h1><p>${DISABLED_NOTE}</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
   return layout(
     frame,
     `Delete ${app.name}`,

@@ -28,6 +28,10 @@ const REFUSAL_STATUS: Readonly<Record<string, number>> = {
   duplicate_app: 409,
   not_invited: 403,
   invalid_invitation: 403,
+  app_disabled: 403,
+  developer_disabled: 403,
+  too_many_apps: 403,
+  unknown_app: 404,
 };
 
 const ALLOW = 'GET, HEAD, POST';
@@ -95,7 +99,10 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       product,
       credentials: app.credentials,
       usage: await store.usage(app.id, current - 23 * HOUR_MS),
-      quota: product?.quota === undefined ? undefined : { settings: product.quota, used: quotaUsed(product.quota, 'product', deps.counters, product.name, app.id, now) },
+      quota:
+        product?.quota === undefined
+          ? undefined
+          : { settings: product.quota, used: quotaUsed(product.quota, 'product', deps.counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
       now,
     };
   }
@@ -155,7 +162,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       const product = visibleProduct(form.product);
       if (product === undefined) return page(400, pages.newAppPage(r.frame, visible, { ...form, error: 'choose one of the API products' }));
       try {
-        const created = await ops.createApp(deps, { developer: dev.email, name: form.name, product: product.name });
+        const created = await ops.registerOwnApp(deps, dev, { name: form.name, product: product.name });
         return page(201, pages.secretPage(r.frame, created));
       } catch (err) {
         return refused(err, (error) => pages.newAppPage(r.frame, visible, { ...form, error }));
@@ -184,13 +191,18 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     if (app === undefined) return notFound(r);
     const ref = { developer: app.developerEmail, name: app.name };
     if (method === 'GET') {
-      if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '')));
+      if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') }));
       if (action === '/delete') return page(200, pages.deletePage(r.frame, app));
       return undefined;
     }
     if (action === '/rotate') return page(201, pages.secretPage(r.frame, await ops.rotateKey(deps, ref)));
     if (action === '/delete') {
-      await ops.deleteApp(deps, ref);
+      try {
+        await ops.deleteOwnApp(deps, r.frame.developer!, app.id);
+      } catch (err) {
+        const view = await appView(app);
+        return refused(err, (error) => pages.appPage(r.frame, view, { error }));
+      }
       return { redirect: '/apps?done=deleted' };
     }
     if (key !== undefined) {

@@ -2,6 +2,8 @@
 // Every driver implements it and runs the contract suite in test/store/contract.ts.
 
 export type Status = 'active' | 'disabled';
+/** Whether an operator let the app use its keys: apps registered in the portal for a product with `approval: manual` start pending. */
+export type Approval = 'approved' | 'pending';
 export type CredentialStatus = 'approved' | 'revoked';
 export type TokenKind = 'access' | 'refresh';
 
@@ -20,6 +22,7 @@ export interface App {
   name: string;
   product: string;
   status: Status;
+  approval: Approval;
   createdAt: number;
 }
 
@@ -92,6 +95,26 @@ export interface QuotaWindow {
   previous: number;
 }
 
+/**
+ * How attempts at one account (a portal email, a password-grant username, an app) are slowed:
+ * `free` counted attempts, then each must come `baseDelayMs` × 2^(count − free) after the last,
+ * at most `maxDelayMs`; once none came for `resetAfterMs`, the count starts over.
+ */
+export interface BackoffRule {
+  free: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  resetAfterMs: number;
+}
+
+export type AttemptResult = { allowed: true } | { allowed: false; retryAt: number };
+
+/** When the rule lets the next attempt through, after `count` counted attempts the last of which came at `lastAt`. */
+export function nextAttemptAt(rule: BackoffRule, count: number, lastAt: number): number {
+  if (count < rule.free) return -Infinity;
+  return lastAt + Math.min(rule.maxDelayMs, rule.baseDelayMs * 2 ** Math.min(count - rule.free, 52));
+}
+
 /** Calls of one app in one hour (`hour`: epoch ms of the hour's start). */
 export interface UsageCount {
   appId: string;
@@ -125,22 +148,35 @@ export interface Store {
   /** Ends every session of the developer (a password change). */
   deleteSessions(developerId: string): Promise<void>;
   /**
-   * Counts one more login attempt of an account (a portal email, a password-grant username or
-   * app); resolves to the count in the current window and its start (a window starts at the
-   * first attempt, and one begins anew once `windowMs` has passed).
+   * Counts one attempt against every account given, atomically, if each one's rule lets it
+   * through now; otherwise counts none and resolves to when the latest of them would.
    */
-  addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }>;
+  countAttempts(accounts: readonly { account: string; rule: BackoffRule }[], now: number): Promise<AttemptResult>;
   clearLoginFailures(account: string): Promise<void>;
   /** Takes one counted attempt back (an attempt counted before it was known to succeed). */
   takeBackLoginFailure(account: string): Promise<void>;
 
-  /** Creates the app and its first credential atomically; ConflictError on a duplicate name. */
-  createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App>;
+  /**
+   * Creates the app (approved unless `approval` says otherwise) and its first credential
+   * atomically. StoreError 'conflict' on a duplicate name; 'limit' when the developer already
+   * holds `maxAppsOfDeveloper` apps.
+   */
+  createApp(input: {
+    developerId: string;
+    name: string;
+    product: string;
+    key: string;
+    secretHash: Buffer;
+    now: number;
+    approval?: Approval;
+    maxAppsOfDeveloper?: number;
+  }): Promise<App>;
   findApp(developerEmail: string, name: string): Promise<App | undefined>;
   findAppByKey(key: string): Promise<App | undefined>;
   findAppById(id: string): Promise<App | undefined>;
   listApps(filter?: { developerEmail?: string }): Promise<App[]>;
   setAppStatus(appId: string, status: Status): Promise<App | undefined>;
+  setAppApproval(appId: string, approval: Approval): Promise<App | undefined>;
   listCredentials(appId: string): Promise<Credential[]>;
   revokeCredential(key: string): Promise<boolean>;
   /**
@@ -148,8 +184,11 @@ export interface Store {
    * `overlapUntil` at the latest: they keep working until then, and so do their tokens.
    */
   rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void>;
-  /** Deletes the app, its credentials, tokens and usage; its tokens stop working at once. */
-  deleteApp(appId: string): Promise<boolean>;
+  /**
+   * Deletes the app, its credentials, tokens and usage; its tokens stop working at once. With
+   * `onlyIfActive`, only if the app and its developer are active (false otherwise).
+   */
+  deleteApp(appId: string, options?: { onlyIfActive?: boolean }): Promise<boolean>;
   findClient(key: string): Promise<Client | undefined>;
 
   /** Durable when the promise resolves. */
@@ -184,8 +223,8 @@ export interface Store {
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';
-  readonly code: 'conflict';
-  constructor(code: 'conflict', message: string) {
+  readonly code: 'conflict' | 'limit';
+  constructor(code: 'conflict' | 'limit', message: string) {
     super(message);
     this.code = code;
   }

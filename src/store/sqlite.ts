@@ -11,9 +11,13 @@ import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { newId } from '../crypto.ts';
 import {
+  nextAttemptAt,
   StoreError,
   type ActiveToken,
+  type Approval,
   type App,
+  type AttemptResult,
+  type BackoffRule,
   type Client,
   type Credential,
   type Developer,
@@ -112,6 +116,9 @@ const MIGRATIONS: readonly string[] = [
      count INTEGER NOT NULL,
      PRIMARY KEY (app_id, hour)
    ) STRICT, WITHOUT ROWID;`,
+  // Operator approval of apps registered in the portal; login attempts slowed by backoff from the last one.
+  `ALTER TABLE apps ADD COLUMN approval TEXT NOT NULL DEFAULT 'approved' CHECK (approval IN ('approved', 'pending'));
+   ALTER TABLE login_failures ADD COLUMN last_at INTEGER;`,
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
@@ -128,7 +135,7 @@ interface Revocation {
 }
 
 const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at';
-const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.created_at';
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at';
 
 export class SqliteStore implements Store {
   readonly #db: DatabaseSync;
@@ -167,6 +174,9 @@ export class SqliteStore implements Store {
   readonly #apps: StatementSync;
   readonly #appsOfDeveloper: StatementSync;
   readonly #setAppStatus: StatementSync;
+  readonly #setAppApproval: StatementSync;
+  readonly #appCountOfDeveloper: StatementSync;
+  readonly #appActive: StatementSync;
   readonly #credentialsOfApp: StatementSync;
   readonly #revokeCredential: StatementSync;
   readonly #client: StatementSync;
@@ -189,7 +199,8 @@ export class SqliteStore implements Store {
   readonly #deleteSession: StatementSync;
   readonly #deleteSessions: StatementSync;
   readonly #purgeSessions: StatementSync;
-  readonly #addLoginFailure: StatementSync;
+  readonly #loginAttempts: StatementSync;
+  readonly #saveLoginAttempts: StatementSync;
   readonly #clearLoginFailures: StatementSync;
   readonly #takeBackLoginFailure: StatementSync;
   readonly #expireOtherCredentials: StatementSync;
@@ -234,7 +245,11 @@ export class SqliteStore implements Store {
     this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
     this.#developers = db.prepare('SELECT * FROM developers ORDER BY email');
     this.#setDeveloperStatus = db.prepare('UPDATE developers SET status = ? WHERE email = ?');
-    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.#appCountOfDeveloper = db.prepare('SELECT count(*) AS n FROM apps WHERE developer_id = ?');
+    this.#appActive = db.prepare(
+      `SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`,
+    );
     this.#insertCredential = db.prepare(
       'INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
@@ -245,6 +260,7 @@ export class SqliteStore implements Store {
     this.#apps = db.prepare(`${appFrom} ORDER BY d.email, a.name`);
     this.#appsOfDeveloper = db.prepare(`${appFrom} WHERE d.email = ? ORDER BY a.name`);
     this.#setAppStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
+    this.#setAppApproval = db.prepare('UPDATE apps SET approval = ? WHERE id = ?');
     this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
     this.#revokeCredential = db.prepare(`UPDATE credentials SET status = 'revoked' WHERE key = ? AND status <> 'revoked'`);
     this.#client = db.prepare(
@@ -264,7 +280,8 @@ export class SqliteStore implements Store {
          JOIN apps a ON a.id = t.app_id
          JOIN developers d ON d.id = a.developer_id
         WHERE t.hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND t.expires_at > ?
-          AND c.status = 'approved' AND (c.expires_at IS NULL OR c.expires_at > ?) AND a.status = 'active' AND d.status = 'active'`,
+          AND c.status = 'approved' AND (c.expires_at IS NULL OR c.expires_at > ?) AND a.status = 'active' AND a.approval = 'approved'
+          AND d.status = 'active'`,
     );
     this.#refreshToken = db.prepare(
       `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status, c.expires_at AS credential_expires_at
@@ -298,13 +315,10 @@ export class SqliteStore implements Store {
     this.#deleteSession = db.prepare('DELETE FROM portal_sessions WHERE id_hash = ?');
     this.#deleteSessions = db.prepare('DELETE FROM portal_sessions WHERE developer_id = ?');
     this.#purgeSessions = db.prepare('DELETE FROM portal_sessions WHERE expires_at <= ?');
-    // A failure after the window has passed starts a new window.
-    this.#addLoginFailure = db.prepare(
-      `INSERT INTO login_failures (account, count, first_at) VALUES (?, 1, ?)
-       ON CONFLICT (account) DO UPDATE SET
-         count = CASE WHEN first_at > ? THEN count + 1 ELSE 1 END,
-         first_at = CASE WHEN first_at > ? THEN first_at ELSE excluded.first_at END
-       RETURNING count, first_at`,
+    this.#loginAttempts = db.prepare('SELECT count, first_at, coalesce(last_at, first_at) AS last_at FROM login_failures WHERE account = ?');
+    this.#saveLoginAttempts = db.prepare(
+      `INSERT INTO login_failures (account, count, first_at, last_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account) DO UPDATE SET count = excluded.count, first_at = excluded.first_at, last_at = excluded.last_at`,
     );
     this.#clearLoginFailures = db.prepare('DELETE FROM login_failures WHERE account = ?');
     this.#takeBackLoginFailure = db.prepare('UPDATE login_failures SET count = max(count - 1, 0) WHERE account = ?');
@@ -322,7 +336,7 @@ export class SqliteStore implements Store {
       'INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count',
     );
     this.#purgeUsage = db.prepare('DELETE FROM app_usage WHERE hour < ?');
-    this.#purgeLoginFailures = db.prepare('DELETE FROM login_failures WHERE first_at < ?');
+    this.#purgeLoginFailures = db.prepare('DELETE FROM login_failures WHERE coalesce(last_at, first_at) < ?');
     this.#usage = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
   }
 
@@ -426,15 +440,29 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createApp(input: { developerId: string; name: string; product: string; key: string; secretHash: Buffer; now: number }): Promise<App> {
+  async createApp(input: {
+    developerId: string;
+    name: string;
+    product: string;
+    key: string;
+    secretHash: Buffer;
+    now: number;
+    approval?: Approval;
+    maxAppsOfDeveloper?: number;
+  }): Promise<App> {
     const id = newId();
     try {
       this.#transaction(() => {
-        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.now);
+        // Counted inside the write transaction, so parallel registrations cannot pass the bound together.
+        if (input.maxAppsOfDeveloper !== undefined && (this.#appCountOfDeveloper.get(input.developerId) as { n: number }).n >= input.maxAppsOfDeveloper) {
+          throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
+        }
+        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.approval ?? 'approved', input.now);
         this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
       });
       this.#unknownClients.delete(input.key);
     } catch (err) {
+      if (err instanceof StoreError) throw err;
       throw conflictOr(err, `app "${input.name}" already exists for this developer`);
     }
     return toApp(this.#appById.get(id) as Row);
@@ -469,6 +497,15 @@ export class SqliteStore implements Store {
     });
   }
 
+  async setAppApproval(appId: string, approval: Approval): Promise<App | undefined> {
+    return this.#transaction(() => {
+      if (this.#setAppApproval.run(approval, appId).changes === 0) return undefined;
+      // Cached clients of the app are read again, with their approval.
+      this.#revoked('app', appId, Date.now());
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
   async listCredentials(appId: string): Promise<Credential[]> {
     return (this.#credentialsOfApp.all(appId) as Row[]).map(toCredential);
   }
@@ -493,9 +530,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  async deleteApp(appId: string): Promise<boolean> {
+  async deleteApp(appId: string, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
     return this.#transaction(() => {
-      if (this.#appById.get(appId) === undefined) return false;
+      const row = this.#appActive.get(appId) as { active: number } | undefined;
+      if (row === undefined || (options.onlyIfActive === true && row.active !== 1)) return false;
       for (const statement of this.#deleteAppRows) statement.run(appId);
       this.#revoked('app', appId, Date.now());
       return true;
@@ -542,9 +580,18 @@ export class SqliteStore implements Store {
     this.#deleteSessions.run(developerId);
   }
 
-  async addLoginFailure(account: string, now: number, windowMs: number): Promise<{ count: number; since: number }> {
-    const row = this.#addLoginFailure.get(account, now, now - windowMs, now - windowMs) as Row;
-    return { count: row.count as number, since: row.first_at as number };
+  async countAttempts(accounts: readonly { account: string; rule: BackoffRule }[], now: number): Promise<AttemptResult> {
+    return this.#transaction((): AttemptResult => {
+      const counted = accounts.map(({ account, rule }) => {
+        const row = this.#loginAttempts.get(account) as { count: number; first_at: number; last_at: number } | undefined;
+        const fresh = row === undefined || now - row.last_at >= rule.resetAfterMs;
+        return { account, count: fresh ? 0 : row.count, firstAt: fresh ? now : row.first_at, retryAt: fresh ? -Infinity : nextAttemptAt(rule, row.count, row.last_at) };
+      });
+      const retryAt = Math.max(...counted.map((c) => c.retryAt));
+      if (retryAt > now) return { allowed: false, retryAt };
+      for (const c of counted) this.#saveLoginAttempts.run(c.account, c.count + 1, c.firstAt, now);
+      return { allowed: true };
+    });
   }
 
   async clearLoginFailures(account: string): Promise<void> {
@@ -757,6 +804,7 @@ function toApp(r: Row): App {
     name: r.name as string,
     product: r.product as string,
     status: r.status as Status,
+    approval: r.approval as Approval,
     createdAt: r.created_at as number,
   };
 }

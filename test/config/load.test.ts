@@ -139,7 +139,11 @@ describe('parseConfig: valid configurations', () => {
       signup: 'open',
       sessionLifetimeMs: 8 * 3_600_000,
       keyOverlapMs: 3_600_000,
+      maxAppsPerDeveloper: 10,
     });
+    assert.equal(ordersGet.requireSubject, true, "the orders are a user's");
+    assert.equal(orders.approval, 'manual', 'the default with the password grant');
+    assert.equal(hello.approval, 'auto');
   });
 
   it('substitutes the environment into gateway.example.yaml', () => {
@@ -185,6 +189,7 @@ describe('parseConfig: valid configurations', () => {
       path: '/r',
       upstream: 'backend',
       scopes: [],
+      requireSubject: false,
       products: ['p'],
       policies: [],
     });
@@ -202,6 +207,7 @@ describe('parseConfig: valid configurations', () => {
       refreshReuseGraceMs: 0,
       quota: undefined,
       visible: false,
+      approval: 'auto',
     });
     assert.equal(config.portal, undefined, 'no portal unless declared');
   });
@@ -387,6 +393,20 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     assert.deepEqual(errorLines(text), [
       `portal.signup: must be one of: open, invited (gateway.yaml:${lineOf(text, 'signup:')})`,
       `portal.keyOverlap: must match /^[0-9]+(ms|s|m|h|d)$/ (gateway.yaml:${lineOf(text, 'keyOverlap:')})`,
+    ]);
+  });
+
+  it('approval, maxAppsPerDeveloper, requireSubject and a quota\'s per: only their values', () => {
+    const text = configYaml({
+      extra: 'portal:\n  listen: { port: 0 }\n  maxAppsPerDeveloper: 0\n',
+      routes: '  mine:\n    method: GET\n    path: /v1/mine\n    upstream: mock\n    requireSubject: yes-please\n',
+      products: '  shop:\n    routes: [mine]\n    approval: sometimes\n    quota: { limit: 5, interval: day, per: team }\n',
+    });
+    assert.deepEqual(errorLines(text), [
+      `portal.maxAppsPerDeveloper: must be >= 1 (gateway.yaml:${lineOf(text, 'maxAppsPerDeveloper:')})`,
+      `routes.mine.requireSubject: must be boolean (gateway.yaml:${lineOf(text, 'requireSubject:')})`,
+      `products.shop.quota.per: must be one of: app, developer (gateway.yaml:${lineOf(text, 'quota:')})`,
+      `products.shop.approval: must be one of: auto, manual (gateway.yaml:${lineOf(text, 'approval:')})`,
     ]);
   });
 

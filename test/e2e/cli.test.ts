@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../../src/store/sqlite.ts';
 import { bearer, call, configYaml, tempDir, tokenRequest, type Answer } from '../helpers.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -143,6 +144,7 @@ interface CreatedApp {
   name: string;
   product: string;
   status: string;
+  approval: string;
   createdAt: number;
   key: string;
   secret: string;
@@ -318,7 +320,8 @@ describe('gateway admin apps', () => {
 
   test('create --json prints the app with its key and secret', async () => {
     first = await addApp(ws, 'DEV@example.com', 'first-app');
-    assert.deepEqual(Object.keys(first).sort(), ['createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.deepEqual(Object.keys(first).sort(), ['approval', 'createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.equal(first.approval, 'approved', "an operator's app needs no approval");
     assert.equal(first.developerEmail, 'dev@example.com');
     assert.equal(first.name, 'first-app');
     assert.equal(first.product, 'hello');
@@ -455,6 +458,58 @@ describe('gateway admin errors', () => {
 
   test('a missing required option', () =>
     failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n3'], "required option '--product <product>' not specified"));
+});
+
+// ---------------------------------------------------------------------------------------------
+// 3b. Control characters: refused in names, escaped in what the CLI prints
+
+describe('gateway admin and control characters', () => {
+  let ws: Workspace;
+  before(async () => {
+    ws = workspace();
+    await addDeveloper(ws, 'dev@example.com');
+  });
+  after(() => ws.remove());
+
+  const NAME_REFUSED = 'must not contain control characters or bidirectional text overrides';
+
+  test('terminal-escape: a developer or app name with ESC, CSI, DEL, a bidi override or isolate is refused; nothing is written', async () => {
+    const before = ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout;
+    for (const name of ['Eve\x1b[2J', 'evil\u202egpj.exe', 'x\u2066y']) {
+      fails(await ws.cli('admin', 'developers', 'create', '--email', 'eve@example.com', '--name', name), 1, `the developer name ${NAME_REFUSED}`);
+    }
+    for (const name of ['Eve\u009b31m', 'Eve\x7f', 'x\u200fy', 'tab\there']) {
+      fails(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', name, '--product', 'hello'), 1, `the app name ${NAME_REFUSED}`);
+    }
+    assert.equal(ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout, before);
+    assert.equal(ok(await ws.cli('admin', 'apps', 'list', '--json')).stdout, '[]\n');
+  });
+
+  test('terminal-escape: an email with a control character is refused, and the message echoes it escaped', async () => {
+    const r = await ws.cli('admin', 'developers', 'create', '--email', 'eve\x1b[31m@example.com', '--name', 'Eve');
+    fails(r, 1, '"eve\\u001b[31m@example.com" is not an email address');
+    assert.equal(r.stderr.includes('\x1b'), false);
+  });
+
+  test('terminal-escape: names stored before this check are printed escaped in tables and messages, as is in --json', async () => {
+    // As a store written by an earlier version holds them.
+    const store = new SqliteStore({ path: path.join(ws.dir, 'gateway.db') });
+    try {
+      const dev = await store.createDeveloper({ email: 'old@example.com', name: 'Old\x1b[31mRed\u202e', now: Date.now() });
+      await store.createApp({ developerId: dev.id, name: 'app\x1b]0;owned\x07', product: 'hello', key: 'K'.repeat(32), secretHash: Buffer.alloc(32), now: Date.now() });
+    } finally {
+      await store.close();
+    }
+    const devs = ok(await ws.cli('admin', 'developers', 'list')).stdout;
+    assert.match(devs, /^old@example\.com {2}Old\\u001b\[31mRed\\u202e {2}active/m);
+    const apps = ok(await ws.cli('admin', 'apps', 'list')).stdout;
+    assert.match(apps, /^old@example\.com {2}app\\u001b\]0;owned\\u0007 {2}hello/m);
+    const disabled = ok(await ws.cli('admin', 'apps', 'disable', 'K'.repeat(32))).stdout;
+    assert.equal(disabled, 'app "app\\u001b]0;owned\\u0007" of old@example.com is disabled\n');
+    for (const out of [devs, apps, disabled]) assert.doesNotMatch(out, /[\x1b\x07\u202e]/);
+    const json = JSON.parse(ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout) as { name: string }[];
+    assert.ok(json.some((d) => d.name === 'Old\x1b[31mRed\u202e'), 'JSON keeps the stored value (escaped by JSON itself)');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml
 describe('gateway.example.yaml', () => {
   let gw: Gateway;
   let token: string;
+  let ordersApp: { key: string; secret: string };
   const dir = tempDir();
   before(async () => {
     const config = loadConfigFile(EXAMPLE, { env: { GATEWAY_HOST: '127.0.0.1', GATEWAY_DB: path.join(dir.dir, 'gateway.db'), LOG_LEVEL: 'silent', PORTAL_PORT: '0' } });
@@ -21,6 +22,7 @@ describe('gateway.example.yaml', () => {
     await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
     const app = await createApp(deps, { developer: 'dev@example.com', name: 'example-app', product: 'hello' });
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: app.key, secret: app.secret })).body.access_token;
+    ordersApp = await createApp(deps, { developer: 'dev@example.com', name: 'orders-app', product: 'orders' });
   });
   after(async () => {
     await gw.close();
@@ -70,5 +72,15 @@ describe('gateway.example.yaml', () => {
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get('x-example'), 'echoed');
     assert.deepEqual(ok.body, { method: 'POST', path: '/v1/echo', query: {}, body: '{"name":"Ada"}', app: 'example-app' });
+  });
+
+  test("GET /v1/orders/1: an app's own client_credentials token is refused (403), the orders are a user's", async () => {
+    const own = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, ordersApp);
+    assert.equal(own.status, 200);
+    for (const path of ['/v1/orders', '/v1/orders/1']) {
+      const res = await call(`${gw.url}${path}`, { headers: bearer(own.body.access_token) });
+      assert.equal(res.status, 403, path);
+      assert.equal(res.body.code, 'insufficient_scope');
+    }
   });
 });

@@ -1,5 +1,6 @@
-// Guessing passwords through the password grant: throttled per username and per client, whatever
-// the caller's address or the way the client authenticates.
+// Guessing passwords through the password grant: slowed per username and app, per username across
+// apps and per app, whatever the caller's address or the way the client authenticates; and no
+// app can lock a user out of the others.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { basic, call, startAuthServer, startTestGateway, type Answer, type AuthServer, type TestGateway } from '../helpers.ts';
@@ -36,7 +37,9 @@ describe('password grant brute force', () => {
     });
   }
 
-  test('password-bruteforce-user: the 6th attempt on a username in 15 minutes is 429, right password, new address or form auth alike', async () => {
+  const SLOW_DOWN = { error: 'slow_down', error_description: 'too many failed password attempts; try again later' };
+
+  test('password-bruteforce-user: after 5 failures one app must wait 1 s, 2 s, 4 s … between attempts on a username, right password or not, whatever its address or client authentication', async () => {
     const app = await gw.client('orders');
     for (let i = 0; i < 5; i++) {
       const res = await attempt(app, 'alice', `guess-${i}`, { xff: `203.0.113.${i}`, form: i % 2 === 0 });
@@ -47,15 +50,71 @@ describe('password grant brute force', () => {
     for (const options of [{}, { xff: '198.51.100.9' }, { form: true }]) {
       const res = await attempt(app, 'alice', 'wonderland', options);
       assert.equal(res.status, 429);
-      assert.deepEqual(res.body, { error: 'slow_down', error_description: 'too many failed password attempts; try again later' });
-      assert.equal(res.headers.get('retry-after'), '900');
+      assert.deepEqual(res.body, SLOW_DOWN);
+      assert.equal(res.headers.get('retry-after'), '1');
       assert.equal(res.headers.get('cache-control'), 'no-store');
     }
     assert.equal(auth.calls.length, calls, 'the authorization server was not asked');
-    assert.equal((await attempt(app, 'bob', 'builder')).status, 200, 'another username');
-    assert.equal((await attempt(await gw.client('orders'), 'alice', 'wonderland')).status, 429, 'another client: the username is still throttled');
-    now += 15 * 60_000;
-    assert.equal((await attempt(app, 'alice', 'wonderland')).status, 200, 'the window ended');
+    for (const wait of [1, 2, 4, 8]) {
+      now += wait * 1000;
+      assert.equal((await attempt(app, 'alice', 'still-guessing')).status, 401, `after waiting ${wait} s`);
+      const refused = await attempt(app, 'alice', 'wonderland');
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('retry-after'), String(wait * 2), 'the wait doubles');
+    }
+    now += 16_000;
+    assert.equal((await attempt(app, 'alice', 'wonderland')).status, 200, 'waited: the right password gets in');
+    for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'alice', `again-${i}`)).status, 401, 'the success cleared the count');
+  });
+
+  test('password lockout: a stranger app cannot lock bob out of the real app', async () => {
+    const stranger = await gw.client('orders');
+    const real = await gw.client('orders');
+    for (let i = 0; i < 8; i++) {
+      const res = await attempt(stranger, 'BOB ', `guess-${i}`);
+      assert.equal(res.status, i < 5 ? 401 : 429, `stranger attempt ${i}`);
+    }
+    const res = await attempt(real, 'bob', 'builder');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.token_type, 'Bearer');
+    assert.equal((await attempt(stranger, 'bob', 'builder')).status, 429, 'the stranger only slowed itself');
+  });
+
+  test('password lockout ceiling: many apps together slow a username down by at most a minute, never lock it', async () => {
+    const apps = await Promise.all(Array.from({ length: 11 }, () => gw.client('orders')));
+    // 10 apps × 5 failures: 50, the ceiling across apps.
+    for (const app of apps.slice(0, 10)) for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'carol', `x-${i}`)).status, 401);
+    const last = apps[10]!;
+    const refused = await attempt(last, 'carol', 'singer');
+    assert.equal(refused.status, 429, 'an 11th app waits too');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    now += 1000;
+    assert.equal((await attempt(last, 'carol', 'singer')).status, 200);
+    // A long run of failures never makes the wait longer than a minute.
+    for (const app of apps.slice(0, 10)) for (let i = 0; i < 5; i++) await attempt(app, 'dave', `y-${i}`);
+    for (let i = 0; i < 12; i++) {
+      now += 60_000;
+      assert.equal((await attempt(apps[i % 10]!, 'dave', `z-${i}`)).status, 401, `after a minute (${i})`);
+    }
+    const capped = await attempt(last, 'dave', 'anything');
+    assert.equal(capped.status, 429);
+    assert.equal(capped.headers.get('retry-after'), '60');
+  });
+
+  test('password lockout: attempts answered 503 (authorization server down) do not count', async () => {
+    const app = await gw.client('orders');
+    auth.answer = () => ({ status: 502 });
+    try {
+      for (let i = 0; i < 8; i++) {
+        const res = await attempt(app, 'erin', `maybe-${i}`);
+        assert.equal(res.status, 503, `attempt ${i}`);
+        assert.equal(res.body.error, 'temporarily_unavailable');
+      }
+    } finally {
+      auth.answer = undefined;
+    }
+    for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'erin', `wrong-${i}`)).status, 401, `failure ${i} after the outage`);
+    assert.equal((await attempt(app, 'erin', 'wrong')).status, 429, 'only the five failures counted');
   });
 
   test('password-bruteforce-username-variants: case, spaces and compatibility forms share one count', async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
+import { createApp, createDeveloper, deleteApp, deleteOwnApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
 import { Visitor } from './visitor.ts';
 
@@ -205,7 +205,7 @@ describe('portal', () => {
     assert.match((await dev.get('/apps')).text, /You have no apps yet/, 'nothing was registered');
   });
 
-  test('login is throttled per account: the 6th attempt in 15 minutes is refused, right password or not, whatever X-Forwarded-For says', async () => {
+  test('login is throttled per account: after 5 failures each attempt must wait 1 s, 2 s, 4 s … after the last, right password or not, whatever X-Forwarded-For says', async () => {
     const { email: who } = await signUp(base);
     const { email: bystander } = await signUp(base);
     const attacker = new Visitor(base);
@@ -218,14 +218,19 @@ describe('portal', () => {
       const page = await attacker.get('/login');
       const refused = await attacker.post('/login', { csrf: page.csrf!, email: who, password: PASSWORD }, { 'x-forwarded-for': ip });
       assert.equal(refused.status, 429);
-      assert.equal(refused.headers.get('retry-after'), '900');
-      assert.match(refused.text, /too many failed logins for this account: try again in 15 minutes/);
+      assert.equal(refused.headers.get('retry-after'), '1');
+      assert.match(refused.text, /too many failed logins for this account: try again in 1 second</);
     }
     const other = await new Visitor(base).submit('/login', '/login', { email: bystander, password: PASSWORD });
     assert.equal(other.status, 303, 'another account is not affected');
-    now += 15 * 60_000;
+    now += 1000;
+    assert.equal((await attacker.submit('/login', '/login', { email: who, password: 'wrong-again-password' })).status, 401, 'after the wait');
+    const doubled = await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD });
+    assert.equal(doubled.status, 429);
+    assert.equal(doubled.headers.get('retry-after'), '2');
+    now += 2000;
     const later = await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD });
-    assert.equal(later.status, 303, 'the window ended');
+    assert.equal(later.status, 303, 'the owner gets in once the short wait is over');
   });
 
   test('register an app for a visible product: key and secret shown once, and they work at the token endpoint at once', async () => {
@@ -247,6 +252,20 @@ describe('portal', () => {
     assert.match(hidden.text, /choose one of the API products/);
     const duplicate = await visitor.submit('/apps/new', '/apps', { name: '<script>alert("app")</script>', product: 'public' });
     assert.equal(duplicate.status, 409);
+  });
+
+  test('terminal-escape: names with control characters or bidi overrides are refused (400) at sign-up and registration; nothing is written', async () => {
+    const signup = await new Visitor(base).submit('/signup', '/signup', { email: 'mallory@example.com', name: 'Mallory\u202eexe', password: PASSWORD });
+    assert.equal(signup.status, 400);
+    assert.match(signup.text, /the name must not contain control characters or bidirectional text overrides/);
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: 'mallory@example.com', password: PASSWORD })).status, 401, 'no account was made');
+    const { visitor } = await signUp(base);
+    for (const name of ['red\x1b[31m', 'csi\u009b2J', 'mark\u200e']) {
+      const page = await visitor.submit('/apps/new', '/apps', { name, product: 'public' });
+      assert.equal(page.status, 400, JSON.stringify(name));
+      assert.match(page.text, /the app name must not contain control characters or bidirectional text overrides/);
+    }
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
   });
 
   test("another developer's app is not found; logged out, app pages send to the login", async () => {
@@ -395,5 +414,105 @@ describe('portal: paths', () => {
     } finally {
       await gw.close();
     }
+  });
+});
+
+describe('portal: disable undo', () => {
+  const METERED = `
+  metered:
+    displayName: Metered
+    routes: [hello]
+    quota: { limit: 3, interval: day, per: developer }
+    portal: true
+`;
+  let gw: TestGateway;
+  let base: string;
+  before(async () => {
+    gw = await startTestGateway({ products: METERED, extra: PORTAL('  maxAppsPerDeveloper: 3\n') });
+    base = gw.gateway.portalUrl!;
+  });
+  after(() => gw.close());
+
+  const DISABLED = 'the app &quot;NAME&quot; was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it';
+  const disabledMessage = (name: string) => new RegExp(DISABLED.replace('NAME', name));
+
+  test('disable undo: a developer cannot delete a disabled app from the portal; the operator still can', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const app = await register(visitor, 'naughty', 'metered');
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, app)) })).status, 200);
+    await setAppStatus(gw.admin, { key: app.key }, 'disabled');
+
+    const shown = await visitor.get(`/apps/${app.id}`);
+    assert.match(shown.text, /<dt>Status<\/dt><dd>disabled by the API team<\/dd>/);
+    assert.doesNotMatch(shown.text, /Delete this app/);
+    assert.match((await visitor.get(`/apps/${app.id}/delete`)).text, /The API team disabled this app: it cannot be deleted or replaced here/);
+    const del = await visitor.post(`/apps/${app.id}/delete`, { csrf: shown.csrf! });
+    assert.equal(del.status, 403);
+    assert.match(del.text, disabledMessage('naughty'));
+    assert.equal((await visitor.get(`/apps/${app.id}`)).status, 200, 'still there');
+    const refused = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, 'invalid_client');
+
+    await deleteApp(gw.admin, { developer: who, name: 'naughty' });
+    assert.equal((await visitor.get(`/apps/${app.id}`)).status, 404, "the operator's delete works");
+  });
+
+  test('disable undo: a new app cannot take the name of a disabled app', async () => {
+    const { visitor } = await signUp(base);
+    const app = await register(visitor, 'held', 'metered');
+    await setAppStatus(gw.admin, { key: app.key }, 'disabled');
+    const again = await visitor.submit('/apps/new', '/apps', { name: 'held', product: 'metered' });
+    assert.equal(again.status, 403);
+    assert.match(again.text, disabledMessage('held'));
+    assert.equal((await listApps(gw.admin)).filter((a) => a.name === 'held').length, 1, 'nothing was written');
+  });
+
+  test("disable undo: a disabled developer's apps cannot be deleted: the session ends, and src/admin refuses", async () => {
+    const { visitor, email: who } = await signUp(base);
+    const app = await register(visitor, 'kept', 'metered');
+    const page = await visitor.get(`/apps/${app.id}`);
+    await setDeveloperStatus(gw.admin, who, 'disabled');
+    const del = await visitor.post(`/apps/${app.id}/delete`, { csrf: page.csrf! });
+    assert.equal(del.status, 303);
+    assert.equal(del.headers.get('location'), '/login');
+    const developer = (await gw.admin.store.findDeveloper(who))!;
+    await assert.rejects(deleteOwnApp(gw.admin, developer, app.id), { code: 'developer_disabled', message: `developer ${who} is disabled` });
+    assert.ok(await gw.admin.store.findAppById(app.id), 'still there');
+  });
+
+  test('disable undo: portal.maxAppsPerDeveloper bounds the apps a developer holds through the portal', async () => {
+    const { visitor, email: who } = await signUp(base);
+    for (const name of ['one', 'two', 'three']) await register(visitor, name, 'metered');
+    const fourth = await visitor.submit('/apps/new', '/apps', { name: 'four', product: 'metered' });
+    assert.equal(fourth.status, 403);
+    assert.match(fourth.text, /you already have 3 apps, the most the portal allows: delete one first/);
+    assert.equal((await listApps(gw.admin, { developer: who })).length, 3, 'nothing was written');
+    await createApp(gw.admin, { developer: who, name: 'by-the-operator', product: 'metered' });
+    assert.equal((await listApps(gw.admin, { developer: who })).length, 4, 'an operator is not bound by it');
+  });
+
+  test('disable undo: a per-developer quota holds across two apps of one developer, and deleting one does not reset it', async () => {
+    const { visitor } = await signUp(base);
+    const first = await register(visitor, 'first', 'metered');
+    const second = await register(visitor, 'second', 'metered');
+    const [a, b] = [await token(gw, first), await token(gw, second)];
+    const hello = (t: string) => call(`${gw.url}/v1/hello`, { headers: bearer(t) });
+    assert.equal((await hello(a)).status, 200);
+    assert.equal((await hello(a)).status, 200);
+    const last = await hello(b);
+    assert.equal(last.status, 200);
+    assert.equal(last.headers.get('ratelimit-remaining'), '0');
+    for (const t of [a, b]) {
+      const refused = await hello(t);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.code, 'quota_exceeded');
+    }
+    assert.match((await visitor.get(`/apps/${second.id}`)).text, /Quota used: <strong>3<\/strong> of 3 calls per day, across all your apps\./);
+    const page = await visitor.get(`/apps/${first.id}/delete`);
+    assert.equal((await visitor.post(`/apps/${first.id}/delete`, { csrf: page.csrf! })).status, 303);
+    const third = await register(visitor, 'third', 'metered');
+    assert.equal((await hello(await token(gw, third))).status, 429, 'a new app brings no new budget');
+    assert.match((await new Visitor(base).get('/products/metered')).text, /<dt>Quota<\/dt><dd>3 calls per day per developer<\/dd>/);
   });
 });

@@ -154,6 +154,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
           name: 'shop',
           product: 'orders',
           status: 'active',
+          approval: 'approved',
           createdAt: T0 + 1,
         });
         assert.deepEqual(await store.listCredentials(app.id), [{ key, appId: app.id, status: 'approved', expiresAt: null, createdAt: T0 + 1 }]);
@@ -638,17 +639,66 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.equal(await store.findSession(c, T0 + 1), undefined);
       });
 
-      it('counts login attempts per account in a window that starts at the first; takes one back; clears', async () => {
-        assert.deepEqual(await store.addLoginFailure('f@example.com', T0, MINUTE), { count: 1, since: T0 });
-        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + 10, MINUTE), { count: 2, since: T0 });
-        assert.deepEqual(await store.addLoginFailure('g@example.com', T0 + 10, MINUTE), { count: 1, since: T0 + 10 }, 'another account');
-        await store.takeBackLoginFailure('f@example.com');
-        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + 20, MINUTE), { count: 2, since: T0 }, 'one was taken back');
-        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + MINUTE, MINUTE), { count: 1, since: T0 + MINUTE }, 'a new window');
-        await store.clearLoginFailures('f@example.com');
-        assert.deepEqual(await store.addLoginFailure('f@example.com', T0 + MINUTE + 1, MINUTE), { count: 1, since: T0 + MINUTE + 1 }, 'cleared');
-        assert.deepEqual(await store.addLoginFailure('g@example.com', T0 + 30, MINUTE), { count: 2, since: T0 + 10 }, 'the other account kept its count');
-        await store.takeBackLoginFailure('nobody@example.com');
+      it('counts login attempts per account with backoff: free ones, then doubling delays from the last, capped; all accounts or none', async () => {
+        const rule = { free: 2, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: HOUR };
+        const f = [{ account: 'f', rule }];
+        assert.deepEqual(await store.countAttempts(f, T0), { allowed: true });
+        assert.deepEqual(await store.countAttempts(f, T0 + 10), { allowed: true });
+        assert.deepEqual(await store.countAttempts(f, T0 + 20), { allowed: false, retryAt: T0 + 1010 }, '1 s after the last counted attempt');
+        assert.deepEqual(await store.countAttempts(f, T0 + 1010), { allowed: true });
+        assert.deepEqual(await store.countAttempts(f, T0 + 1011), { allowed: false, retryAt: T0 + 3010 }, 'then 2 s');
+        assert.deepEqual(await store.countAttempts(f, T0 + 3010), { allowed: true });
+        assert.deepEqual(await store.countAttempts(f, T0 + 3010), { allowed: false, retryAt: T0 + 7010 }, 'then 4 s');
+        assert.deepEqual(await store.countAttempts(f, T0 + 7010), { allowed: true });
+        assert.deepEqual(await store.countAttempts(f, T0 + 7010), { allowed: false, retryAt: T0 + 11_010 }, 'capped at 4 s');
+        // Two accounts: one that must wait stops the attempt from counting against the other.
+        const both = [{ account: 'g', rule }, ...f];
+        assert.deepEqual(await store.countAttempts(both, T0 + 7011), { allowed: false, retryAt: T0 + 11_010 });
+        assert.deepEqual(await store.countAttempts([{ account: 'g', rule }], T0 + 7012), { allowed: true });
+        assert.deepEqual(await store.countAttempts([{ account: 'g', rule }], T0 + 7013), { allowed: true }, 'g counted once only');
+        await store.takeBackLoginFailure('f');
+        assert.deepEqual(await store.countAttempts(f, T0 + 7011), { allowed: false, retryAt: T0 + 11_010 }, 'one taken back: 4 s still (the 4th delay)');
+        await store.clearLoginFailures('f');
+        assert.deepEqual(await store.countAttempts(f, T0 + 7012), { allowed: true }, 'cleared');
+        assert.deepEqual(await store.countAttempts([{ account: 'g', rule }], T0 + 7013 + HOUR), { allowed: true }, 'a quiet hour: g starts over');
+        assert.deepEqual(await store.countAttempts([{ account: 'g', rule }], T0 + 7014 + HOUR), { allowed: true });
+        await store.takeBackLoginFailure('nobody');
+      });
+    });
+
+    describe('bounds and approval of apps', () => {
+      it('refuses an app beyond the developer\'s bound, atomically', async () => {
+        const f = await seed();
+        const create = (name: string, max: number) =>
+          store.createApp({ developerId: f.developer.id, name, product: 'orders', key: newKey(), secretHash: hash(), now: T0, maxAppsOfDeveloper: max });
+        await create('second', 2);
+        await assert.rejects(create('third', 2), (err: unknown) => err instanceof StoreError && err.code === 'limit');
+        assert.equal((await store.listApps({ developerEmail: f.developer.email })).length, 2, 'nothing written');
+        await create('third', 3);
+      });
+
+      it('creates a pending app; approving it lets its key through, at once', async () => {
+        const developer = await store.createDeveloper({ email: 'p@example.com', name: 'P', now: T0 });
+        const key = newKey();
+        const app = await store.createApp({ developerId: developer.id, name: 'pending', product: 'orders', key, secretHash: hash(), now: T0, approval: 'pending' });
+        assert.equal(app.approval, 'pending');
+        assert.equal((await store.findClient(key))?.app.approval, 'pending', 'cached as pending');
+        assert.deepEqual(await store.setAppApproval(app.id, 'approved'), { ...app, approval: 'approved' });
+        assert.equal((await store.findClient(key))?.app.approval, 'approved', 'the cache was evicted');
+        assert.equal(await store.setAppApproval('no-such-app', 'approved'), undefined);
+      });
+
+      it('deletes only an active app of an active developer when asked to', async () => {
+        const f = await seed();
+        await store.setAppStatus(f.app.id, 'disabled');
+        assert.equal(await store.deleteApp(f.app.id, { onlyIfActive: true }), false);
+        assert.ok(await store.findAppById(f.app.id), 'still there');
+        await store.setAppStatus(f.app.id, 'active');
+        await store.setDeveloperStatus(f.developer.email, 'disabled');
+        assert.equal(await store.deleteApp(f.app.id, { onlyIfActive: true }), false, 'developer disabled');
+        await store.setDeveloperStatus(f.developer.email, 'active');
+        assert.equal(await store.deleteApp(f.app.id, { onlyIfActive: true }), true);
+        assert.equal(await store.findAppById(f.app.id), undefined);
       });
     });
 

@@ -1,19 +1,12 @@
 import type { Deps } from '../../deps.ts';
 import { secretHash } from '../../crypto.ts';
+import { admitAttempt, attemptSucceeded, attemptUndecided, PASSWORD_APP, PASSWORD_USER, PASSWORD_USER_BY_APP, type Accounts } from '../../login-throttle.ts';
 import { invalidRequest, OAuthError } from '../errors.ts';
 import { grantRecords, mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantRequest } from './grant.ts';
 
 export const grantType = 'password';
 export const parameters: ReadonlySet<string> = new Set(['username', 'password']);
-
-// Guessing passwords through the gateway: every attempt counts against the username and against
-// the app (whichever of its keys it uses) before the authorization server is asked, so parallel
-// guesses cannot slip past; a success clears the username's count and takes its attempt back
-// from the app's. Neither key involves the caller's address or how the client authenticated.
-const USER_ATTEMPTS = 5;
-const CLIENT_FAILURES = 50;
-const WINDOW_MS = 15 * 60_000;
 
 /**
  * The username as the throttle counts it: NFKC, trimmed, lower-cased (so "Alice " and "ＡＬＩＣＥ"
@@ -25,9 +18,23 @@ function keyedName(deps: Deps, username: string): string {
 }
 
 /** 429, with the RFC 8628 error code registered for "slow down" at the token endpoint. */
-function throttled(since: number, now: number): OAuthError {
-  const retryAfter = Math.max(1, Math.ceil((since + WINDOW_MS - now) / 1000));
+function throttled(retryAfter: number): OAuthError {
   return new OAuthError(429, 'slow_down', 'too many failed password attempts; try again later', { headers: { 'retry-after': String(retryAfter) } });
+}
+
+/**
+ * Whose attempts a password-grant request is: the username as this app tries it (the app slows
+ * only itself), the username across all apps (a much higher ceiling), and the app across all
+ * usernames (credential stuffing). None involves the caller's address or how the client
+ * authenticated; the app's id covers every key it has.
+ */
+function attemptAccounts(deps: Deps, appId: string, username: string): Accounts {
+  const user = keyedName(deps, username);
+  return [
+    { account: `password|user-app|${appId}|${user}`, rule: PASSWORD_USER_BY_APP },
+    { account: `password|user|${user}`, rule: PASSWORD_USER },
+    { account: `password|app|${appId}`, rule: PASSWORD_APP },
+  ];
 }
 
 /**
@@ -41,18 +48,22 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   if (username === undefined) throw invalidRequest("parameter 'username' is required");
   if (password === undefined) throw invalidRequest("parameter 'password' is required");
   const { store } = deps;
-  const userKey = `password|user|${keyedName(deps, username)}`;
-  const clientKey = `password|app|${client.app.id}`;
-  // Both counted before the authorization server is asked, so parallel guesses cannot slip past.
-  const byClient = await store.addLoginFailure(clientKey, now, WINDOW_MS);
-  if (byClient.count > CLIENT_FAILURES) throw throttled(byClient.since, now);
-  const byUser = await store.addLoginFailure(userKey, now, WINDOW_MS);
-  if (byUser.count > USER_ATTEMPTS) throw throttled(byUser.since, now);
-  // The config loader guarantees a product with the password grant names a known server.
-  const subject = await deps.authServers.get(product.authServer!)!.verify(username, password);
-  // A success clears the username and takes its attempt back from the client's failures.
-  await store.clearLoginFailures(userKey);
-  await store.takeBackLoginFailure(clientKey);
+  const accounts = attemptAccounts(deps, client.app.id, username);
+  const [userByApp, user, app] = accounts.map((a) => a.account) as [string, string, string];
+  // Counted before the authorization server is asked, so parallel guesses cannot slip past.
+  const retryAfter = await admitAttempt(store, accounts, now);
+  if (retryAfter !== undefined) throw throttled(retryAfter);
+  let subject: string;
+  try {
+    // The config loader guarantees a product with the password grant names a known server.
+    subject = await deps.authServers.get(product.authServer!)!.verify(username, password);
+  } catch (err) {
+    // A server that is down or too slow judged nothing: a user must not be slowed down by its outage.
+    if (err instanceof OAuthError && err.code === 'temporarily_unavailable') await attemptUndecided(store, accounts);
+    throw err;
+  }
+  // A success clears the username's counts and takes the attempt back from the app's failures.
+  await attemptSucceeded(store, [userByApp, user], [app]);
   const granted = (scope ?? product.scopes).join(' ');
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
   await deps.store.saveTokens(grantRecords(client, product, minted, granted, subject, now));

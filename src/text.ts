@@ -1,0 +1,15 @@
+// Characters that change how a terminal or a page shows the text around them: C0 and C1 controls
+// (ESC starts a terminal escape sequence, CSI is one in a single byte), DEL, and the Unicode
+// bidirectional marks and overrides (Unicode TR9 §2; CVE-2021-42574 "Trojan Source"). Names
+// are refused with them; what the CLI prints has them escaped.
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+export function hasUnsafeCharacters(text: string): boolean {
+  return UNSAFE.test(text);
+}
+
+/** The text with each unsafe character written as a \u escape, as JSON would: safe to print to a terminal. */
+export function escapeUnsafe(text: string): string {
+  return text.replace(UNSAFE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
