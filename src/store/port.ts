@@ -104,7 +104,7 @@ export interface Store {
   createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string }): Promise<Developer>;
   findDeveloper(email: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
-  /** Also invalidates every token issued to the developer's apps while disabled. */
+  /** Disabling also revokes every token issued to the developer's apps and ends every portal session; enabling brings neither back. */
   setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined>;
 
   /** The developer's portal password hash: null when none is set yet, undefined when there is no such developer. */

@@ -420,7 +420,11 @@ export class SqliteStore implements Store {
       if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
       const dev = toDeveloper(this.#developerByEmail.get(email) as Row);
       // Revocation times are wall-clock facts for the record; validity never reads them.
-      if (status === 'disabled') this.#revokeDeveloper.run(Date.now(), dev.id);
+      if (status === 'disabled') {
+        this.#revokeDeveloper.run(Date.now(), dev.id);
+        // Ended, not suspended: enabling the developer again must not bring the sessions back.
+        this.#deleteSessions.run(dev.id);
+      }
       this.#revoked('developer', dev.email, Date.now());
       return dev;
     });

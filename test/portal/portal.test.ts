@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
+import { createDeveloper, inviteDeveloper, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
 import { Visitor } from './visitor.ts';
 
@@ -336,6 +336,20 @@ describe('portal', () => {
     assert.equal((await elsewhere.get('/apps')).status, 303, 'the other session ended');
     assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD })).status, 401);
     assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: 'a new password 1' })).status, 303);
+  });
+
+  test('session-resurrection: disabling a developer ends their sessions; enabling them again does not bring the sessions back', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const cookie = visitor.cookie;
+    assert.equal((await visitor.get('/apps')).status, 200);
+    await setDeveloperStatus(gw.admin, who, 'disabled');
+    await setDeveloperStatus(gw.admin, who, 'active');
+    const replay = new Visitor(base);
+    replay.cookie = cookie;
+    const denied = await replay.get('/apps');
+    assert.equal(denied.status, 303);
+    assert.equal(denied.headers.get('location'), '/login');
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD })).status, 303, 'the developer can log in again');
   });
 
   test('an app registered with the CLI operations shows up in its developer\'s portal', async () => {
