@@ -60,7 +60,8 @@ export function registerAdmin(program: Command, io: CliIo): void {
     if (!Number.isInteger(days) || days < 1 || days > 90) throw new ops.AdminError('usage', '--valid: a number of days from 1 to 90');
     const invite = await ops.inviteDeveloper(deps, args[0]!, days * 86_400_000);
     const portal = deps.config.portal;
-    const link = portal && `${portal.tls === undefined ? 'http' : 'https'}://${portal.host.includes(':') ? `[${portal.host}]` : portal.host}:${portal.port}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
+    const origin = portal && (portal.publicUrl ?? `${portal.tls === undefined ? 'http' : 'https'}://localhost:${portal.port}`);
+    const link = origin && `${origin}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
     show(opts, { email: invite.developer.email, code: invite.code, expiresAt: invite.expiresAt, ...(link ? { link } : {}) }, () =>
       [
         `invitation for ${invite.developer.email}, valid until ${isoDate(invite.expiresAt)}:`,

@@ -99,6 +99,8 @@ export interface PortalSettings {
   port: number;
   tls: { cert: string; key: string } | undefined;
   title: string;
+  /** As configured; undefined: http(s)://localhost:<the port the portal listens on>. */
+  publicUrl: string | undefined;
   gatewayUrl: string;
   signup: 'open' | 'invited';
   sessionLifetimeMs: number;
@@ -327,6 +329,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       port: raw.portal.listen.port,
       tls: raw.portal.listen.tls && { cert: path.resolve(dir, raw.portal.listen.tls.cert), key: path.resolve(dir, raw.portal.listen.tls.key) },
       title: raw.portal.title ?? 'Developer portal',
+      publicUrl: raw.portal.publicUrl === undefined ? undefined : new URL(raw.portal.publicUrl).origin,
       gatewayUrl: raw.portal.gatewayUrl ?? `http://localhost:${raw.listen.port}`,
       signup: raw.portal.signup ?? 'open',
       sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),

@@ -40,6 +40,11 @@ const Portal = Type.Object(
       Strict,
     ),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    /**
+     * The portal's own address as browsers reach it (default http(s)://localhost:<listen.port>): the
+     * links it mails, and the one Host (besides the loopback names, when it binds loopback) it answers.
+     */
+    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+$' })),
     /** The gateway's address as developers reach it, for the portal's examples (default http://localhost:<listen.port>). */
     gatewayUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
     /** open: anyone may sign up; invited: only developers an operator created (`gateway admin developers create`). */

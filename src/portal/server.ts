@@ -7,7 +7,7 @@ import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
 import { asGatewayError, GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
-import { listen, type Listener } from '../http/server.ts';
+import { freePort, listen, type Listener } from '../http/server.ts';
 import { splitTarget } from '../http/request.ts';
 import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
@@ -15,6 +15,7 @@ import { HOUR_MS } from '../usage.ts';
 import type { Developer } from '../store/port.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
+import { portalOrigins, type PortalOrigins } from './origin.ts';
 import * as pages from './pages.ts';
 import { createSessions, newVisitorId, type Visitor } from './session.ts';
 
@@ -40,6 +41,9 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
 } as const;
 
+// RFC 6797: once a browser has seen the portal over TLS, it never tries plain HTTP for a year.
+const HSTS = { 'strict-transport-security': 'max-age=31536000' } as const;
+
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   '/assets/portal.css': { type: 'text/css; charset=utf-8', body: Buffer.from(CSS) },
   '/assets/portal.js': { type: 'text/javascript; charset=utf-8', body: Buffer.from(JS) },
@@ -63,9 +67,11 @@ type Handler = (r: Request) => Promise<Answer>;
 /** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
 export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords'>;
 
-export function createPortalHandler(deps: PortalDeps, options: { secure: boolean }) {
+export function createPortalHandler(deps: PortalDeps, options: { secure: boolean; origins: PortalOrigins }) {
   const portal = deps.config.portal!;
   const { store, clock, logger, config } = deps;
+  const { origins } = options;
+  const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
   const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
   const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
@@ -226,7 +232,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
 
   function send(res: ServerResponse, method: string, status: number, headers: Record<string, string>, body: Buffer | string | undefined): void {
     const bytes = body === undefined ? undefined : Buffer.from(body);
-    res.writeHead(status, { ...SECURITY_HEADERS, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
+    res.writeHead(status, { ...securityHeaders, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
     res.end(method === 'HEAD' ? undefined : bytes);
   }
 
@@ -236,6 +242,11 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     let visitor: Visitor | undefined;
     let path = '(rejected)';
     try {
+      // Before anything else: a request under a name that is not the portal's (DNS rebinding) gets no page.
+      if (!origins.knowsHost(req.headers.host)) {
+        send(res, method, 421, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }, 'This portal does not answer for the host named in the request.\n');
+        return;
+      }
       // The gateway's own path rules: nothing is normalised silently.
       const target = splitTarget(req.url ?? '/');
       path = target.path;
@@ -248,6 +259,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       frame = { portal, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
       let form = new Map<string, string>();
       if (method === 'POST') {
+        if (!origins.sameOrigin(req)) throw new GatewayError(403, 'cross_origin', 'This form was sent from another site. Open the portal itself and send it from there.');
         if (!isFormContentType(req.headers['content-type'])) throw new GatewayError(415, 'unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded.');
         form = parseForm((await readBody(req, FORM_LIMIT)).toString('utf8'));
         if (!sessions.checkCsrf(visitor.id, form.get('csrf'))) {
@@ -279,7 +291,11 @@ export async function startPortal(deps: PortalDeps, port?: number): Promise<List
   const portal = deps.config.portal;
   if (portal === undefined) return undefined;
   const tls = portal.tls && { cert: readFileSync(portal.tls.cert), key: readFileSync(portal.tls.key) };
-  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined }), portal.host, port ?? portal.port, tls === undefined ? {} : { tls });
+  // The port is part of the portal's names (its Host and links), so it is chosen before listening.
+  const wanted = port ?? portal.port;
+  const bound = wanted === 0 ? await freePort(portal.host) : wanted;
+  const origins = portalOrigins({ host: portal.host, port: bound, secure: tls !== undefined, publicUrl: portal.publicUrl });
+  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined, origins }), portal.host, bound, tls === undefined ? {} : { tls });
   deps.logger.info({ url: listener.url }, 'developer portal listening');
   return listener;
 }

@@ -62,7 +62,7 @@ describe('portal: where it is served', () => {
     }
   });
 
-  test('over TLS when the listener has a certificate: the cookie is Secure and __Host-', async () => {
+  test('over TLS when the listener has a certificate: the cookie is Secure and __Host-, and HSTS is sent', async () => {
     const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
     const tls = `  tls: { cert: ${path.join(fixtures, 'localhost.crt')}, key: ${path.join(fixtures, 'localhost.key')} }\n`;
     const gw = await startTestGateway({ extra: `portal:\n  listen:\n    port: 0\n    host: 127.0.0.1\n  ${tls}` });
@@ -73,6 +73,7 @@ describe('portal: where it is served', () => {
       const page = await visitor.get('/login');
       assert.equal(page.status, 200);
       assert.match(page.headers.get('set-cookie')!, /^__Host-portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800; Secure$/);
+      assert.equal(page.headers.get('strict-transport-security'), 'max-age=31536000', 'hsts over TLS');
     } finally {
       await gw.close();
     }
@@ -103,6 +104,7 @@ describe('portal', () => {
     assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
     assert.equal(page.headers.get('cache-control'), 'no-store');
+    assert.equal(page.headers.get('strict-transport-security'), null, 'no HSTS over plain http');
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.match(page.headers.get('set-cookie')!, /^portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800$/);
     const put = await call(`${base}/`, { method: 'PUT' });
@@ -386,6 +388,64 @@ describe('portal: invited sign-up', () => {
     const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', password: 'another password', invitation: code });
     assert.equal(twice.status, 403);
     assert.match(twice.text, /this invitation code is wrong, used or expired/);
+  });
+});
+
+/** A GET with a Host header of our choosing (fetch will not send one), resolving to status, headers and body. */
+async function rawGet(base: string, target: string, host: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const { port } = new URL(base);
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: target, headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('portal: DNS rebinding and cross-site forms', () => {
+  let gw: TestGateway;
+  let base: string;
+  before(async () => {
+    gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() });
+    base = gw.gateway.portalUrl!;
+  });
+  after(() => gw.close());
+
+  test('dns-rebinding: a request naming another host gets 421 and no page; the loopback names and localhost are served', async () => {
+    const { port } = new URL(base);
+    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, '127.0.0.1']) {
+      const refused = await rawGet(base, '/signup', host);
+      assert.equal(refused.status, 421, host);
+      assert.equal(refused.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(refused.headers['set-cookie'], undefined, 'no cookie either');
+      assert.equal(refused.body, 'This portal does not answer for the host named in the request.\n');
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      assert.equal((await rawGet(base, '/signup', host)).status, 200, host);
+    }
+  });
+
+  test('cross-origin-post: a form with a valid session and CSRF token is refused (403) when its Origin, Sec-Fetch-Site or Referer is another site', async () => {
+    const visitor = new Visitor(base);
+    const who = email();
+    await createDeveloper(gw.admin, { email: who, name: 'Dev' });
+    const { code } = await inviteDeveloper(gw.admin, who);
+    assert.equal((await visitor.submit('/signup', '/signup', { email: who, password: PASSWORD, invitation: code })).status, 303);
+    const page = await visitor.get('/apps/new');
+    const form = { csrf: page.csrf!, name: 'rebound', product: 'public' };
+    for (const headers of [{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { referer: 'http://evil.example/page' }]) {
+      const refused = await visitor.post('/apps', form, headers);
+      assert.equal(refused.status, 403, JSON.stringify(headers));
+      assert.match(refused.text, /This form was sent from another site\. Open the portal itself and send it from there\./);
+    }
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/, 'nothing was registered');
+    const registered = await visitor.post('/apps', { ...form, name: 'same-origin' }, { origin: base, 'sec-fetch-site': 'same-origin', referer: `${base}/apps/new` });
+    assert.equal(registered.status, 201, 'its own origin');
+    assert.equal((await visitor.post('/apps', { ...form, name: 'no-origin' }, { referer: `${base}/apps/new` })).status, 201, 'its own Referer');
   });
 });
 
