@@ -16,6 +16,7 @@ import {
   type ConfigFile,
   type DurationValue,
   type GrantTypeName,
+  type MailConfig,
   type UpstreamConfig,
 } from './schema.ts';
 
@@ -107,6 +108,11 @@ export interface PortalSettings {
   keyOverlapMs: number;
 }
 
+export type MailSettings = { from: string } & (
+  | { kind: 'smtp'; host: string; port: number; secure: boolean; allowPlaintext: boolean; auth: { user: string; pass: string } | undefined; ca: string | undefined }
+  | { kind: 'log' }
+);
+
 export interface Config {
   file: string;
   listen: { host: string; port: number; trustedProxies: readonly string[]; maxBodySize: number };
@@ -120,6 +126,7 @@ export interface Config {
     introspectionClients: readonly { id: string; secret: string }[];
   };
   portal: PortalSettings | undefined;
+  mail: MailSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
@@ -306,6 +313,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     if (parseEntry(entry) === undefined) report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
   });
 
+  // Open sign-up proves the address with a mailed link: without a way to mail it, nobody could.
+  if (raw.portal?.signup === 'open' && raw.mail === undefined) {
+    report(['portal', 'signup'], 'open sign-up mails a link to confirm the address: add a "mail" section (smtp, or log: true for development), or use signup: invited');
+  }
+
   const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
   return {
     file: path.resolve(file),
@@ -331,14 +343,30 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       title: raw.portal.title ?? 'Developer portal',
       publicUrl: raw.portal.publicUrl === undefined ? undefined : new URL(raw.portal.publicUrl).origin,
       gatewayUrl: raw.portal.gatewayUrl ?? `http://localhost:${raw.listen.port}`,
-      signup: raw.portal.signup ?? 'open',
+      signup: raw.portal.signup ?? (raw.mail === undefined ? 'invited' : 'open'),
       sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),
       keyOverlapMs: duration(raw.portal.keyOverlap, 86400, ['portal', 'keyOverlap']),
     },
+    mail: raw.mail && mailSettings(raw.mail, dir),
     authServers,
     upstreams,
     routes,
     products,
+  };
+}
+
+function mailSettings(m: MailConfig, dir: string): MailSettings {
+  if ('log' in m) return { from: m.from, kind: 'log' };
+  const { smtp } = m;
+  return {
+    from: m.from,
+    kind: 'smtp',
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.secure ?? false,
+    allowPlaintext: smtp.allowPlaintext ?? false,
+    auth: smtp.auth,
+    ca: smtp.ca === undefined ? undefined : path.resolve(dir, smtp.ca),
   };
 }
 

@@ -65,7 +65,7 @@ interface Request {
 type Handler = (r: Request) => Promise<Answer>;
 
 /** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
-export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords'>;
+export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
 
 export function createPortalHandler(deps: PortalDeps, options: { secure: boolean; origins: PortalOrigins }) {
   const portal = deps.config.portal!;
