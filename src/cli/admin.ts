@@ -40,7 +40,8 @@ export function registerAdmin(program: Command, io: CliIo): void {
   }
 
   const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : human());
-  const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, created: isoDate(d.createdAt) });
+  // VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
+  const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
   const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: a.status, created: isoDate(a.createdAt) });
   const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
     if (args[0] !== undefined) return { key: args[0] };
@@ -73,7 +74,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   }).option('--valid <days>', 'days the code works', '7');
   leaf(developers, 'list', 'list developers', async (deps, opts) => {
     const list = await ops.listDevelopers(deps);
-    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'created']));
+    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'verified', 'created']));
   });
   for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
     leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (deps, opts, args) => {
