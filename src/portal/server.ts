@@ -77,13 +77,16 @@ export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' |
 
 export function createPortalHandler(deps: PortalDeps, options: { secure: boolean; origins: PortalOrigins }) {
   const portal = deps.config.portal!;
-  const { store, clock, logger, config } = deps;
+  const { store, clock, logger, config, mailer } = deps;
   const { origins } = options;
   const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
   const clientIp = createClientIp(config.listen.trustedProxies);
-  const { mailer } = deps;
-  const link = (path: string, token: string) => `${origins.publicUrl}${path}?${new URLSearchParams({ token })}`;
+  const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
+  const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
+  const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
 
+  /** A mailed link: the portal's public address, a path, and the link's token. */
+  const link = (path: string, token: string) => `${origins.publicUrl}${path}?${new URLSearchParams({ token })}`;
   /**
    * Mails in the background: the answer must not wait on the mail server, nor differ with what was
    * mailed (or whether it could be). A failure is logged; the message itself, which holds a link, is not.
@@ -94,9 +97,6 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
   }
   /** Pages that only make sense with mail: not there without it. */
   const withMail = (handler: Handler): Handler => (r) => (mailer === undefined ? Promise.resolve(notFound(r)) : handler(r));
-  const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
-  const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
-  const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
 
   const page = (status: number, html: Html): Answer => ({ status, page: html });
   const notFound = (r: Request): Answer => page(404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
