@@ -471,6 +471,25 @@ describe('portal: DNS rebinding and cross-site forms', () => {
   });
 });
 
+describe('portal: behind a proxy, at its publicUrl', () => {
+  test('dns-rebinding: publicUrl names the host it answers (with or without its default port), and the origin its forms may come from', async () => {
+    const gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL('  publicUrl: https://Developers.Example.com\n') });
+    try {
+      const base = gw.gateway.portalUrl!;
+      for (const host of ['developers.example.com', 'developers.example.com:443']) assert.equal((await rawGet(base, '/login', host)).status, 200, host);
+      assert.equal((await rawGet(base, '/login', 'developers.example.com:80')).status, 421);
+      const visitor = new Visitor(base);
+      const form = await visitor.get('/login');
+      const proxied = await visitor.post('/login', { csrf: form.csrf!, email: 'nobody@example.com', password: PASSWORD }, { origin: 'https://developers.example.com' });
+      assert.equal(proxied.status, 401, 'the public origin passes the origin check (and the login fails)');
+      const lookalike = await visitor.post('/login', { csrf: form.csrf!, email: 'nobody@example.com', password: PASSWORD }, { origin: 'https://developers.example.com.evil.example' });
+      assert.equal(lookalike.status, 403);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe('portal: paths', () => {
   test('dot segments and encoded separators are refused, not normalised (400)', async () => {
     const gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() });

@@ -246,6 +246,30 @@ describe('open sign-up with a mail transport', () => {
   });
 });
 
+describe('a mail server without TLS', () => {
+  test('mail-plaintext: without allowPlaintext nothing is sent in the clear; the visitor gets the same page, the log an error without the link', async () => {
+    const mailbox = await startMailbox();
+    const gw = await startTestGateway({ products: PRODUCTS, extra: `portal:\n  listen: { port: 0 }\n  signup: open\n${mailbox.yaml.replace(', allowPlaintext: true', '')}` });
+    try {
+      const visitor = new Visitor(gw.gateway.portalUrl!);
+      const form = await visitor.get('/signup');
+      const page = await visitor.post('/signup', { csrf: form.csrf!, email: 'clear@example.com', name: 'C', password: PASSWORD });
+      assert.equal(page.status, 200);
+      assert.match(page.text, /<h1>Check your email<\/h1>/);
+      // The mail is sent after the answer: wait for its outcome in the log.
+      while (!gw.logs.some((l) => l.includes('portal mail not sent'))) await new Promise((resolve) => setTimeout(resolve, 10));
+      const line = JSON.parse(gw.logs.find((l) => l.includes('portal mail not sent'))!) as { level: number; subject: string; err: { message: string } };
+      assert.equal(line.level, 50);
+      assert.equal(line.subject, 'Confirm your email address for Developer portal');
+      assert.doesNotMatch(gw.logs.join(''), /gwm_/, 'no link in the log');
+      assert.deepEqual(mailbox.received, []);
+    } finally {
+      await gw.close();
+      await mailbox.close();
+    }
+  });
+});
+
 describe('the log mail transport', () => {
   test('writes each message, link included, to the log at info level; the link works', async () => {
     const gw = await startTestGateway({ products: PRODUCTS, extra: 'portal:\n  listen: { port: 0 }\n  signup: open\nmail:\n  from: portal@example.com\n  log: true\n' });
