@@ -2,7 +2,7 @@
 // (so a leaked one is easy to find), and the digests the store keeps instead of the values.
 import { createHmac, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_', invitation: 'gwi_' } as const;
+export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_', invitation: 'gwi_', mailLink: 'gwm_' } as const;
 
 // CSPRNG bytes drawn from a pool filled 12 KiB at a time: one randomBytes call per token costs
 // more than the token's whole hash. Each byte is handed out once.
@@ -59,6 +59,11 @@ export function newSecret(): string {
 /** A one-time portal invitation code: 256 bits from the CSPRNG, behind its prefix. */
 export function newInvitation(): string {
   return PREFIX.invitation + randomBytes(32).toString('base64url');
+}
+
+/** The token of a mailed link (confirm an address, reset a password): 256 bits from the CSPRNG, behind its prefix. */
+export function newMailLinkToken(): string {
+  return PREFIX.mailLink + randomBytes(32).toString('base64url');
 }
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

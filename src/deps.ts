@@ -6,6 +6,7 @@ import type { Config } from './config/load.ts';
 import type { Counters } from './policies/counters.ts';
 import type { Store } from './store/port.ts';
 import type { Passwords } from './admin/passwords.ts';
+import type { Mailer } from './mail.ts';
 import type { Usage } from './usage.ts';
 
 export interface Deps {
@@ -22,4 +23,6 @@ export interface Deps {
   usage: Usage;
   /** The portal's password hasher (scrypt, bounded). */
   passwords: Passwords;
+  /** The config's mail transport; undefined without a `mail` section. */
+  mailer: Mailer | undefined;
 }

@@ -7,7 +7,8 @@ import type { BackoffRule, Store } from './store/port.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
-const DAY = 24 * 60 * MINUTE;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
 
 /** A portal account (by email): 5 failures, then 1 s, 2 s, 4 s … at most 15 minutes apart. */
 export const PORTAL_LOGIN: BackoffRule = { free: 5, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, resetAfterMs: DAY };
@@ -23,6 +24,9 @@ export const PASSWORD_USER: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDe
 
 /** One app trying many usernames (credential stuffing): 50 failures, then it slows down, itself only. */
 export const PASSWORD_APP: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, resetAfterMs: 15 * MINUTE };
+
+/** Requests from one client address that make the portal send mail: 10, then one an hour. */
+export const MAIL_REQUESTS: BackoffRule = { free: 10, baseDelayMs: HOUR, maxDelayMs: HOUR, resetAfterMs: HOUR };
 
 export type Accounts = readonly { account: string; rule: BackoffRule }[];
 

@@ -13,6 +13,7 @@ import type { Store } from './store/port.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
 import { createPasswords } from './admin/passwords.ts';
+import { createMailer } from './mail.ts';
 
 export interface GatewayOptions {
   config: Config;
@@ -56,6 +57,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     counters,
     usage: startUsage(store, logger),
     passwords: createPasswords(),
+    mailer: config.mail && createMailer(config.mail, logger),
   };
   const routes = compileRoutes(deps);
   const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, { reusePort: options.worker !== undefined });
@@ -78,6 +80,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await Promise.all([...deps.authServers.values()].map((a) => a.close()));
       await saving?.close();
       await deps.usage.close();
+      deps.mailer?.close();
       await store.close();
     },
   };

@@ -15,6 +15,7 @@ import { openStore } from './store/open.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
 import { createPasswords } from './admin/passwords.ts';
+import { createMailer } from './mail.ts';
 
 // From source, the worker runs through the TypeScript loader; in the bundle (scripts/build.ts),
 // this module is part of dist/gateway.mjs and the worker is dist/worker.mjs beside it.
@@ -66,7 +67,8 @@ export async function startWorkers(config: Config, options: { env: Record<string
   logger.info({ url, workers: workers.length, config: config.file }, 'gateway listening');
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
   const usage = startUsage(store, logger);
-  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, counters, usage, passwords: createPasswords() });
+  const mailer = config.mail && createMailer(config.mail, logger);
+  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, counters, usage, passwords: createPasswords(), mailer });
   return {
     url,
     port,
@@ -85,6 +87,7 @@ export async function startWorkers(config: Config, options: { env: Record<string
         ),
       );
       await saving.close();
+      mailer?.close();
       await store.close();
     },
   };

@@ -1,18 +1,18 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
-import { newInvitation, newKey, newSecret, secretHash, sha256 } from '../crypto.ts';
+import { newInvitation, newKey, newMailLinkToken, newSecret, secretHash, sha256 } from '../crypto.ts';
 import { passwordProblem } from './passwords.ts';
 import type { Deps } from '../deps.ts';
-import { admitAttempt, attemptSucceeded, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
+import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { hasUnsafeCharacters } from '../text.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { StoreError, type App, type Approval, type Credential, type Developer } from '../store/port.ts';
+import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose } from '../store/port.ts';
 
 export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
   readonly code: string;
-  /** Seconds until the operation may be tried again (a throttled login). */
+  /** Seconds until the operation may be tried again (a throttled login or mail request). */
   readonly retryAfter: number | undefined;
   constructor(code: string, message: string, retryAfter?: number) {
     super(message);
@@ -39,14 +39,22 @@ function requireName(value: string, what: string): string {
   return name;
 }
 
+/**
+ * An operator's developer, verified: the operator vouches for the address. An account that holds
+ * the address without having proved it (an open sign-up, perhaps someone else's) is replaced, and
+ * its apps deleted with their keys and tokens.
+ */
 export async function createDeveloper(deps: AdminDeps, input: { email: string; name: string }): Promise<Developer> {
   const email = normaliseEmail(input.email);
   const name = requireName(input.name, 'the developer name');
+  const now = deps.clock();
   try {
-    return await deps.store.createDeveloper({ email, name, now: deps.clock() });
+    return await deps.store.createDeveloper({ email, name, now });
   } catch (err) {
-    if (err instanceof StoreError && err.code === 'conflict') throw new AdminError('duplicate_developer', `developer ${email} already exists`);
-    throw err;
+    if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
+    const replaced = await deps.store.replaceUnverifiedDeveloper({ email, name, now });
+    if (replaced === undefined) throw new AdminError('duplicate_developer', `developer ${email} already exists`);
+    return replaced;
   }
 }
 
@@ -85,6 +93,8 @@ function requireProduct(deps: AdminDeps, name: string): ProductSettings {
 async function requireActiveDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
   const dev = await requireDeveloper(deps, email);
   if (dev.status !== 'active') throw new AdminError('developer_disabled', `developer ${dev.email} is disabled`);
+  // An unproven address may be someone else's: its apps would reach upstreams in that name.
+  if (!dev.verified) throw new AdminError('unverified_email', `developer ${dev.email} has not confirmed the email address yet`);
   return dev;
 }
 
@@ -248,41 +258,125 @@ export const INVITATION_VALID_MS = 7 * 86_400_000;
 /**
  * A one-time code with which the developer sets a portal password: the only way into an account
  * an operator created, and, for an account that has a password, a reset. Replaces any earlier code.
+ * An account that never proved its address is replaced first (its apps deleted): the invitation
+ * goes to the address's owner, who may not be whoever signed up with it.
  */
 export async function inviteDeveloper(deps: AdminDeps, email: string, validMs = INVITATION_VALID_MS): Promise<{ developer: Developer; code: string; expiresAt: number }> {
-  const developer = await requireDeveloper(deps, email);
+  const found = await requireDeveloper(deps, email);
+  const developer = found.verified ? found : ((await deps.store.replaceUnverifiedDeveloper({ email: found.email, name: found.name, now: deps.clock() })) ?? found);
   const code = newInvitation();
   const expiresAt = deps.clock() + validMs;
   await deps.store.setInvitation(developer.email, sha256(code), expiresAt);
   return { developer, code, expiresAt };
 }
 
-/**
- * A developer signs up with a password. With an invitation code, into the account an operator
- * created (the only way with invited sign-up); without one, as a new developer (open sign-up).
- * An existing account is never taken over by signing up with its email.
- */
-export async function signUp(deps: AdminDeps, input: { email: string; name: string; password: string; invitation?: string }): Promise<Developer> {
+/** A developer with an invitation code sets the password of the account an operator created for them. */
+export async function acceptInvitation(deps: AdminDeps, input: { email: string; password: string; invitation: string }): Promise<Developer> {
   const email = normaliseEmail(input.email);
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
-  const invitation = input.invitation?.trim() ?? '';
-  if (invitation === '' && deps.config.portal?.signup === 'invited') {
-    throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
-  }
-  const name = invitation === '' ? requireName(input.name, 'the name') : '';
   const passwordHash = await deps.passwords.hash(input.password);
-  if (invitation !== '') {
-    const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(invitation), passwordHash, now: deps.clock() });
-    if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
-    return dev;
+  const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(input.invitation.trim()), passwordHash, now: deps.clock() });
+  if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
+  return dev;
+}
+
+export const CONFIRM_LINK_VALID_MS = 24 * 60 * 60_000;
+export const RESET_LINK_VALID_MS = 60 * 60_000;
+
+/**
+ * Counts a request that would mail something (a sign-up, a new confirmation link, a password
+ * reset) against the client's address, before anything else is done, so that nobody can make the
+ * portal mail strangers (or one victim) at will.
+ */
+async function countMailRequest(deps: AdminDeps, clientIp: string): Promise<void> {
+  const retryAfter = await admitAttempt(deps.store, [{ account: `portal-mail|${clientIp}`, rule: MAIL_REQUESTS }], deps.clock());
+  if (retryAfter !== undefined) {
+    throw new AdminError('mail_throttled', `too many sign-ups or mailed links from your address: try again in ${waitText(retryAfter)}`, retryAfter);
   }
+}
+
+/** A new single-use link token for the developer (replacing the earlier one of that purpose); the store keeps its SHA-256. */
+async function newMailLink(deps: AdminDeps, developer: Developer, purpose: EmailTokenPurpose): Promise<string> {
+  const token = newMailLinkToken();
+  const now = deps.clock();
+  const validMs = purpose === 'verify' ? CONFIRM_LINK_VALID_MS : RESET_LINK_VALID_MS;
+  await deps.store.saveEmailToken({ hash: sha256(token), developerId: developer.id, purpose, now, expiresAt: now + validMs });
+  return token;
+}
+
+/** What an open sign-up did: a new, unverified account with its confirmation token, or nothing, for an address already taken. */
+export type SignUpResult = { kind: 'created'; developer: Developer; token: string } | { kind: 'taken'; developer: Developer };
+
+/**
+ * Open sign-up: a new developer who cannot register apps until the address is confirmed. An
+ * address already taken is not an error (the caller must answer both alike, so that sign-up does
+ * not tell which addresses have accounts), and an existing account is never taken over.
+ */
+export async function openSignUp(deps: AdminDeps, input: { email: string; name: string; password: string; clientIp: string }): Promise<SignUpResult> {
+  if (deps.config.portal?.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
+  const email = normaliseEmail(input.email);
+  const problem = passwordProblem(input.password);
+  if (problem !== undefined) throw new AdminError('weak_password', problem);
+  const name = requireName(input.name, 'the name');
+  await countMailRequest(deps, input.clientIp);
+  // Hashed whether or not the address is taken, so that both answers take as long.
+  const passwordHash = await deps.passwords.hash(input.password);
   try {
-    return await deps.store.createDeveloper({ email, name, now: deps.clock(), passwordHash });
+    const developer = await deps.store.createDeveloper({ email, name, now: deps.clock(), passwordHash, verified: false });
+    return { kind: 'created', developer, token: await newMailLink(deps, developer, 'verify') };
   } catch (err) {
-    if (err instanceof StoreError && err.code === 'conflict') throw new AdminError('duplicate_developer', `an account for ${email} already exists: log in instead`);
-    throw err;
+    if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
+    const developer = await deps.store.findDeveloper(email);
+    if (developer === undefined) throw err;
+    return { kind: 'taken', developer };
   }
+}
+
+/** A new confirmation link for a developer who has not confirmed the address yet. */
+export async function resendConfirmation(deps: AdminDeps, developer: Developer, clientIp: string): Promise<string> {
+  if (developer.verified) throw new AdminError('already_verified', 'your email address is already confirmed');
+  await countMailRequest(deps, clientIp);
+  return newMailLink(deps, developer, 'verify');
+}
+
+/**
+ * Confirms the address with the link's token. The one who follows the link must also log in:
+ * whoever signed up with someone else's address knows the password but cannot read the mail, and
+ * the address's owner can read the mail but does not know that password. Only both together
+ * prove that the account's owner holds the address.
+ */
+export async function confirmEmail(deps: AdminDeps, input: { token: string; email: string; password: string }): Promise<Developer> {
+  const dev = await logIn(deps, { email: input.email, password: input.password });
+  const confirmed = await deps.store.confirmEmail({ hash: sha256(input.token.trim()), developerId: dev.id, now: deps.clock() });
+  if (confirmed === undefined) throw new AdminError('invalid_link', 'this link is wrong, used, expired or for another account: log in and ask for a new one');
+  return confirmed;
+}
+
+/**
+ * A password-reset link for the address, if it has an active account; undefined otherwise. The
+ * caller answers both alike.
+ */
+export async function requestPasswordReset(deps: AdminDeps, input: { email: string; clientIp: string }): Promise<{ developer: Developer; token: string } | undefined> {
+  const email = normaliseEmail(input.email);
+  await countMailRequest(deps, input.clientIp);
+  const developer = await deps.store.findDeveloper(email);
+  if (developer === undefined || developer.status !== 'active') return undefined;
+  return { developer, token: await newMailLink(deps, developer, 'reset') };
+}
+
+/**
+ * Sets a new password with a reset link's token. Every session of the developer ends, and an
+ * unverified developer becomes verified: the link reached them.
+ */
+export async function resetPassword(deps: AdminDeps, input: { token: string; password: string }): Promise<Developer> {
+  const problem = passwordProblem(input.password);
+  if (problem !== undefined) throw new AdminError('weak_password', problem);
+  const passwordHash = await deps.passwords.hash(input.password);
+  const dev = await deps.store.resetPassword({ hash: sha256(input.token.trim()), passwordHash, now: deps.clock() });
+  if (dev === undefined) throw new AdminError('invalid_link', 'this link is wrong, used or expired: ask for a new one');
+  await deps.store.clearLoginFailures(`portal|${dev.email}`);
+  return dev;
 }
 
 /** Checks an email and password, slowed as src/login-throttle.ts says; a success clears the account's count. */

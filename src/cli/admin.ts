@@ -41,7 +41,8 @@ export function registerAdmin(program: Command, io: CliIo): void {
 
   // JSON escapes control characters itself; the human form is escaped for the terminal.
   const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human()));
-  const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, created: isoDate(d.createdAt) });
+  // VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
+  const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
   // A pending app (registered in the portal, not yet approved) shows as such until it is approved.
   const appStatus = (a: App) => (a.status === 'active' && a.approval === 'pending' ? 'pending' : a.status);
   const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: appStatus(a), created: isoDate(a.createdAt) });
@@ -63,7 +64,8 @@ export function registerAdmin(program: Command, io: CliIo): void {
     if (!Number.isInteger(days) || days < 1 || days > 90) throw new ops.AdminError('usage', '--valid: a number of days from 1 to 90');
     const invite = await ops.inviteDeveloper(deps, args[0]!, days * 86_400_000);
     const portal = deps.config.portal;
-    const link = portal && `${portal.tls === undefined ? 'http' : 'https'}://${portal.host.includes(':') ? `[${portal.host}]` : portal.host}:${portal.port}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
+    const origin = portal && (portal.publicUrl ?? `${portal.tls === undefined ? 'http' : 'https'}://localhost:${portal.port}`);
+    const link = origin && `${origin}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
     show(opts, { email: invite.developer.email, code: invite.code, expiresAt: invite.expiresAt, ...(link ? { link } : {}) }, () =>
       [
         `invitation for ${invite.developer.email}, valid until ${isoDate(invite.expiresAt)}:`,
@@ -75,7 +77,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   }).option('--valid <days>', 'days the code works', '7');
   leaf(developers, 'list', 'list developers', async (deps, opts) => {
     const list = await ops.listDevelopers(deps);
-    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'created']));
+    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'verified', 'created']));
   });
   for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
     leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (deps, opts, args) => {

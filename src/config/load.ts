@@ -16,6 +16,7 @@ import {
   type ConfigFile,
   type DurationValue,
   type GrantTypeName,
+  type MailConfig,
   type UpstreamConfig,
 } from './schema.ts';
 
@@ -103,12 +104,19 @@ export interface PortalSettings {
   port: number;
   tls: { cert: string; key: string } | undefined;
   title: string;
+  /** As configured; undefined: http(s)://localhost:<the port the portal listens on>. */
+  publicUrl: string | undefined;
   gatewayUrl: string;
   signup: 'open' | 'invited';
   sessionLifetimeMs: number;
   keyOverlapMs: number;
   maxAppsPerDeveloper: number;
 }
+
+export type MailSettings = { from: string } & (
+  | { kind: 'smtp'; host: string; port: number; secure: boolean; allowPlaintext: boolean; auth: { user: string; pass: string } | undefined; ca: string | undefined }
+  | { kind: 'log' }
+);
 
 export interface Config {
   file: string;
@@ -123,6 +131,7 @@ export interface Config {
     introspectionClients: readonly { id: string; secret: string }[];
   };
   portal: PortalSettings | undefined;
+  mail: MailSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
@@ -312,6 +321,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     if (parseEntry(entry) === undefined) report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
   });
 
+  // Open sign-up proves the address with a mailed link: without a way to mail it, nobody could.
+  if (raw.portal?.signup === 'open' && raw.mail === undefined) {
+    report(['portal', 'signup'], 'open sign-up mails a link to confirm the address: add a "mail" section (smtp, or log: true for development), or use signup: invited');
+  }
+
   const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
   return {
     file: path.resolve(file),
@@ -342,16 +356,33 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       port: raw.portal.listen.port,
       tls: raw.portal.listen.tls && { cert: path.resolve(dir, raw.portal.listen.tls.cert), key: path.resolve(dir, raw.portal.listen.tls.key) },
       title: raw.portal.title ?? 'Developer portal',
+      publicUrl: raw.portal.publicUrl === undefined ? undefined : new URL(raw.portal.publicUrl).origin,
       gatewayUrl: raw.portal.gatewayUrl ?? `http://localhost:${raw.listen.port}`,
-      signup: raw.portal.signup ?? 'open',
+      signup: raw.portal.signup ?? (raw.mail === undefined ? 'invited' : 'open'),
       sessionLifetimeMs: duration(raw.portal.sessionLifetime, 8 * 3600, ['portal', 'sessionLifetime']),
       keyOverlapMs: duration(raw.portal.keyOverlap, 86400, ['portal', 'keyOverlap']),
       maxAppsPerDeveloper: raw.portal.maxAppsPerDeveloper ?? 10,
     },
+    mail: raw.mail && mailSettings(raw.mail, dir),
     authServers,
     upstreams,
     routes,
     products,
+  };
+}
+
+function mailSettings(m: MailConfig, dir: string): MailSettings {
+  if ('log' in m) return { from: m.from, kind: 'log' };
+  const { smtp } = m;
+  return {
+    from: m.from,
+    kind: 'smtp',
+    host: smtp.host,
+    port: smtp.port,
+    secure: smtp.secure ?? false,
+    allowPlaintext: smtp.allowPlaintext ?? false,
+    auth: smtp.auth,
+    ca: smtp.ca === undefined ? undefined : path.resolve(dir, smtp.ca),
   };
 }
 

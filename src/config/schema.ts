@@ -44,9 +44,18 @@ const Portal = Type.Object(
       Strict,
     ),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    /**
+     * The portal's own address as browsers reach it (default http(s)://localhost:<listen.port>): the
+     * links it mails, and the one Host (besides the loopback names, when it binds loopback) it answers.
+     */
+    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+$' })),
     /** The gateway's address as developers reach it, for the portal's examples (default http://localhost:<listen.port>). */
     gatewayUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
-    /** open: anyone may sign up; invited: only developers an operator created (`gateway admin developers create`). */
+    /**
+     * open: anyone may sign up, and confirms the address through a mailed link (needs `mail`);
+     * invited: only developers an operator created (`gateway admin developers create`).
+     * Default: open when `mail` is set, else invited.
+     */
     signup: Type.Optional(Type.Unsafe<'open' | 'invited'>({ type: 'string', enum: ['open', 'invited'] })),
     sessionLifetime: Type.Optional(Duration),
     /** After a secret is rotated, the old key and secret keep working this long (default 24h). */
@@ -56,6 +65,35 @@ const Portal = Type.Object(
   },
   Strict,
 );
+
+const Address = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' });
+
+/** How the portal mails its links: an SMTP server, or (development) the gateway's own log. */
+const Mail = Type.Union([
+  Type.Object(
+    {
+      /** The sender: an address, or `Name <address>`. */
+      from: Address,
+      smtp: Type.Object(
+        {
+          host: Type.String({ minLength: 1 }),
+          port: Type.Integer({ minimum: 1, maximum: 65535 }),
+          /** true: TLS from the first byte (port 465); false (default): STARTTLS when the server offers it. */
+          secure: Type.Optional(Type.Boolean()),
+          /** false (default): refuse to send unless the connection is TLS (secure, or STARTTLS). */
+          allowPlaintext: Type.Optional(Type.Boolean()),
+          auth: Type.Optional(Type.Object({ user: Type.String({ minLength: 1 }), pass: Type.String({ minLength: 1 }) }, Strict)),
+          /** PEM file of the CA that signed the server's certificate, when not a public one. */
+          ca: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        Strict,
+      ),
+    },
+    Strict,
+  ),
+  /** Each message, link included, goes to the log at info level (development; the example uses it). */
+  Type.Object({ from: Address, log: Type.Literal(true) }, Strict),
+]);
 
 const Store = Type.Object(
   {
@@ -199,6 +237,8 @@ export const configSchema = Type.Object(
     oauth: Type.Optional(OAuth),
     /** The developer portal; absent: none. */
     portal: Type.Optional(Portal),
+    /** How mail is sent (the portal's confirmation and password-reset links); absent: none is. */
+    mail: Type.Optional(Mail),
     authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
     upstreams: Type.Record(Name, Upstream, Strict),
     routes: Type.Record(Name, Route, Strict),
@@ -211,6 +251,7 @@ export type ConfigFile = Static<typeof configSchema>;
 export type DurationValue = Static<typeof Duration>;
 export type UpstreamConfig = Static<typeof Upstream>;
 export type AuthServerConfig = Static<typeof AuthServer>;
+export type MailConfig = Static<typeof Mail>;
 export type GrantTypeName = Static<typeof GrantType>;
 export type PolicyEntry = Static<typeof policySchema>;
 

@@ -7,6 +7,8 @@ import { html, type Html } from './html.ts';
 
 export interface Frame {
   portal: PortalSettings;
+  /** Whether the portal can mail (confirmation and password-reset links). */
+  mail: boolean;
   developer: Developer | undefined;
   csrf: string;
 }
@@ -126,7 +128,7 @@ export function signupPage(frame: Frame, form: { email?: string; name?: string; 
     frame,
     'Sign up',
     html`<h1>Sign up</h1>
-${invited ? html`<p>Sign-up is by invitation: use the email address and the invitation code the API team gave you.</p>` : ''}
+${invited ? html`<p>Sign-up is by invitation: use the email address and the invitation code the API team gave you.</p>` : html`<p>We will mail you a link to confirm your address; once it is confirmed you can register apps.</p>`}
 ${problem(form.error)}
 <form method="post" action="/signup" class="stack">
   ${csrfField(frame)}
@@ -153,8 +155,83 @@ ${problem(form.error)}
   <label>Password <input type="password" name="password" required autocomplete="current-password"></label>
   <button type="submit">Log in</button>
 </form>
-<p>New here? <a href="/signup">Sign up</a>.</p>`,
+<p>New here? <a href="/signup">Sign up</a>.</p>
+${frame.mail ? html`<p>Forgot your password? <a href="/forgot">Set a new one</a>.</p>` : ''}`,
   );
+}
+
+/** The answer to a sign-up or a reset request: the same whatever the address, so it tells nothing about accounts. */
+export function checkEmailPage(frame: Frame, kind: 'signup' | 'reset'): Html {
+  return layout(
+    frame,
+    'Check your email',
+    html`<h1>Check your email</h1>
+${
+  kind === 'signup'
+    ? html`<p>We mailed a message to the address you gave. To confirm the address, open the link in it within 24 hours and log in with the password you chose.</p>`
+    : html`<p>If the address you gave has an account here, we mailed it a link to set a new password. It works once, within 1 hour.</p>`
+}
+<p>Nothing arrived? Check the spam folder and the address, and try again in a few minutes.</p>
+<p><a href="/login">Log in</a></p>`,
+  );
+}
+
+/** Where a confirmation link leads: the account's password proves that whoever follows it also signed up. */
+export function verifyPage(frame: Frame, form: { token: string; email?: string; error?: string }): Html {
+  return layout(
+    frame,
+    'Confirm your email address',
+    html`<h1>Confirm your email address</h1>
+<p>Log in with the password you chose at sign-up to confirm the address.</p>
+${problem(form.error)}
+<form method="post" action="/verify" class="stack">
+  ${csrfField(frame)}
+  <input type="hidden" name="token" value="${form.token}">
+  <label>Email <input type="email" name="email" required autocomplete="username" value="${form.email ?? ''}"></label>
+  <label>Password <input type="password" name="password" required autocomplete="current-password"></label>
+  <button type="submit">Confirm</button>
+</form>
+<p>Did not sign up? Then ignore the message: nothing happens without the password.</p>`,
+  );
+}
+
+export function forgotPage(frame: Frame, form: { email?: string; error?: string }): Html {
+  return layout(
+    frame,
+    'Forgot your password',
+    html`<h1>Forgot your password</h1>
+<p>We will mail a link to set a new one. Setting it logs you out everywhere.</p>
+${problem(form.error)}
+<form method="post" action="/forgot" class="stack">
+  ${csrfField(frame)}
+  <label>Email <input type="email" name="email" required autocomplete="username" value="${form.email ?? ''}"></label>
+  <button type="submit">Mail me a link</button>
+</form>`,
+  );
+}
+
+export function resetPage(frame: Frame, form: { token: string; error?: string }): Html {
+  return layout(
+    frame,
+    'Set a new password',
+    html`<h1>Set a new password</h1>
+${problem(form.error)}
+<form method="post" action="/reset" class="stack">
+  ${csrfField(frame)}
+  <input type="hidden" name="token" value="${form.token}">
+  <label>New password <input type="password" name="password" required minlength="10" autocomplete="new-password"></label>
+  <button type="submit">Set the password</button>
+</form>
+<p>Setting it logs you out everywhere. Link used or expired? <a href="/forgot">Ask for a new one</a>.</p>`,
+  );
+}
+
+/** Shown to a developer whose address is not confirmed yet, where apps would be registered. */
+function confirmFirst(frame: Frame): Html {
+  const dev = frame.developer!;
+  if (dev.verified) return html``;
+  return html`<div class="warning" role="status"><p><strong>Confirm your email address to register apps.</strong> Open the link we mailed to ${dev.email}.</p>
+${frame.mail ? html`<form method="post" action="/account/verify" class="inline">${csrfField(frame)}<button type="submit">Mail me a new link</button></form>` : ''}</div>`;
 }
 
 export function accountPage(frame: Frame, form: { error?: string; notice?: string }): Html {
@@ -183,6 +260,7 @@ export function appsPage(frame: Frame, apps: readonly { app: App; key: string | 
     'My apps',
     html`<h1>My apps</h1>
 ${notice(message)}
+${confirmFirst(frame)}
 <p><a class="button" href="/apps/new">Register a new app</a></p>
 ${
   apps.length === 0
@@ -206,7 +284,10 @@ export function newAppPage(frame: Frame, products: readonly ProductSettings[], f
     'Register an app',
     html`<h1>Register an app</h1>
 ${problem(form.error)}
-<form method="post" action="/apps" class="stack">
+${
+  !frame.developer!.verified
+    ? confirmFirst(frame)
+    : html`<form method="post" action="/apps" class="stack">
   ${csrfField(frame)}
   <label>App name <input type="text" name="name" required maxlength="100" value="${form.name ?? ''}"></label>
   <fieldset>
@@ -217,7 +298,8 @@ ${problem(form.error)}
     )}
   </fieldset>
   <button type="submit">Register app</button>
-</form>`,
+</form>`
+}`,
   );
 }
 

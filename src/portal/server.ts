@@ -7,14 +7,18 @@ import type { ProductSettings } from '../config/load.ts';
 import type { Deps } from '../deps.ts';
 import { asGatewayError, GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
-import { listen, type Listener } from '../http/server.ts';
+import { createClientIp } from '../http/ip.ts';
+import { freePort, listen, type Listener } from '../http/server.ts';
 import { splitTarget } from '../http/request.ts';
 import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { HOUR_MS } from '../usage.ts';
+import type { Message } from '../mail.ts';
 import type { Developer } from '../store/port.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
+import * as mails from './mails.ts';
+import { portalOrigins, type PortalOrigins } from './origin.ts';
 import * as pages from './pages.ts';
 import { createSessions, newVisitorId, type Visitor } from './session.ts';
 
@@ -24,7 +28,10 @@ const FORM_LIMIT = 16 * 1024;
 const REFUSAL_STATUS: Readonly<Record<string, number>> = {
   login_failed: 401,
   login_throttled: 429,
+  mail_throttled: 429,
   duplicate_developer: 409,
+  unverified_email: 403,
+  already_verified: 409,
   duplicate_app: 409,
   not_invited: 403,
   invalid_invitation: 403,
@@ -44,6 +51,9 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
 } as const;
 
+// RFC 6797: once a browser has seen the portal over TLS, it never tries plain HTTP for a year.
+const HSTS = { 'strict-transport-security': 'max-age=31536000' } as const;
+
 const ASSETS: Record<string, { type: string; body: Buffer }> = {
   '/assets/portal.css': { type: 'text/css; charset=utf-8', body: Buffer.from(CSS) },
   '/assets/portal.js': { type: 'text/javascript; charset=utf-8', body: Buffer.from(JS) },
@@ -54,6 +64,8 @@ type Answer = ({ status: number; page: Html } | { redirect: string }) & { cookie
 
 interface Request {
   req: IncomingMessage;
+  /** The client's address, as the main listener judges it (X-Forwarded-For from listen.trustedProxies only). */
+  clientIp: string;
   path: string;
   query: URLSearchParams;
   visitor: Visitor;
@@ -65,14 +77,30 @@ interface Request {
 type Handler = (r: Request) => Promise<Answer>;
 
 /** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
-export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords'>;
+export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
 
-export function createPortalHandler(deps: PortalDeps, options: { secure: boolean }) {
+export function createPortalHandler(deps: PortalDeps, options: { secure: boolean; origins: PortalOrigins }) {
   const portal = deps.config.portal!;
-  const { store, clock, logger, config } = deps;
+  const { store, clock, logger, config, mailer } = deps;
+  const { origins } = options;
+  const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
+  const clientIp = createClientIp(config.listen.trustedProxies);
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
   const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
   const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
+
+  /** A mailed link: the portal's public address, a path, and the link's token. */
+  const link = (path: string, token: string) => `${origins.publicUrl}${path}?${new URLSearchParams({ token })}`;
+  /**
+   * Mails in the background: the answer must not wait on the mail server, nor differ with what was
+   * mailed (or whether it could be). A failure is logged; the message itself, which holds a link, is not.
+   */
+  function deliver(message: Message | undefined): void {
+    if (message === undefined || mailer === undefined) return;
+    mailer.send(message).catch((err: unknown) => logger.error({ err, subject: message.subject }, 'portal mail not sent'));
+  }
+  /** Pages that only make sense with mail: not there without it. */
+  const withMail = (handler: Handler): Handler => (r) => (mailer === undefined ? Promise.resolve(notFound(r)) : handler(r));
 
   const page = (status: number, html: Html): Answer => ({ status, page: html });
   const notFound = (r: Request): Answer => page(404, pages.messagePage(r.frame, 'Not found', 'There is no such page here.'));
@@ -112,6 +140,10 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     '/login': async (r) => page(200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
     // An invitation link carries the email and the code: /signup?email=…&invitation=gwi_…
     '/signup': async (r) => page(200, pages.signupPage(r.frame, { email: r.query.get('email') ?? '', invitation: r.query.get('invitation') ?? '' })),
+    '/forgot': withMail(async (r) => page(200, pages.forgotPage(r.frame, {}))),
+    // The links mailed carry their token; the pages only fill it into a form, which spends it when sent.
+    '/verify': withMail(async (r) => page(200, pages.verifyPage(r.frame, { token: r.query.get('token') ?? '' }))),
+    '/reset': withMail(async (r) => page(200, pages.resetPage(r.frame, { token: r.query.get('token') ?? '' }))),
   };
 
   const publicPost: Record<string, Handler> = {
@@ -124,13 +156,50 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       }
     },
     '/signup': async (r) => {
-      const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '', invitation: r.form.get('invitation') ?? '' };
+      const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '', invitation: r.form.get('invitation')?.trim() ?? '' };
       try {
-        return await loggedIn(await ops.signUp(deps, input), '/apps');
+        if (input.invitation !== '') return await loggedIn(await ops.acceptInvitation(deps, input), '/apps');
+        const result = await ops.openSignUp(deps, { ...input, clientIp: r.clientIp });
+        // The same page whether the address was free or taken; only the mail differs, and only its owner reads it.
+        deliver(
+          result.kind === 'created'
+            ? mails.confirmationMail(portal.title, result.developer.email, link('/verify', result.token))
+            : mails.accountExistsMail(portal.title, result.developer.email, `${origins.publicUrl}/forgot`),
+        );
+        return page(200, pages.checkEmailPage(r.frame, 'signup'));
       } catch (err) {
         return refused(err, (error) => pages.signupPage(r.frame, { email: input.email, name: input.name, invitation: input.invitation, error }));
       }
     },
+    '/verify': withMail(async (r) => {
+      const token = r.form.get('token') ?? '';
+      const email = r.form.get('email') ?? '';
+      try {
+        return await loggedIn(await ops.confirmEmail(deps, { token, email, password: r.form.get('password') ?? '' }), '/apps?done=verified');
+      } catch (err) {
+        return refused(err, (error) => pages.verifyPage(r.frame, { token, email, error }));
+      }
+    }),
+    '/forgot': withMail(async (r) => {
+      const email = r.form.get('email') ?? '';
+      try {
+        const reset = await ops.requestPasswordReset(deps, { email, clientIp: r.clientIp });
+        // Nothing is mailed for an address without an account; the answer is the same.
+        deliver(reset && mails.resetMail(portal.title, reset.developer.email, link('/reset', reset.token)));
+        return page(200, pages.checkEmailPage(r.frame, 'reset'));
+      } catch (err) {
+        return refused(err, (error) => pages.forgotPage(r.frame, { email, error }));
+      }
+    }),
+    '/reset': withMail(async (r) => {
+      const token = r.form.get('token') ?? '';
+      try {
+        await ops.resetPassword(deps, { token, password: r.form.get('password') ?? '' });
+      } catch (err) {
+        return refused(err, (error) => pages.resetPage(r.frame, { token, error }));
+      }
+      return { redirect: '/login?done=password' };
+    }),
     '/logout': async (r) => {
       await sessions.end(r.visitor.id);
       return { redirect: '/', cookie: sessions.cookie(newVisitorId()) };
@@ -138,6 +207,8 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
   };
 
   const NOTICES = new Map([
+    ['verified', 'Your email address is confirmed: you can register apps.'],
+    ['sent', 'We mailed you a new link to confirm your address.'],
     ['revoked', 'The key is revoked.'],
     ['deleted', 'The app is deleted; its tokens no longer work.'],
   ]);
@@ -168,6 +239,15 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
         return refused(err, (error) => pages.newAppPage(r.frame, visible, { ...form, error }));
       }
     },
+    '/account/verify': withMail(async (r) => {
+      const dev = r.frame.developer!;
+      try {
+        deliver(mails.confirmationMail(portal.title, dev.email, link('/verify', await ops.resendConfirmation(deps, dev, r.clientIp))));
+      } catch (err) {
+        return refused(err, (error) => pages.newAppPage(r.frame, visible, { error }));
+      }
+      return { redirect: '/apps?done=sent' };
+    }),
     '/account/password': async (r) => {
       const dev = r.frame.developer!;
       try {
@@ -238,16 +318,21 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
 
   function send(res: ServerResponse, method: string, status: number, headers: Record<string, string>, body: Buffer | string | undefined): void {
     const bytes = body === undefined ? undefined : Buffer.from(body);
-    res.writeHead(status, { ...SECURITY_HEADERS, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
+    res.writeHead(status, { ...securityHeaders, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
     res.end(method === 'HEAD' ? undefined : bytes);
   }
 
   return async function handlePortal(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
-    let frame: pages.Frame = { portal, developer: undefined, csrf: '' };
+    let frame: pages.Frame = { portal, mail: mailer !== undefined, developer: undefined, csrf: '' };
     let visitor: Visitor | undefined;
     let path = '(rejected)';
     try {
+      // Before anything else: a request under a name that is not the portal's (DNS rebinding) gets no page.
+      if (!origins.knowsHost(req.headers.host)) {
+        send(res, method, 421, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }, 'This portal does not answer for the host named in the request.\n');
+        return;
+      }
       // The gateway's own path rules: nothing is normalised silently.
       const target = splitTarget(req.url ?? '/');
       path = target.path;
@@ -257,16 +342,17 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
         return;
       }
       visitor = await sessions.visitor(req);
-      frame = { portal, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
+      frame = { portal, mail: mailer !== undefined, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
       let form = new Map<string, string>();
       if (method === 'POST') {
+        if (!origins.sameOrigin(req)) throw new GatewayError(403, 'cross_origin', 'This form was sent from another site. Open the portal itself and send it from there.');
         if (!isFormContentType(req.headers['content-type'])) throw new GatewayError(415, 'unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded.');
         form = parseForm((await readBody(req, FORM_LIMIT)).toString('utf8'));
         if (!sessions.checkCsrf(visitor.id, form.get('csrf'))) {
           throw new GatewayError(403, 'csrf', 'This form was not sent from this portal page in this browser session. Go back, reload the page and try again.');
         }
       }
-      const answer = await route({ req, path, query: new URLSearchParams(target.query), visitor, frame, form }, method);
+      const answer = await route({ req, clientIp: clientIp(req), path, query: new URLSearchParams(target.query), visitor, frame, form }, method);
       const cookie = answer.cookie ?? (visitor.fresh ? sessions.cookie(visitor.id) : undefined);
       const headers: Record<string, string> = { 'cache-control': 'no-store', ...answer.headers, ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
       if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
@@ -291,7 +377,11 @@ export async function startPortal(deps: PortalDeps, port?: number): Promise<List
   const portal = deps.config.portal;
   if (portal === undefined) return undefined;
   const tls = portal.tls && { cert: readFileSync(portal.tls.cert), key: readFileSync(portal.tls.key) };
-  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined }), portal.host, port ?? portal.port, tls === undefined ? {} : { tls });
+  // The port is part of the portal's names (its Host and links), so it is chosen before listening.
+  const wanted = port ?? portal.port;
+  const bound = wanted === 0 ? await freePort(portal.host) : wanted;
+  const origins = portalOrigins({ host: portal.host, port: bound, secure: tls !== undefined, publicUrl: portal.publicUrl });
+  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined, origins }), portal.host, bound, tls === undefined ? {} : { tls });
   deps.logger.info({ url: listener.url }, 'developer portal listening');
   return listener;
 }

@@ -12,8 +12,16 @@ export interface Developer {
   email: string;
   name: string;
   status: Status;
+  /**
+   * Whether the developer proved the email address: through the mailed link, a password reset, or
+   * an invitation; an operator's developers are vouched for. An unverified one registers no app.
+   */
+  verified: boolean;
   createdAt: number;
 }
+
+/** What a mailed link is for: confirming a sign-up's address, or setting a new password. */
+export type EmailTokenPurpose = 'verify' | 'reset';
 
 export interface App {
   id: string;
@@ -123,11 +131,20 @@ export interface UsageCount {
 }
 
 export interface Store {
-  /** With `passwordHash`, the developer can log in to the portal at once (a sign-up). */
-  createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string }): Promise<Developer>;
+  /**
+   * With `passwordHash`, the developer can log in to the portal at once (a sign-up). `verified`
+   * defaults to true (an operator's developer); an open sign-up passes false.
+   */
+  createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string; verified?: boolean }): Promise<Developer>;
+  /**
+   * If an unverified developer holds the email: deletes it with its apps (credentials, tokens,
+   * usage), sessions and mailed links, and creates a verified developer for the email, without a
+   * password, in one transaction. Undefined (and nothing changed) otherwise.
+   */
+  replaceUnverifiedDeveloper(input: { email: string; name: string; now: number }): Promise<Developer | undefined>;
   findDeveloper(email: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
-  /** Also invalidates every token issued to the developer's apps while disabled. */
+  /** Disabling also revokes every token issued to the developer's apps and ends every portal session; enabling brings neither back. */
   setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined>;
 
   /** The developer's portal password hash: null when none is set yet, undefined when there is no such developer. */
@@ -137,10 +154,23 @@ export interface Store {
   /** Gives the developer a one-time invitation (the SHA-256 of its code), replacing any earlier one. */
   setInvitation(email: string, codeHash: Buffer, expiresAt: number): Promise<boolean>;
   /**
-   * Sets the password if the invitation matches and has not expired, spends it, and ends the
-   * developer's sessions, in one transaction. Undefined when the invitation does not hold.
+   * Sets the password if the invitation matches and has not expired, spends it, marks the
+   * developer verified (the code reached them) and ends the developer's sessions, in one transaction. Undefined when the invitation does not hold.
    */
   acceptInvitation(input: { email: string; codeHash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined>;
+  /** Keeps a mailed link's token (its SHA-256), replacing the developer's earlier one for the same purpose. */
+  saveEmailToken(input: { hash: Buffer; developerId: string; purpose: EmailTokenPurpose; now: number; expiresAt: number }): Promise<void>;
+  /**
+   * Spends an unexpired confirmation token of this developer and marks the developer verified, in
+   * one transaction; undefined when the token does not hold.
+   */
+  confirmEmail(input: { hash: Buffer; developerId: string; now: number }): Promise<Developer | undefined>;
+  /**
+   * Spends an unexpired reset token: sets the password, marks the developer verified (the link
+   * proved the address), and ends every session of theirs, in one transaction; undefined when the
+   * token does not hold.
+   */
+  resetPassword(input: { hash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined>;
   createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void>;
   /** The session's developer, if the session is unexpired and the developer active. */
   findSession(idHash: Buffer, now: number): Promise<Developer | undefined>;

@@ -21,6 +21,7 @@ import {
   type Client,
   type Credential,
   type Developer,
+  type EmailTokenPurpose,
   type RotateRequest,
   type RotateResult,
   type Status,
@@ -119,6 +120,20 @@ const MIGRATIONS: readonly string[] = [
   // Operator approval of apps registered in the portal; login attempts slowed by backoff from the last one.
   `ALTER TABLE apps ADD COLUMN approval TEXT NOT NULL DEFAULT 'approved' CHECK (approval IN ('approved', 'pending'));
    ALTER TABLE login_failures ADD COLUMN last_at INTEGER;`,
+  // Proven email addresses, and the mailed links that prove them or reset a password (by the
+  // SHA-256 of their token). Developers from before count as verified: operators' and invited
+  // ones cannot be told apart from open sign-ups, and treating them as unverified would let an
+  // invitation delete their apps.
+  `ALTER TABLE developers ADD COLUMN verified_at INTEGER;
+   UPDATE developers SET verified_at = created_at;
+   CREATE TABLE email_tokens (
+     hash BLOB PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id) ON DELETE CASCADE,
+     purpose TEXT NOT NULL CHECK (purpose IN ('verify', 'reset')),
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX email_tokens_developer ON email_tokens(developer_id, purpose);`,
 ];
 
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
@@ -210,6 +225,16 @@ export class SqliteStore implements Store {
   readonly #usage: StatementSync;
   readonly #purgeUsage: StatementSync;
   readonly #purgeLoginFailures: StatementSync;
+  readonly #unverifiedDeveloper: StatementSync;
+  readonly #appsOfDeveloperId: StatementSync;
+  readonly #deleteDeveloper: StatementSync;
+  readonly #deleteEmailTokens: StatementSync;
+  readonly #insertEmailToken: StatementSync;
+  readonly #spendEmailToken: StatementSync;
+  readonly #emailToken: StatementSync;
+  readonly #developerById: StatementSync;
+  readonly #markVerified: StatementSync;
+  readonly #purgeEmailTokens: StatementSync;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
@@ -241,7 +266,18 @@ export class SqliteStore implements Store {
     this.#revokeDeveloper = db.prepare(
       'UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL',
     );
-    this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, password_hash) VALUES (?, ?, ?, ?, ?, ?)');
+    this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, password_hash, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.#unverifiedDeveloper = db.prepare('SELECT id FROM developers WHERE email = ? AND verified_at IS NULL');
+    this.#appsOfDeveloperId = db.prepare('SELECT id FROM apps WHERE developer_id = ?');
+    // Sessions and mailed links go with it (ON DELETE CASCADE).
+    this.#deleteDeveloper = db.prepare('DELETE FROM developers WHERE id = ?');
+    this.#deleteEmailTokens = db.prepare('DELETE FROM email_tokens WHERE developer_id = ? AND purpose = ?');
+    this.#insertEmailToken = db.prepare('INSERT INTO email_tokens (hash, developer_id, purpose, created_at, expires_at) VALUES (?, ?, ?, ?, ?)');
+    this.#spendEmailToken = db.prepare('DELETE FROM email_tokens WHERE hash = ? AND purpose = ? AND expires_at > ? RETURNING developer_id');
+    this.#emailToken = db.prepare('SELECT developer_id FROM email_tokens WHERE hash = ? AND purpose = ? AND expires_at > ?');
+    this.#developerById = db.prepare('SELECT * FROM developers WHERE id = ?');
+    this.#markVerified = db.prepare('UPDATE developers SET verified_at = coalesce(verified_at, ?) WHERE id = ?');
+    this.#purgeEmailTokens = db.prepare('DELETE FROM email_tokens WHERE expires_at <= ?');
     this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
     this.#developers = db.prepare('SELECT * FROM developers ORDER BY email');
     this.#setDeveloperStatus = db.prepare('UPDATE developers SET status = ? WHERE email = ?');
@@ -304,7 +340,7 @@ export class SqliteStore implements Store {
     this.#setPassword = db.prepare('UPDATE developers SET password_hash = ? WHERE email = ?');
     this.#setInvitation = db.prepare('UPDATE developers SET invite_hash = ?, invite_expires_at = ? WHERE email = ?');
     this.#acceptInvitation = db.prepare(
-      `UPDATE developers SET password_hash = ?, invite_hash = NULL, invite_expires_at = NULL
+      `UPDATE developers SET password_hash = ?, invite_hash = NULL, invite_expires_at = NULL, verified_at = coalesce(verified_at, ?)
         WHERE email = ? AND invite_hash = ? AND invite_expires_at > ? RETURNING id`,
     );
     this.#insertSession = db.prepare('INSERT INTO portal_sessions (id_hash, developer_id, created_at, expires_at) VALUES (?, ?, ?, ?)');
@@ -410,14 +446,32 @@ export class SqliteStore implements Store {
     this.#seenRevocation = rows[rows.length - 1]!.seq;
   }
 
-  async createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string }): Promise<Developer> {
-    const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', createdAt: input.now };
+  async createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string; verified?: boolean }): Promise<Developer> {
+    const verified = input.verified ?? true;
+    const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', verified, createdAt: input.now };
     try {
-      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, input.passwordHash ?? null);
+      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, input.passwordHash ?? null, verified ? input.now : null);
     } catch (err) {
       throw conflictOr(err, `developer ${input.email} already exists`);
     }
     return dev;
+  }
+
+  async replaceUnverifiedDeveloper(input: { email: string; name: string; now: number }): Promise<Developer | undefined> {
+    return this.#transaction(() => {
+      const row = this.#unverifiedDeveloper.get(input.email) as Row | undefined;
+      if (row === undefined) return undefined;
+      const old = row.id as string;
+      for (const app of this.#appsOfDeveloperId.all(old) as Row[]) {
+        for (const statement of this.#deleteAppRows) statement.run(app.id as string);
+        this.#revoked('app', app.id as string, input.now);
+      }
+      this.#deleteDeveloper.run(old);
+      this.#revoked('developer', input.email, input.now);
+      const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', verified: true, createdAt: input.now };
+      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, null, input.now);
+      return dev;
+    });
   }
 
   async findDeveloper(email: string): Promise<Developer | undefined> {
@@ -434,7 +488,11 @@ export class SqliteStore implements Store {
       if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
       const dev = toDeveloper(this.#developerByEmail.get(email) as Row);
       // Revocation times are wall-clock facts for the record; validity never reads them.
-      if (status === 'disabled') this.#revokeDeveloper.run(Date.now(), dev.id);
+      if (status === 'disabled') {
+        this.#revokeDeveloper.run(Date.now(), dev.id);
+        // Ended, not suspended: enabling the developer again must not bring the sessions back.
+        this.#deleteSessions.run(dev.id);
+      }
       this.#revoked('developer', dev.email, Date.now());
       return dev;
     });
@@ -555,11 +613,42 @@ export class SqliteStore implements Store {
 
   async acceptInvitation(input: { email: string; codeHash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined> {
     return this.#transaction(() => {
-      const row = this.#acceptInvitation.get(input.passwordHash, input.email, input.codeHash, input.now) as Row | undefined;
+      const row = this.#acceptInvitation.get(input.passwordHash, input.now, input.email, input.codeHash, input.now) as Row | undefined;
       if (row === undefined) return undefined;
       // A password set through an invitation ends whatever sessions the account had.
       this.#deleteSessions.run(row.id as string);
       return toDeveloper(this.#developerByEmail.get(input.email) as Row);
+    });
+  }
+
+  async saveEmailToken(input: { hash: Buffer; developerId: string; purpose: EmailTokenPurpose; now: number; expiresAt: number }): Promise<void> {
+    this.#transaction(() => {
+      this.#deleteEmailTokens.run(input.developerId, input.purpose);
+      this.#insertEmailToken.run(input.hash, input.developerId, input.purpose, input.now, input.expiresAt);
+    });
+  }
+
+  async confirmEmail(input: { hash: Buffer; developerId: string; now: number }): Promise<Developer | undefined> {
+    return this.#transaction(() => {
+      // Another developer's token is left as it is: only its own developer may spend it.
+      const owner = (this.#emailToken.get(input.hash, 'verify', input.now) as Row | undefined)?.developer_id;
+      if (owner !== input.developerId) return undefined;
+      this.#spendEmailToken.run(input.hash, 'verify', input.now);
+      this.#markVerified.run(input.now, input.developerId);
+      return toDeveloper(this.#developerById.get(input.developerId) as Row);
+    });
+  }
+
+  async resetPassword(input: { hash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined> {
+    return this.#transaction(() => {
+      const row = this.#spendEmailToken.get(input.hash, 'reset', input.now) as Row | undefined;
+      if (row === undefined) return undefined;
+      const id = row.developer_id as string;
+      const dev = this.#developerById.get(id) as Row;
+      this.#setPassword.run(input.passwordHash, dev.email as string);
+      this.#markVerified.run(input.now, id);
+      this.#deleteSessions.run(id);
+      return toDeveloper(this.#developerById.get(id) as Row);
     });
   }
 
@@ -770,6 +859,7 @@ export class SqliteStore implements Store {
     this.#purgeSessions.run(now);
     this.#purgeUsage.run(now - USAGE_KEPT_MS);
     this.#purgeLoginFailures.run(now - 86_400_000);
+    this.#purgeEmailTokens.run(now);
     // Instances read revocations within a millisecond of serving; a day is ample.
     this.#purgeRevocations.run(now - 86_400_000);
     let total = 0;
@@ -793,7 +883,14 @@ function conflictOr(err: unknown, message: string): unknown {
 }
 
 function toDeveloper(r: Row): Developer {
-  return { id: r.id as string, email: r.email as string, name: r.name as string, status: r.status as Status, createdAt: r.created_at as number };
+  return {
+    id: r.id as string,
+    email: r.email as string,
+    name: r.name as string,
+    status: r.status as Status,
+    verified: r.verified_at !== null,
+    createdAt: r.created_at as number,
+  };
 }
 
 function toApp(r: Row): App {

@@ -1,5 +1,5 @@
 // The developer portal in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
-// sign up, log in, register an app, read its key and secret off the page, use them at the token
+// sign up, confirm the address with the link mailed to a real SMTP server, log in, register an app, read its key and secret off the page, use them at the token
 // endpoint and on a protected route, rotate the secret and see the old one stop after the overlap.
 // Every page visited is saved as a screenshot under test-output/screenshots/.
 import assert from 'node:assert/strict';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { linkIn, startMailbox, type Mailbox } from '../portal/mailbox.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
@@ -20,6 +21,7 @@ const PASSWORD = 'a long enough password';
 
 describe('portal in Chromium', { skip: missing }, () => {
   let gw: TestGateway;
+  let mailbox: Mailbox;
   let browser: Browser;
   let now = Date.now();
   let shot = 0;
@@ -29,6 +31,7 @@ describe('portal in Chromium', { skip: missing }, () => {
   before(async () => {
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
+    mailbox = await startMailbox();
     gw = await startTestGateway(
       {
         products: `
@@ -39,7 +42,7 @@ describe('portal in Chromium', { skip: missing }, () => {
     quota: { limit: 1000, interval: day }
     portal: true
 `,
-        extra: 'portal:\n  listen: { port: 0 }\n  keyOverlap: 1h\n  title: Test portal\n',
+        extra: `portal:\n  listen: { port: 0 }\n  keyOverlap: 1h\n  title: Test portal\n  signup: open\n${mailbox.yaml}`,
       },
       { clock: () => now },
     );
@@ -48,6 +51,7 @@ describe('portal in Chromium', { skip: missing }, () => {
   after(async () => {
     await browser?.close();
     await gw?.close();
+    await mailbox?.close();
   });
 
   async function screenshot(page: Page, name: string): Promise<void> {
@@ -59,7 +63,7 @@ describe('portal in Chromium', { skip: missing }, () => {
     return { status: res.status, token: (res.body as { access_token?: string }).access_token };
   }
 
-  test('without JavaScript: sign up, log out, log in, register an app, use its key and secret', async () => {
+  test('without JavaScript: sign up, confirm the address, log out, log in, register an app, use its key and secret', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
     const base = gw.gateway.portalUrl!;
@@ -77,8 +81,20 @@ describe('portal in Chromium', { skip: missing }, () => {
     await page.fill('input[name=password]', PASSWORD);
     await screenshot(page, 'signup');
     await page.click('button:has-text("Sign up")');
-    await page.waitForURL(`${base}/apps`);
+    assert.equal(await page.locator('h1').textContent(), 'Check your email');
+    await screenshot(page, 'check-email');
+
+    // The mailed link names the portal as http://localhost:<port>; this browser stays on one origin.
+    const link = linkIn(await mailbox.next('ada@example.com'), base.replace('127.0.0.1', 'localhost'));
+    await page.goto(`${base}${link}`);
+    assert.equal(await page.locator('h1').textContent(), 'Confirm your email address');
+    await page.fill('input[name=email]', 'ada@example.com');
+    await page.fill('input[name=password]', PASSWORD);
+    await screenshot(page, 'confirm');
+    await page.click('button:has-text("Confirm")');
+    await page.waitForURL(`${base}/apps?done=verified`);
     assert.equal(await page.locator('h1').textContent(), 'My apps');
+    assert.equal(await page.locator('.notice').textContent(), 'Your email address is confirmed: you can register apps.');
     await screenshot(page, 'apps-empty');
 
     await page.click('button:has-text("Log out")');

@@ -135,6 +135,7 @@ describe('parseConfig: valid configurations', () => {
       port: 8081,
       tls: undefined,
       title: 'Token gateway developers',
+      publicUrl: undefined,
       gatewayUrl: 'http://localhost:8080',
       signup: 'open',
       sessionLifetimeMs: 8 * 3_600_000,
@@ -144,6 +145,7 @@ describe('parseConfig: valid configurations', () => {
     assert.equal(ordersGet.requireSubject, true, "the orders are a user's");
     assert.equal(orders.approval, 'manual', 'the default with the password grant');
     assert.equal(hello.approval, 'auto');
+    assert.deepEqual(config.mail, { from: 'Token gateway developers <portal@localhost>', kind: 'log' });
   });
 
   it('substitutes the environment into gateway.example.yaml', () => {
@@ -408,6 +410,24 @@ describe('parseConfig: errors name the YAML path and the line', () => {
       `products.shop.quota.per: must be one of: app, developer (gateway.yaml:${lineOf(text, 'quota:')})`,
       `products.shop.approval: must be one of: auto, manual (gateway.yaml:${lineOf(text, 'approval:')})`,
     ]);
+  });
+
+  it('portal: open sign-up without a mail transport is refused, with the path and line; invitations need none', () => {
+    const text = configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  signup: open\n' });
+    assert.deepEqual(errorLines(text), [
+      `portal.signup: open sign-up mails a link to confirm the address: add a "mail" section (smtp, or log: true for development), or use signup: invited (gateway.yaml:${lineOf(text, 'signup:')})`,
+    ]);
+    assert.equal(parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  signup: invited\n' })).portal?.signup, 'invited');
+    assert.equal(parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n' })).portal?.signup, 'invited', 'the default without mail');
+    const mailed = parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  publicUrl: https://Dev.Example.com\nmail:\n  from: p@example.com\n  smtp: { host: smtp.example.com, port: 587, auth: { user: u, pass: "${SMTP_PASSWORD}" }, ca: ca.pem }\n' }), { SMTP_PASSWORD: 'pw' });
+    assert.equal(mailed.portal?.signup, 'open', 'the default with mail');
+    assert.equal(mailed.portal?.publicUrl, 'https://dev.example.com');
+    assert.deepEqual(mailed.mail, { from: 'p@example.com', kind: 'smtp', host: 'smtp.example.com', port: 587, secure: false, allowPlaintext: false, auth: { user: 'u', pass: 'pw' }, ca: '/srv/gateway/ca.pem' });
+  });
+
+  it('mail: one transport, smtp or log', () => {
+    const text = configYaml({ extra: 'mail:\n  from: p@example.com\n  log: false\n' });
+    assert.deepEqual(errorLines(text), [`mail.log: must be equal to constant (gateway.yaml:${lineOf(text, 'log: false')})`]);
   });
 
   it('an alias without its anchor (found by fuzzing) is a ConfigError, not a crash', () => {

@@ -240,7 +240,8 @@ describe('gateway admin developers', () => {
   test('create lower-cases and trims the email; --json prints the developer', async () => {
     assert.equal(ok(await ws.cli('admin', 'developers', 'create', '--email', '  Ada@Example.COM ', '--name', 'Ada Lovelace')).stdout, 'created developer ada@example.com\n');
     const grace = parse<Record<string, unknown>>(ok(await ws.cli('admin', 'developers', 'create', '--email', 'GRACE@example.com', '--name', 'Grace Hopper', '--json')));
-    assert.deepEqual(Object.keys(grace).sort(), ['createdAt', 'email', 'id', 'name', 'status']);
+    assert.deepEqual(Object.keys(grace).sort(), ['createdAt', 'email', 'id', 'name', 'status', 'verified']);
+    assert.equal(grace.verified, true, 'an operator vouches for the address');
     assert.equal(grace.email, 'grace@example.com');
     assert.equal(grace.name, 'Grace Hopper');
     assert.equal(grace.status, 'active');
@@ -270,9 +271,9 @@ describe('gateway admin developers', () => {
     assert.equal(
       ok(await ws.cli('admin', 'developers', 'list')).stdout,
       [
-        'EMAIL              NAME          STATUS  CREATED',
-        `ada@example.com    Ada Lovelace  active  ${ada}`,
-        `grace@example.com  Grace Hopper  active  ${grace}`,
+        'EMAIL              NAME          STATUS  VERIFIED  CREATED',
+        `ada@example.com    Ada Lovelace  active  yes       ${ada}`,
+        `grace@example.com  Grace Hopper  active  yes       ${grace}`,
         '',
       ].join('\n'),
     );
@@ -292,9 +293,9 @@ describe('gateway admin developers', () => {
     assert.equal(
       ok(await ws.cli('admin', 'developers', 'list')).stdout,
       [
-        'EMAIL              NAME          STATUS    CREATED',
-        `ada@example.com    Ada Lovelace  disabled  ${ada}`,
-        `grace@example.com  Grace Hopper  active    ${grace}`,
+        'EMAIL              NAME          STATUS    VERIFIED  CREATED',
+        `ada@example.com    Ada Lovelace  disabled  yes       ${ada}`,
+        `grace@example.com  Grace Hopper  active    yes       ${grace}`,
         '',
       ].join('\n'),
     );
@@ -598,7 +599,7 @@ describe('gateway config check', () => {
   test('config schema prints the JSON Schema', async () => {
     const schema = parse<{ $id: string; title: string; properties: Record<string, unknown> }>(ok(await gateway(['config', 'schema'])));
     assert.equal(schema.title, 'token gateway configuration');
-    assert.deepEqual(Object.keys(schema.properties).sort(), ['authServers', 'listen', 'log', 'oauth', 'portal', 'products', 'routes', 'store', 'upstreams', 'workers']);
+    assert.deepEqual(Object.keys(schema.properties).sort(), ['authServers', 'listen', 'log', 'mail', 'oauth', 'portal', 'products', 'routes', 'store', 'upstreams', 'workers']);
   });
 });
 

@@ -5,21 +5,24 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { inviteDeveloper, createDeveloper } from '../../src/admin/operations.ts';
+import { linkIn, startMailbox, type Mailbox } from '../portal/mailbox.ts';
 import { Visitor } from '../portal/visitor.ts';
 import { basic, bearer, call, startAuthServer, startTestGateway, tokenRequest, type AuthServer, type TestGateway } from '../helpers.ts';
 
 describe('credential-leak', () => {
   let auth: AuthServer;
+  let mailbox: Mailbox;
   let gw: TestGateway;
   const secrets: [string, string][] = [];
 
   before(async () => {
     auth = await startAuthServer({ alice: { password: 'alice-password-1234', sub: 'user-1' } });
+    mailbox = await startMailbox();
     gw = await startTestGateway({
       authServerUrl: auth.url,
       oauth: '  introspection:\n    clients:\n      - { id: backend, secret: introspection-secret-5678 }\n',
       products: '  public:\n    routes: [hello]\n    portal: true\n',
-      extra: 'portal:\n  listen: { port: 0 }\n',
+      extra: `portal:\n  listen: { port: 0 }\n  signup: open\n${mailbox.yaml}`,
     });
     gw.gateway.deps.logger.level = 'debug';
     secrets.push(['introspection secret', 'introspection-secret-5678'], ['user password', 'alice-password-1234']);
@@ -44,10 +47,15 @@ describe('credential-leak', () => {
     await call(`${gw.url}/oauth2/introspect`, { method: 'POST', headers: { authorization: basic('backend', 'introspection-secret-5678'), 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${cc}` });
     await call(`${gw.url}/oauth2/revoke`, { method: 'POST', headers: { authorization: basic(app.key, app.secret), 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${refreshed.refresh_token}` });
 
-    // The portal: a sign-up, a login, an invitation, a registered app.
-    const portal = new Visitor(gw.gateway.portalUrl!);
+    // The portal: a sign-up confirmed by its mailed link, a login, an invitation, a registered app, a password reset.
+    const base = gw.gateway.portalUrl!;
+    const origin = base.replace('127.0.0.1', 'localhost');
+    const tokenIn = (link: string) => new URLSearchParams(link.split('?')[1]).get('token')!;
+    const portal = new Visitor(base);
     await portal.submit('/signup', '/signup', { email: 'leak@example.com', name: 'Leak', password: 'portal-password-2468' });
-    secrets.push(['portal password', 'portal-password-2468'], ['session id', portal.cookie!.split('=')[1]!]);
+    const confirmation = tokenIn(linkIn(await mailbox.next('leak@example.com'), origin));
+    assert.equal((await portal.submit(`/verify?token=${confirmation}`, '/verify', { token: confirmation, email: 'leak@example.com', password: 'portal-password-2468' })).status, 303);
+    secrets.push(['portal password', 'portal-password-2468'], ['session id', portal.cookie!.split('=')[1]!], ['confirmation link token', confirmation]);
     const registered = await portal.submit('/apps/new', '/apps', { name: 'portal-app', product: 'public' });
     secrets.push(['portal app secret', /id="app-secret">([^<]+)</.exec(registered.text)![1]!]);
     await createDeveloper(gw.admin, { email: 'invited@example.com', name: 'Invited' });
@@ -56,11 +64,16 @@ describe('credential-leak', () => {
     secrets.push(['invitation code', code], ['invited password', 'invited-password-1357']);
     await new Visitor(gw.gateway.portalUrl!).submit('/login', '/login', { email: 'leak@example.com', password: 'wrong-portal-password' });
     secrets.push(['wrong portal password', 'wrong-portal-password']);
+    await new Visitor(base).submit('/forgot', '/forgot', { email: 'leak@example.com' });
+    const reset = tokenIn(linkIn(await mailbox.next('leak@example.com'), origin));
+    assert.equal((await new Visitor(base).submit(`/reset?token=${reset}`, '/reset', { token: reset, password: 'reset-password-9753' })).status, 303);
+    secrets.push(['reset link token', reset], ['reset password', 'reset-password-9753']);
     await gw.gateway.deps.usage.flush();
   });
   after(async () => {
     await gw.close();
     await auth.close();
+    await mailbox.close();
   });
 
   test('no credential appears in any log line', () => {

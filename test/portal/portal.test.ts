@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createApp, createDeveloper, deleteApp, deleteOwnApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { linkIn, startMailbox, type Mailbox } from './mailbox.ts';
 import { Visitor } from './visitor.ts';
 
 const PRODUCTS = `
@@ -17,22 +18,40 @@ const PRODUCTS = `
     quota: { limit: 100, interval: day }
     portal: true
 `;
+let mailbox: Mailbox;
+before(async () => {
+  mailbox = await startMailbox();
+});
+after(() => mailbox.close());
+
 const PORTAL = (extra = '') => `portal:
   listen: { port: 0 }
   keyOverlap: 10m
   gatewayUrl: https://api.example.com
 ${extra}`;
+/** The portal with open sign-up, mailing through the test's SMTP server. */
+const OPEN_PORTAL = () => `${PORTAL('  signup: open\n')}${mailbox.yaml}`;
+// Each sign-up comes from an address of its own (X-Forwarded-For from this trusted proxy), as
+// sign-ups are throttled per address.
+const PROXIED = '  trustedProxies: [127.0.0.1]\n';
 
 const PASSWORD = 'correct horse battery';
 
 let counter = 0;
 const email = () => `dev${++counter}@example.com`;
 
+/** Signs up through the portal and confirms the address with the mailed link, as a developer would. */
 async function signUp(base: string, who = email(), name = 'Ada Lovelace'): Promise<{ visitor: Visitor; email: string }> {
   const visitor = new Visitor(base);
-  const page = await visitor.submit('/signup', '/signup', { email: who, name, password: PASSWORD });
-  assert.equal(page.status, 303, page.text);
-  assert.equal(page.headers.get('location'), '/apps');
+  const form = await visitor.get('/signup');
+  const page = await visitor.post('/signup', { csrf: form.csrf!, email: who, name, password: PASSWORD }, { 'x-forwarded-for': `198.51.100.${counter % 250}` });
+  assert.equal(page.status, 200, page.text);
+  assert.match(page.text, /<h1>Check your email<\/h1>/);
+  const link = linkIn(await mailbox.next(who), base.replace('127.0.0.1', 'localhost'));
+  const token = new URLSearchParams(link.split('?')[1]).get('token')!;
+  const confirmed = await visitor.submit(link, '/verify', { token, email: who, password: PASSWORD });
+  assert.equal(confirmed.status, 303, confirmed.text);
+  assert.equal(confirmed.headers.get('location'), '/apps?done=verified');
   return { visitor, email: who };
 }
 
@@ -62,7 +81,7 @@ describe('portal: where it is served', () => {
     }
   });
 
-  test('over TLS when the listener has a certificate: the cookie is Secure and __Host-', async () => {
+  test('over TLS when the listener has a certificate: the cookie is Secure and __Host-, and HSTS is sent', async () => {
     const fixtures = path.join(import.meta.dirname, '..', 'fixtures');
     const tls = `  tls: { cert: ${path.join(fixtures, 'localhost.crt')}, key: ${path.join(fixtures, 'localhost.key')} }\n`;
     const gw = await startTestGateway({ extra: `portal:\n  listen:\n    port: 0\n    host: 127.0.0.1\n  ${tls}` });
@@ -73,6 +92,7 @@ describe('portal: where it is served', () => {
       const page = await visitor.get('/login');
       assert.equal(page.status, 200);
       assert.match(page.headers.get('set-cookie')!, /^__Host-portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800; Secure$/);
+      assert.equal(page.headers.get('strict-transport-security'), 'max-age=31536000', 'hsts over TLS');
     } finally {
       await gw.close();
     }
@@ -85,7 +105,7 @@ describe('portal', () => {
   let now = Date.now();
 
   before(async () => {
-    gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() }, { clock: () => now });
+    gw = await startTestGateway({ products: PRODUCTS, listen: PROXIED, extra: OPEN_PORTAL() }, { clock: () => now });
     base = gw.gateway.portalUrl!;
   });
   after(() => gw.close());
@@ -103,6 +123,7 @@ describe('portal', () => {
     assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
     assert.equal(page.headers.get('cache-control'), 'no-store');
+    assert.equal(page.headers.get('strict-transport-security'), null, 'no HSTS over plain http');
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.match(page.headers.get('set-cookie')!, /^portal=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=28800$/);
     const put = await call(`${base}/`, { method: 'PUT' });
@@ -137,7 +158,10 @@ describe('portal', () => {
     const anonymous = visitor.cookie;
     const who = email();
     const signed = await visitor.submit('/signup', '/signup', { email: who, name: 'Grace', password: PASSWORD });
-    assert.equal(signed.status, 303);
+    assert.equal(signed.status, 200);
+    assert.equal(visitor.cookie, anonymous, 'signing up logs nobody in');
+    const first = await visitor.submit('/login', '/login', { email: who, password: PASSWORD });
+    assert.equal(first.status, 303);
     assert.notEqual(visitor.cookie, anonymous, 'a new id once logged in');
     assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
     const session = visitor.cookie;
@@ -168,13 +192,13 @@ describe('portal', () => {
     assert.match(weak.text, /the password must have at least 10 characters/);
     assert.match(weak.text, /value="&lt;b&gt;x&lt;\/b&gt;"/);
     const { email: taken } = await signUp(base);
-    const again = await new Visitor(base).submit('/signup', '/signup', { email: taken, name: 'Again', password: PASSWORD });
-    assert.equal(again.status, 409);
-    assert.match(again.text, /already exists: log in instead/);
+    const again = await new Visitor(base).submit('/signup', '/signup', { email: taken, name: 'Again', password: 'another password' });
+    assert.equal(again.status, 200, 'the same answer as for a new address (test/portal/signup.test.ts)');
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: taken, password: 'another password' })).status, 401, 'not taken over');
     // An account an operator created (no password yet) is not taken over by signing up with its email.
     await createDeveloper(gw.admin, { email: 'operator-made@example.com', name: 'Made' });
     const takeover = await new Visitor(base).submit('/signup', '/signup', { email: 'operator-made@example.com', name: 'Me', password: PASSWORD });
-    assert.equal(takeover.status, 409);
+    assert.equal(takeover.status, 200);
     assert.equal((await new Visitor(base).submit('/login', '/login', { email: 'operator-made@example.com', password: PASSWORD })).status, 401);
     const bad = await new Visitor(base).submit('/signup', '/signup', { email: '"><script>alert(1)</script>', name: 'X', password: PASSWORD });
     assert.equal(bad.status, 400);
@@ -357,6 +381,20 @@ describe('portal', () => {
     assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: 'a new password 1' })).status, 303);
   });
 
+  test('session-resurrection: disabling a developer ends their sessions; enabling them again does not bring the sessions back', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const cookie = visitor.cookie;
+    assert.equal((await visitor.get('/apps')).status, 200);
+    await setDeveloperStatus(gw.admin, who, 'disabled');
+    await setDeveloperStatus(gw.admin, who, 'active');
+    const replay = new Visitor(base);
+    replay.cookie = cookie;
+    const denied = await replay.get('/apps');
+    assert.equal(denied.status, 303);
+    assert.equal(denied.headers.get('location'), '/login');
+    assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD })).status, 303, 'the developer can log in again');
+  });
+
   test('an app registered with the CLI operations shows up in its developer\'s portal', async () => {
     const { visitor, email: who } = await signUp(base);
     const { createApp } = await import('../../src/admin/operations.ts');
@@ -391,6 +429,83 @@ describe('portal: invited sign-up', () => {
     const twice = await new Visitor(base).submit('/signup', '/signup', { email: 'invited@example.com', password: 'another password', invitation: code });
     assert.equal(twice.status, 403);
     assert.match(twice.text, /this invitation code is wrong, used or expired/);
+  });
+});
+
+/** A GET with a Host header of our choosing (fetch will not send one), resolving to status, headers and body. */
+async function rawGet(base: string, target: string, host: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const { port } = new URL(base);
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: target, headers: { host } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('portal: DNS rebinding and cross-site forms', () => {
+  let gw: TestGateway;
+  let base: string;
+  before(async () => {
+    gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL() });
+    base = gw.gateway.portalUrl!;
+  });
+  after(() => gw.close());
+
+  test('dns-rebinding: a request naming another host gets 421 and no page; the loopback names and localhost are served', async () => {
+    const { port } = new URL(base);
+    for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, '127.0.0.1']) {
+      const refused = await rawGet(base, '/signup', host);
+      assert.equal(refused.status, 421, host);
+      assert.equal(refused.headers['content-type'], 'text/plain; charset=utf-8');
+      assert.equal(refused.headers['set-cookie'], undefined, 'no cookie either');
+      assert.equal(refused.body, 'This portal does not answer for the host named in the request.\n');
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`, `[::1]:${port}`]) {
+      assert.equal((await rawGet(base, '/signup', host)).status, 200, host);
+    }
+  });
+
+  test('cross-origin-post: a form with a valid session and CSRF token is refused (403) when its Origin, Sec-Fetch-Site or Referer is another site', async () => {
+    const visitor = new Visitor(base);
+    const who = email();
+    await createDeveloper(gw.admin, { email: who, name: 'Dev' });
+    const { code } = await inviteDeveloper(gw.admin, who);
+    assert.equal((await visitor.submit('/signup', '/signup', { email: who, password: PASSWORD, invitation: code })).status, 303);
+    const page = await visitor.get('/apps/new');
+    const form = { csrf: page.csrf!, name: 'rebound', product: 'public' };
+    for (const headers of [{ origin: 'http://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { referer: 'http://evil.example/page' }]) {
+      const refused = await visitor.post('/apps', form, headers);
+      assert.equal(refused.status, 403, JSON.stringify(headers));
+      assert.match(refused.text, /This form was sent from another site\. Open the portal itself and send it from there\./);
+    }
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/, 'nothing was registered');
+    const registered = await visitor.post('/apps', { ...form, name: 'same-origin' }, { origin: base, 'sec-fetch-site': 'same-origin', referer: `${base}/apps/new` });
+    assert.equal(registered.status, 201, 'its own origin');
+    assert.equal((await visitor.post('/apps', { ...form, name: 'no-origin' }, { referer: `${base}/apps/new` })).status, 201, 'its own Referer');
+  });
+});
+
+describe('portal: behind a proxy, at its publicUrl', () => {
+  test('dns-rebinding: publicUrl names the host it answers (with or without its default port), and the origin its forms may come from', async () => {
+    const gw = await startTestGateway({ products: PRODUCTS, extra: PORTAL('  publicUrl: https://Developers.Example.com\n') });
+    try {
+      const base = gw.gateway.portalUrl!;
+      for (const host of ['developers.example.com', 'developers.example.com:443']) assert.equal((await rawGet(base, '/login', host)).status, 200, host);
+      assert.equal((await rawGet(base, '/login', 'developers.example.com:80')).status, 421);
+      const visitor = new Visitor(base);
+      const form = await visitor.get('/login');
+      const proxied = await visitor.post('/login', { csrf: form.csrf!, email: 'nobody@example.com', password: PASSWORD }, { origin: 'https://developers.example.com' });
+      assert.equal(proxied.status, 401, 'the public origin passes the origin check (and the login fails)');
+      const lookalike = await visitor.post('/login', { csrf: form.csrf!, email: 'nobody@example.com', password: PASSWORD }, { origin: 'https://developers.example.com.evil.example' });
+      assert.equal(lookalike.status, 403);
+    } finally {
+      await gw.close();
+    }
   });
 });
 

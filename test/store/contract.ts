@@ -114,7 +114,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         const dev = await store.createDeveloper({ email: 'ada@example.com', name: 'Ada', now: T0 });
         assert.equal(typeof dev.id, 'string');
         assert.ok(dev.id.length > 0);
-        assert.deepEqual(dev, { id: dev.id, email: 'ada@example.com', name: 'Ada', status: 'active', createdAt: T0 });
+        assert.deepEqual(dev, { id: dev.id, email: 'ada@example.com', name: 'Ada', status: 'active', verified: true, createdAt: T0 });
         assert.deepEqual(await store.findDeveloper('ada@example.com'), dev);
         assert.equal(await store.findDeveloper('nobody@example.com'), undefined);
       });
@@ -613,13 +613,16 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: hash(), passwordHash: 'x', now: T0 }), undefined, 'another code');
         assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'x', now: T0 + HOUR }), undefined, 'expired');
         assert.deepEqual(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'hi', now: T0 + 1 }), dev);
+        const unverified = await store.createDeveloper({ email: 'u@example.com', name: 'U', now: T0, passwordHash: 'hu', verified: false });
+        await store.setInvitation('u@example.com', code, T0 + HOUR);
+        assert.deepEqual(await store.acceptInvitation({ email: 'u@example.com', codeHash: code, passwordHash: 'x', now: T0 + 1 }), { ...unverified, verified: true }, 'an invitation verifies');
         assert.equal(await store.findPasswordHash('i@example.com'), 'hi');
         assert.equal(await store.findSession(session, T0 + 2), undefined, 'sessions ended');
         assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'again', now: T0 + 2 }), undefined, 'spent');
         assert.equal(await store.findPasswordHash('j@example.com'), null);
       });
 
-      it('finds a session until it expires, is deleted, or its developer is disabled', async () => {
+      it('finds a session until it expires, is deleted, or its developer is disabled (which ends it for good)', async () => {
         const dev = await store.createDeveloper({ email: 's@example.com', name: 'S', now: T0 });
         const [a, b, c] = [hash(), hash(), hash()];
         await store.createSession({ idHash: a, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
@@ -633,10 +636,68 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         await store.setDeveloperStatus(dev.email, 'disabled');
         assert.equal(await store.findSession(b, T0 + 1), undefined, 'developer disabled');
         await store.setDeveloperStatus(dev.email, 'active');
-        assert.ok(await store.findSession(b, T0 + 1));
-        await store.deleteSessions(dev.id);
-        assert.equal(await store.findSession(b, T0 + 1), undefined);
+        assert.equal(await store.findSession(b, T0 + 1), undefined, 'enabling does not bring it back');
         assert.equal(await store.findSession(c, T0 + 1), undefined);
+        const d = hash();
+        await store.createSession({ idHash: d, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.deleteSessions(dev.id);
+        assert.equal(await store.findSession(d, T0 + 1), undefined);
+      });
+
+      it('a mailed confirmation link verifies its own developer, once, before it expires; a new one replaces the earlier', async () => {
+        const dev = await store.createDeveloper({ email: 'v@example.com', name: 'V', now: T0, passwordHash: 'h', verified: false });
+        const other = await store.createDeveloper({ email: 'w@example.com', name: 'W', now: T0, passwordHash: 'h', verified: false });
+        assert.equal(dev.verified, false);
+        assert.equal((await store.findDeveloper('v@example.com'))?.verified, false);
+        const [first, link] = [hash(), hash()];
+        await store.saveEmailToken({ hash: first, developerId: dev.id, purpose: 'verify', now: T0, expiresAt: T0 + HOUR });
+        await store.saveEmailToken({ hash: link, developerId: dev.id, purpose: 'verify', now: T0, expiresAt: T0 + HOUR });
+        assert.equal(await store.confirmEmail({ hash: first, developerId: dev.id, now: T0 + 1 }), undefined, 'replaced');
+        assert.equal(await store.confirmEmail({ hash: link, developerId: other.id, now: T0 + 1 }), undefined, "another developer's");
+        assert.equal(await store.confirmEmail({ hash: link, developerId: dev.id, now: T0 + HOUR }), undefined, 'expired');
+        assert.equal(await store.resetPassword({ hash: link, passwordHash: 'x', now: T0 + 1 }), undefined, 'not a reset link');
+        assert.deepEqual(await store.confirmEmail({ hash: link, developerId: dev.id, now: T0 + 1 }), { ...dev, verified: true });
+        assert.equal((await store.findDeveloper('v@example.com'))?.verified, true);
+        assert.equal(await store.confirmEmail({ hash: link, developerId: dev.id, now: T0 + 2 }), undefined, 'spent');
+        assert.equal((await store.findDeveloper('w@example.com'))?.verified, false);
+      });
+
+      it('a mailed reset link sets the password once, verifies the developer and ends their sessions', async () => {
+        const dev = await store.createDeveloper({ email: 'r@example.com', name: 'R', now: T0, passwordHash: 'old', verified: false });
+        const session = hash();
+        await store.createSession({ idHash: session, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        const link = hash();
+        await store.saveEmailToken({ hash: link, developerId: dev.id, purpose: 'reset', now: T0, expiresAt: T0 + HOUR });
+        assert.equal(await store.confirmEmail({ hash: link, developerId: dev.id, now: T0 + 1 }), undefined, 'not a confirmation link');
+        assert.equal(await store.resetPassword({ hash: link, passwordHash: 'new', now: T0 + HOUR }), undefined, 'expired');
+        assert.equal(await store.findPasswordHash('r@example.com'), 'old');
+        assert.deepEqual(await store.resetPassword({ hash: link, passwordHash: 'new', now: T0 + 1 }), { ...dev, verified: true });
+        assert.equal(await store.findPasswordHash('r@example.com'), 'new');
+        assert.equal(await store.findSession(session, T0 + 2), undefined, 'sessions ended');
+        assert.equal(await store.resetPassword({ hash: link, passwordHash: 'again', now: T0 + 2 }), undefined, 'spent');
+        assert.equal(await store.findPasswordHash('r@example.com'), 'new');
+      });
+
+      it('replaces an unverified developer with its apps, keys, tokens and sessions; never a verified one', async () => {
+        const squatter = await store.createDeveloper({ email: 'partner@example.org', name: 'Squatter', now: T0, passwordHash: 'h', verified: false });
+        const f = await seed({ email: 'partner@example.org' });
+        const { access } = await grant(f);
+        assert.ok(await found(access.hash), 'cached before the replacement');
+        const session = hash();
+        await store.createSession({ idHash: session, developerId: squatter.id, now: T0, expiresAt: T0 + HOUR });
+        const fresh = await store.replaceUnverifiedDeveloper({ email: 'partner@example.org', name: 'Partner', now: T0 + 2 });
+        assert.ok(fresh);
+        assert.notEqual(fresh.id, squatter.id);
+        assert.deepEqual(fresh, { id: fresh.id, email: 'partner@example.org', name: 'Partner', status: 'active', verified: true, createdAt: T0 + 2 });
+        assert.deepEqual(await store.findDeveloper('partner@example.org'), fresh);
+        assert.equal(await store.findPasswordHash('partner@example.org'), null, 'no password: it comes with an invitation');
+        assert.deepEqual(await store.listApps({ developerEmail: 'partner@example.org' }), []);
+        assert.equal(await store.findClient(f.key), undefined, 'the key is gone');
+        assert.equal(await found(access.hash), false, 'its tokens stopped');
+        assert.equal(await store.findSession(session, T0 + 3), undefined);
+        assert.equal(await store.replaceUnverifiedDeveloper({ email: 'partner@example.org', name: 'Again', now: T0 + 3 }), undefined, 'now verified');
+        assert.equal(await store.replaceUnverifiedDeveloper({ email: 'nobody@example.org', name: 'N', now: T0 + 3 }), undefined);
+        assert.deepEqual(await store.findDeveloper('partner@example.org'), fresh);
       });
 
       it('counts login attempts per account with backoff: free ones, then doubling delays from the last, capped; all accounts or none', async () => {

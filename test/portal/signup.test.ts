@@ -1,0 +1,296 @@
+// Open sign-up proves the address (account pre-hijacking): a real gateway with its portal, a real
+// SMTP server in this process, and the links followed over HTTP as a developer would.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { AdminError, createApp, createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
+import { newKey, newSecret, secretHash } from '../../src/crypto.ts';
+import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { linkIn, startMailbox, type Mail, type Mailbox } from './mailbox.ts';
+import { Visitor, type Page } from './visitor.ts';
+
+const PRODUCTS = `
+  public:
+    displayName: Public API
+    routes: [hello]
+    scopes: [hello:read]
+    portal: true
+`;
+const PASSWORD = 'correct horse battery';
+
+describe('open sign-up with a mail transport', () => {
+  let mailbox: Mailbox;
+  let gw: TestGateway;
+  let base: string;
+  /** Where the mailed links point: the default publicUrl, http://localhost:<port>. */
+  let origin: string;
+  let address = 0;
+  /** Sign-ups and mailed links are throttled per client address: each test comes from its own (trusted proxy). */
+  const from = () => ({ 'x-forwarded-for': `203.0.113.${++address}` });
+
+  before(async () => {
+    mailbox = await startMailbox();
+    gw = await startTestGateway({
+      products: PRODUCTS,
+      listen: '  trustedProxies: [127.0.0.1]\n',
+      extra: `portal:\n  listen: { port: 0 }\n  title: Test portal\n  signup: open\n${mailbox.yaml}`,
+    });
+    base = gw.gateway.portalUrl!;
+    origin = base.replace('127.0.0.1', 'localhost');
+  });
+  after(async () => {
+    await gw.close();
+    await mailbox.close();
+  });
+
+  async function post(visitor: Visitor, formPage: string, action: string, form: Record<string, string>, headers = from()): Promise<Page> {
+    const page = await visitor.get(formPage);
+    return visitor.post(action, { csrf: page.csrf!, ...form }, headers);
+  }
+
+  const tokenOf = (link: string) => new URLSearchParams(link.split('?')[1]).get('token')!;
+
+  async function register(visitor: Visitor, name: string): Promise<Page> {
+    return post(visitor, '/apps/new', '/apps', { name, product: 'public' });
+  }
+
+  /** Follows a confirmation link: its page, then its form with the account's email and password. */
+  async function confirm(visitor: Visitor, mail: Mail, email: string, password = PASSWORD): Promise<Page> {
+    const link = linkIn(mail, `${origin}/verify?`);
+    return visitor.submit(`/verify?${link}`, '/verify', { token: tokenOf(`?${link}`), email, password });
+  }
+
+  test('account pre-hijack: sign up over HTTP, follow the mailed link, then register an app whose key gets tokens', async () => {
+    const visitor = new Visitor(base);
+    const signed = await post(visitor, '/signup', '/signup', { email: 'Ada@Example.com', name: 'Ada', password: PASSWORD });
+    assert.equal(signed.status, 200);
+    assert.match(signed.text, /<h1>Check your email<\/h1>/);
+    const mail = await mailbox.next('ada@example.com');
+    assert.deepEqual(mail.to, ['ada@example.com']);
+    assert.equal(mail.subject, 'Confirm your email address for Test portal');
+    const link = linkIn(mail, `${origin}/verify?token=`);
+    assert.match(link, /^gwm_[A-Za-z0-9_-]{43}$/, '256 bits behind the prefix');
+
+    const page = await visitor.get(`/verify?token=${link}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, new RegExp(`<input type="hidden" name="token" value="${link}">`));
+    const confirmed = await visitor.post('/verify', { csrf: page.csrf!, token: link, email: 'ada@example.com', password: PASSWORD }, from());
+    assert.equal(confirmed.status, 303);
+    assert.equal(confirmed.headers.get('location'), '/apps?done=verified');
+    assert.match((await visitor.get('/apps?done=verified')).text, /Your email address is confirmed: you can register apps\./);
+
+    const registered = await register(visitor, 'first');
+    assert.equal(registered.status, 201, registered.text);
+    const key = /id="app-key">([^<]+)</.exec(registered.text)![1]!;
+    const secret = /id="app-secret">([^<]+)</.exec(registered.text)![1]!;
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key, secret })).status, 200);
+
+    const again = await new Visitor(base).submit(`/verify?token=${link}`, '/verify', { token: link, email: 'ada@example.com', password: PASSWORD });
+    assert.equal(again.status, 400, 'the link is spent');
+    assert.match(again.text, /this link is wrong, used, expired or for another account: log in and ask for a new one/);
+  });
+
+  test('account pre-hijack: an unverified account registers no app, in the portal or through src/admin; it can ask for a new link', async () => {
+    const visitor = new Visitor(base);
+    await post(visitor, '/signup', '/signup', { email: 'pending@example.com', name: 'Pending', password: PASSWORD });
+    const first = await mailbox.next('pending@example.com');
+    assert.equal((await post(visitor, '/login', '/login', { email: 'pending@example.com', password: PASSWORD })).status, 303, 'it can log in');
+
+    const form = await visitor.get('/apps/new');
+    assert.equal(form.status, 200);
+    assert.match(form.text, /<strong>Confirm your email address to register apps\.<\/strong> Open the link we mailed to pending@example\.com\./);
+    assert.doesNotMatch(form.text, /action="\/apps"/, 'no registration form');
+    const refused = await register(visitor, 'squat');
+    assert.equal(refused.status, 403);
+    assert.match(refused.text, /developer pending@example\.com has not confirmed the email address yet/);
+    await assert.rejects(createApp(gw.admin, { developer: 'pending@example.com', name: 'cli', product: 'public' }), (err) => err instanceof AdminError && err.code === 'unverified_email');
+    assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
+
+    const resent = await post(visitor, '/apps', '/account/verify', {});
+    assert.equal(resent.status, 303);
+    assert.equal(resent.headers.get('location'), '/apps?done=sent');
+    const second = await mailbox.next('pending@example.com');
+    assert.equal((await confirm(new Visitor(base), first, 'pending@example.com')).status, 400, 'the new link replaced the first');
+    assert.equal((await confirm(visitor, second, 'pending@example.com')).status, 303);
+    assert.equal((await register(visitor, 'now')).status, 201);
+  });
+
+  test('account pre-hijack: the same page, status and headers for a taken address as for a new one; the owner gets a notice, not a link', async () => {
+    await createDeveloper(gw.admin, { email: 'partner@example.org', name: 'Partner' });
+    const answers = [];
+    for (const email of ['partner@example.org', 'newcomer@example.org']) {
+      const visitor = new Visitor(base);
+      await visitor.get('/signup');
+      answers.push(await post(visitor, '/signup', '/signup', { email, name: 'Someone', password: PASSWORD }));
+    }
+    const [taken, fresh] = answers as [Page, Page];
+    assert.equal(taken.status, 200);
+    assert.equal(fresh.status, 200);
+    assert.equal(taken.text, fresh.text);
+    const headers = (p: Page) => [...p.headers].filter(([name]) => name !== 'date');
+    assert.deepEqual(headers(taken), headers(fresh));
+    assert.equal(taken.headers.get('set-cookie'), null, 'nobody is logged in');
+
+    const notice = await mailbox.next('partner@example.org');
+    assert.equal(notice.subject, 'Sign-up attempt at Test portal');
+    assert.match(notice.text, /which already has an account\. Nothing was changed\./);
+    assert.equal(linkIn(notice, origin), '/forgot');
+    assert.doesNotMatch(notice.text, /token=/);
+    assert.equal((await mailbox.next('newcomer@example.org')).subject, 'Confirm your email address for Test portal');
+    assert.equal((await post(new Visitor(base), '/login', '/login', { email: 'partner@example.org', password: PASSWORD })).status, 401, 'not taken over');
+  });
+
+  test("account pre-hijack: the mailed link confirms only with the account's password, so the address's owner cannot confirm an account someone else made", async () => {
+    const attacker = new Visitor(base);
+    await post(attacker, '/signup', '/signup', { email: 'victim@example.org', name: 'Victim', password: PASSWORD });
+    const mail = await mailbox.next('victim@example.org');
+    const owner = new Visitor(base);
+    const refused = await confirm(owner, mail, 'victim@example.org', 'the owner does not know it');
+    assert.equal(refused.status, 401);
+    assert.match(refused.text, /wrong email or password/);
+    assert.equal((await post(attacker, '/login', '/login', { email: 'victim@example.org', password: PASSWORD })).status, 303);
+    assert.equal((await register(attacker, 'squat')).status, 403, 'still unverified');
+  });
+
+  test('account pre-hijack: a password reset proves the address: it sets the password, verifies the account and ends every session', async () => {
+    const attacker = new Visitor(base);
+    await post(attacker, '/signup', '/signup', { email: 'owner@example.org', name: 'Not the owner', password: PASSWORD });
+    await mailbox.next('owner@example.org');
+    assert.equal((await post(attacker, '/login', '/login', { email: 'owner@example.org', password: PASSWORD })).status, 303);
+
+    const owner = new Visitor(base);
+    await owner.get('/forgot');
+    const asked = await post(owner, '/forgot', '/forgot', { email: 'owner@example.org' });
+    const unknown = await post(owner, '/forgot', '/forgot', { email: 'nobody@example.org' });
+    assert.equal(asked.status, 200);
+    assert.equal(asked.text, unknown.text, 'the same answer for an address without an account');
+    assert.match(asked.text, /If the address you gave has an account here, we mailed it a link to set a new password/);
+    const mail = await mailbox.next('owner@example.org');
+    assert.equal(mail.subject, 'Set a new password for Test portal');
+    const link = linkIn(mail, `${origin}/reset?`);
+    const token = tokenOf(`?${link}`);
+
+    const weak = await owner.submit(`/reset?${link}`, '/reset', { token, password: 'short' });
+    assert.equal(weak.status, 400);
+    assert.match(weak.text, /the password must have at least 10 characters/);
+    const reset = await owner.submit(`/reset?${link}`, '/reset', { token, password: 'the owner chose this' });
+    assert.equal(reset.status, 303);
+    assert.equal(reset.headers.get('location'), '/login?done=password');
+    const spent = await owner.submit(`/reset?${link}`, '/reset', { token, password: 'and then this one' });
+    assert.equal(spent.status, 400);
+    assert.match(spent.text, /this link is wrong, used or expired: ask for a new one/);
+
+    const dead = await attacker.get('/apps');
+    assert.equal(dead.status, 303, "the attacker's session ended");
+    assert.equal(dead.headers.get('location'), '/login');
+    assert.equal((await post(new Visitor(base), '/login', '/login', { email: 'owner@example.org', password: PASSWORD })).status, 401);
+    assert.equal((await post(owner, '/login', '/login', { email: 'owner@example.org', password: 'the owner chose this' })).status, 303);
+    assert.equal((await register(owner, 'mine')).status, 201, 'verified by the reset');
+  });
+
+  test('mail-flood: sign-ups, new links and reset requests are throttled per client address: the 11th in an hour is 429 with Retry-After', async () => {
+    const visitor = new Visitor(base);
+    const one = { 'x-forwarded-for': '192.0.2.77' };
+    for (let i = 0; i < 10; i++) assert.equal((await post(visitor, '/forgot', '/forgot', { email: `flood${i}@example.org` }, one)).status, 200);
+    const refused = await post(visitor, '/forgot', '/forgot', { email: 'flood@example.org' }, one);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '3600');
+    assert.match(refused.text, /too many sign-ups or mailed links from your address: try again in 60 minutes/);
+    const signup = await post(visitor, '/signup', '/signup', { email: 'flood-signup@example.org', name: 'F', password: PASSWORD }, one);
+    assert.equal(signup.status, 429, 'sign-ups share the count');
+    assert.equal(signup.headers.get('retry-after'), '3600');
+    assert.equal((await post(visitor, '/forgot', '/forgot', { email: 'flood@example.org' })).status, 200, 'another address is not affected');
+    assert.equal(mailbox.received.filter((m) => m.to.includes('flood-signup@example.org')).length, 0);
+  });
+
+  test("account pre-hijack: an operator's `developers create` replaces an unverified account and deletes its app, whose key stops getting tokens (401)", async () => {
+    const squatter = new Visitor(base);
+    await post(squatter, '/signup', '/signup', { email: 'acme@example.org', name: 'Acme (not really)', password: PASSWORD });
+    await mailbox.next('acme@example.org');
+    // An app the unverified account holds: registered before confirmation was required.
+    const held = (await gw.admin.store.findDeveloper('acme@example.org'))!;
+    assert.equal(held.verified, false);
+    const key = newKey();
+    const secret = newSecret();
+    await gw.admin.store.createApp({ developerId: held.id, name: 'squat', product: 'public', key, secretHash: secretHash(gw.admin.secretKey, secret), now: Date.now() });
+    const issued = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key, secret });
+    assert.equal(issued.status, 200);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(issued.body.access_token) })).status, 200);
+    assert.equal((await post(squatter, '/login', '/login', { email: 'acme@example.org', password: PASSWORD })).status, 303);
+
+    const created = await createDeveloper(gw.admin, { email: 'acme@example.org', name: 'Acme' });
+    assert.deepEqual(created, { id: created.id, email: 'acme@example.org', name: 'Acme', status: 'active', verified: true, createdAt: created.createdAt });
+    assert.notEqual(created.id, held.id);
+    const refused = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key, secret });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, 'invalid_client');
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(issued.body.access_token) })).status, 401, 'its token stopped too');
+    assert.equal((await squatter.get('/apps')).status, 303, "the squatter's session ended");
+    assert.equal((await post(new Visitor(base), '/login', '/login', { email: 'acme@example.org', password: PASSWORD })).status, 401, "the squatter's password is gone");
+    await assert.rejects(createDeveloper(gw.admin, { email: 'acme@example.org', name: 'Again' }), (err) => err instanceof AdminError && err.code === 'duplicate_developer', 'a verified account stays');
+  });
+
+  test('account pre-hijack: an invitation for an address an unverified account holds replaces it; for a verified one it keeps the account and its apps', async () => {
+    await post(new Visitor(base), '/signup', '/signup', { email: 'invitee@example.org', name: 'Squatter', password: PASSWORD });
+    await mailbox.next('invitee@example.org');
+    const held = (await gw.admin.store.findDeveloper('invitee@example.org'))!;
+    const { developer, code } = await inviteDeveloper(gw.admin, 'invitee@example.org');
+    assert.notEqual(developer.id, held.id);
+    assert.equal(developer.verified, true);
+    assert.equal((await post(new Visitor(base), '/login', '/login', { email: 'invitee@example.org', password: PASSWORD })).status, 401);
+    const invited = new Visitor(base);
+    assert.equal((await post(invited, '/signup', '/signup', { email: 'invitee@example.org', password: 'the invitee chose', invitation: code })).status, 303);
+    assert.equal((await register(invited, 'kept')).status, 201);
+    const again = await inviteDeveloper(gw.admin, 'invitee@example.org');
+    assert.equal(again.developer.id, developer.id, 'a verified account is kept');
+    assert.equal((await gw.admin.store.listApps({ developerEmail: 'invitee@example.org' })).length, 1);
+  });
+});
+
+describe('a mail server without TLS', () => {
+  test('mail-plaintext: without allowPlaintext nothing is sent in the clear; the visitor gets the same page, the log an error without the link', async () => {
+    const mailbox = await startMailbox();
+    const gw = await startTestGateway({ products: PRODUCTS, extra: `portal:\n  listen: { port: 0 }\n  signup: open\n${mailbox.yaml.replace(', allowPlaintext: true', '')}` });
+    try {
+      const visitor = new Visitor(gw.gateway.portalUrl!);
+      const form = await visitor.get('/signup');
+      const page = await visitor.post('/signup', { csrf: form.csrf!, email: 'clear@example.com', name: 'C', password: PASSWORD });
+      assert.equal(page.status, 200);
+      assert.match(page.text, /<h1>Check your email<\/h1>/);
+      // The mail is sent after the answer: wait for its outcome in the log.
+      while (!gw.logs.some((l) => l.includes('portal mail not sent'))) await new Promise((resolve) => setTimeout(resolve, 10));
+      const line = JSON.parse(gw.logs.find((l) => l.includes('portal mail not sent'))!) as { level: number; subject: string; err: { message: string } };
+      assert.equal(line.level, 50);
+      assert.equal(line.subject, 'Confirm your email address for Developer portal');
+      assert.doesNotMatch(gw.logs.join(''), /gwm_/, 'no link in the log');
+      assert.deepEqual(mailbox.received, []);
+    } finally {
+      await gw.close();
+      await mailbox.close();
+    }
+  });
+});
+
+describe('the log mail transport', () => {
+  test('writes each message, link included, to the log at info level; the link works', async () => {
+    const gw = await startTestGateway({ products: PRODUCTS, extra: 'portal:\n  listen: { port: 0 }\n  signup: open\nmail:\n  from: portal@example.com\n  log: true\n' });
+    try {
+      const base = gw.gateway.portalUrl!;
+      const visitor = new Visitor(base);
+      const form = await visitor.get('/signup');
+      assert.equal((await visitor.post('/signup', { csrf: form.csrf!, email: 'logged@example.com', name: 'L', password: PASSWORD })).status, 200);
+      const line = gw.logs.map((l) => JSON.parse(l) as { level: number; msg: string; mail?: { from: string; to: string; subject: string; text: string } }).find((l) => l.mail !== undefined);
+      assert.ok(line, 'a log line with the message');
+      assert.equal(line.level, 30);
+      assert.equal(line.msg, 'mail (log transport: not sent)');
+      assert.equal(line.mail!.from, 'portal@example.com');
+      assert.equal(line.mail!.to, 'logged@example.com');
+      assert.equal(line.mail!.subject, 'Confirm your email address for Developer portal');
+      const token = new RegExp(`^${base.replace('127.0.0.1', 'localhost')}/verify\\?token=(gwm_[A-Za-z0-9_-]{43})$`, 'm').exec(line.mail!.text)?.[1];
+      assert.ok(token, line.mail!.text);
+      const confirmed = await visitor.submit(`/verify?token=${token}`, '/verify', { token, email: 'logged@example.com', password: PASSWORD });
+      assert.equal(confirmed.status, 303);
+    } finally {
+      await gw.close();
+    }
+  });
+});
