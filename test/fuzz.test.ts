@@ -61,7 +61,7 @@ describe('fuzzing', () => {
     const scheme = fc.constantFrom('Basic', 'basic', 'BASIC', 'Bearer', '', 'Basic  ');
     fc.assert(
       fc.property(scheme, encoded, fc.option(fc.string({ maxLength: 10 })), (s, e, formId) => {
-        const req = { headers: { authorization: `${s} ${e}` } } as unknown as IncomingMessage;
+        const req = { headers: { authorization: `${s} ${e}` }, rawHeaders: ['Authorization', `${s} ${e}`] } as unknown as IncomingMessage;
         const form = new Map(formId === null ? [] : [['client_id', formId]]);
         try {
           const creds = presentedCredentials(req, form);

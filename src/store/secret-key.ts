@@ -1,6 +1,6 @@
 // The key of the keyed hash that app secrets are stored under. It lives in its own file, apart
 // from the database, so a copy of the database alone cannot be used to test guesses.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
@@ -12,11 +12,17 @@ export function loadSecretKey(file: string): KeyObject {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   mkdirSync(path.dirname(file), { recursive: true });
+  // Written aside, then linked into place: the file appears whole, so that another process (or a
+  // worker thread) starting at the same moment never reads it empty.
+  const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(aside, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    linkSync(aside, file);
   } catch (err) {
     // Another process created it first; use theirs.
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    unlinkSync(aside);
   }
   return parseKey(file, readFileSync(file, 'utf8'));
 }

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../../src/config/load.ts';
 import { bearer, call, configYaml, startAuthServer, startTestGateway, tokenRequest, type AuthServer, type TestGateway } from '../helpers.ts';
-import { Visitor } from '../portal/visitor.ts';
+import { signUpAndConfirm, startMailbox, type Mailbox } from '../portal/mailbox.ts';
+import type { Visitor } from '../portal/visitor.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PASSWORD = 'correct horse battery';
@@ -46,26 +47,28 @@ const PRODUCTS = `
 `;
 const PORTAL = `portal:
   listen: { port: 0 }
+  signup: open
 `;
 
 describe('approval of apps registered in the portal', () => {
   let auth: AuthServer;
   let gw: TestGateway;
   let portal: string;
+  let mailbox: Mailbox;
   before(async () => {
     auth = await startAuthServer({ bob: { password: 'builder', sub: 'user-bob' } });
-    gw = await startTestGateway({ authServerUrl: auth.url, routes: ROUTES, products: PRODUCTS, extra: PORTAL });
+    mailbox = await startMailbox();
+    gw = await startTestGateway({ authServerUrl: auth.url, routes: ROUTES, products: PRODUCTS, extra: PORTAL + mailbox.yaml });
     portal = gw.gateway.portalUrl!;
   });
   after(async () => {
     await gw.close();
     await auth.close();
+    await mailbox.close();
   });
 
   async function registered(product: string, name: string): Promise<{ visitor: Visitor; page: string; key: string; secret: string; id: string }> {
-    const visitor = new Visitor(portal);
-    const who = `${name}@example.com`;
-    assert.equal((await visitor.submit('/signup', '/signup', { email: who, name: 'Dev', password: PASSWORD })).status, 303);
+    const { visitor } = await signUpAndConfirm(portal, mailbox, { email: `${name}@example.com`, name: 'Dev', password: PASSWORD });
     const page = await visitor.submit('/apps/new', '/apps', { name, product });
     assert.equal(page.status, 201, page.text);
     return {

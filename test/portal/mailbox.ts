@@ -1,7 +1,9 @@
 // A real SMTP server in the test process (smtp-server on port 0) that keeps what it receives, for
 // the tests that follow the portal's mailed links. No `.test` suffix: the runner must not run it.
+import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { Visitor } from './visitor.ts';
 
 export interface Mail {
   to: string[];
@@ -81,4 +83,28 @@ export function linkIn(mail: Mail, origin: string): string {
   const found = mail.text.split('\n').find((line) => line.startsWith(origin));
   if (found === undefined) throw new Error(`no link to ${origin} in:\n${mail.text}`);
   return found.slice(origin.length);
+}
+
+/**
+ * Signs up through the portal and confirms the address with the mailed link, as a developer
+ * would. The sign-up comes from `clientIp` (X-Forwarded-For, for a gateway that trusts 127.0.0.1),
+ * as sign-ups are throttled per address.
+ */
+export async function signUpAndConfirm(
+  base: string,
+  mailbox: Mailbox,
+  input: { email: string; name: string; password: string; clientIp?: string },
+): Promise<{ visitor: Visitor; email: string }> {
+  const visitor = new Visitor(base);
+  const form = await visitor.get('/signup');
+  const headers = input.clientIp === undefined ? {} : { 'x-forwarded-for': input.clientIp };
+  const page = await visitor.post('/signup', { csrf: form.csrf!, email: input.email, name: input.name, password: input.password }, headers);
+  assert.equal(page.status, 200, page.text);
+  assert.match(page.text, /<h1>Check your email<\/h1>/);
+  const link = linkIn(await mailbox.next(input.email), base.replace('127.0.0.1', 'localhost'));
+  const token = new URLSearchParams(link.split('?')[1]).get('token')!;
+  const confirmed = await visitor.submit(link, '/verify', { token, email: input.email, password: input.password });
+  assert.equal(confirmed.status, 303, confirmed.text);
+  assert.equal(confirmed.headers.get('location'), '/apps?done=verified');
+  return { visitor, email: input.email };
 }

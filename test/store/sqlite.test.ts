@@ -13,7 +13,7 @@ import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract.ts';
 
 /** Migrations in src/store/sqlite.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 4;
+const MIGRATION_COUNT = 5;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
