@@ -60,7 +60,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     mailer: config.mail && createMailer(config.mail, logger),
   };
   const routes = compileRoutes(deps);
-  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, { reusePort: options.worker !== undefined });
+  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, {
+    reusePort: options.worker !== undefined,
+    timeouts: config.listen.timeouts,
+  });
 
   const purge = options.worker === undefined ? startPurging(store, clock, logger) : undefined;
   // With workers, the main thread serves the portal (src/workers.ts).

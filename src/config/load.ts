@@ -120,7 +120,16 @@ export type MailSettings = { from: string } & (
 
 export interface Config {
   file: string;
-  listen: { host: string; port: number; trustedProxies: readonly string[]; maxBodySize: number; dropHeaders: readonly string[]; publicHost: string | undefined };
+  listen: {
+    host: string;
+    port: number;
+    trustedProxies: readonly string[];
+    maxBodySize: number;
+    dropHeaders: readonly string[];
+    publicHost: string | undefined;
+    /** How long a client may take to send its headers, and its whole request. */
+    timeouts: { headersMs: number; requestMs: number };
+  };
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
   log: { level: string; access: boolean };
   workers: number;
@@ -336,6 +345,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       maxBodySize: raw.listen.maxBodySize ?? 10 * 1024 * 1024,
       dropHeaders: raw.listen.dropHeaders ?? [],
       publicHost: raw.listen.publicHost,
+      timeouts: senderTimeouts(raw.listen, duration, report),
     },
     store: {
       driver: 'sqlite',
@@ -436,6 +446,14 @@ function upstreamSettings(
     ca: u.tls?.ca === undefined ? undefined : path.resolve(dir, u.tls.ca),
     servername: u.tls?.servername,
   };
+}
+
+/** Node refuses a header timeout longer than the request's, which includes the headers. */
+function senderTimeouts(listen: ConfigFile['listen'], duration: (v: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => number, report: Report) {
+  const headersMs = duration(listen.headersTimeout, 10, ['listen', 'headersTimeout']);
+  const requestMs = duration(listen.requestTimeout, 60, ['listen', 'requestTimeout']);
+  if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
+  return { headersMs, requestMs };
 }
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -28,6 +28,10 @@ const Listener = Type.Object(
     dropHeaders: Type.Optional(Type.Array(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), { uniqueItems: true })),
     /** The host[:port] clients reach the gateway by, sent upstream as X-Forwarded-Host unless a trusted proxy says otherwise; absent: none is sent. */
     publicHost: Type.Optional(Type.String({ pattern: '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' })),
+    /** A client that has not sent its headers within this time gets 408 (default 10s). */
+    headersTimeout: Type.Optional(Duration),
+    /** A client that has not sent its whole request within this time gets 408 (default 60s). */
+    requestTimeout: Type.Optional(Duration),
   },
   Strict,
 );

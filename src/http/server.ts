@@ -93,20 +93,30 @@ export async function freePort(host: string): Promise<number> {
   return port;
 }
 
+/** How long a client may take to send its headers, and its whole request (Node answers 408). */
+export interface SenderTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+
 export async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   host: string,
   port: number,
-  options: { reusePort?: boolean; tls?: { cert: Buffer; key: Buffer } } = {},
+  options: { reusePort?: boolean; tls?: { cert: Buffer; key: Buffer }; timeouts: SenderTimeouts },
 ): Promise<Listener> {
-  const { reusePort = false, tls } = options;
+  const { reusePort = false, tls, timeouts } = options;
   const serve = (req: IncomingMessage, res: ServerResponse) => void handler(req, res);
-  const server = tls === undefined ? createServer(serve) : createTlsServer({ cert: tls.cert, key: tls.key }, serve);
-  server.keepAliveTimeout = 5_000;
-  // A client gets 10 s to send its headers and 60 s for the whole request (Node answers 408),
-  // so a slow sender cannot hold a connection for minutes.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 60_000;
+  // A slow sender cannot hold a connection for minutes. Node looks for expired requests only every
+  // connectionsCheckingInterval (30 s by default), which let a trickled header live 29 s against
+  // a documented 10; checked twice a second, each limit holds within a second.
+  const settings = {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(500, timeouts.headersMs),
+    keepAliveTimeout: 5_000,
+  };
+  const server = tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key }, serve);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host, reusePort }, () => {

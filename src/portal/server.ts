@@ -381,7 +381,9 @@ export async function startPortal(deps: PortalDeps, port?: number): Promise<List
   const wanted = port ?? portal.port;
   const bound = wanted === 0 ? await freePort(portal.host) : wanted;
   const origins = portalOrigins({ host: portal.host, port: bound, secure: tls !== undefined, publicUrl: portal.publicUrl });
-  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined, origins }), portal.host, bound, tls === undefined ? {} : { tls });
+  // The same limits on slow senders as the gateway's listener.
+  const timeouts = deps.config.listen.timeouts;
+  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined, origins }), portal.host, bound, tls === undefined ? { timeouts } : { tls, timeouts });
   deps.logger.info({ url: listener.url }, 'developer portal listening');
   return listener;
 }

@@ -3,8 +3,10 @@
 // tricks, and oversized requests.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { connect } from 'node:net';
+import { ConfigError, parseConfig } from '../../src/config/load.ts';
 import { IDENTITY_HEADERS } from '../../src/upstream/headers.ts';
-import { bearer, call, rawExchange as send, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, configYaml, rawExchange as send, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
 
@@ -185,5 +187,60 @@ describe('identity-spoof', () => {
     const listen = '  trustedProxies: [127.0.0.1]\n  publicHost: api.example.com\n';
     assert.equal((await forwardedHeaders(listen, ['X-Forwarded-Host: shop.example.com:8443']))['x-forwarded-host'], 'shop.example.com:8443');
     assert.equal((await forwardedHeaders(listen, ['X-Forwarded-Host: a.example, b.example']))['x-forwarded-host'], 'api.example.com');
+  });
+});
+
+// slow-sender: a client that trickles its headers or its body is cut off at the documented limit
+// (listen.headersTimeout, listen.requestTimeout), not up to 30 s later when Node happens to look.
+describe('slow-sender', () => {
+  let gw: TestGateway;
+  let token: string;
+  before(async () => {
+    gw = await startTestGateway({ listen: '  headersTimeout: 1s\n  requestTimeout: 2s\n' });
+    const app = await gw.client('hello', 'slow');
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+  });
+  after(() => gw.close());
+
+  /** Writes `head`, then one more piece every 200 ms until the server ends the connection; resolves to what it answered and after how long. */
+  function trickle(head: string, piece: string): Promise<{ answer: string; ms: number }> {
+    const { port } = new URL(gw.url);
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      let answer = '';
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(head));
+      const timer = setInterval(() => socket.writable && socket.write(piece), 200);
+      socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+      socket.on('close', () => {
+        clearInterval(timer);
+        resolve({ answer, ms: performance.now() - started });
+      });
+      socket.on('error', () => {});
+      setTimeout(() => {
+        clearInterval(timer);
+        socket.destroy();
+        reject(new Error(`still open after 10 s; answered so far: ${JSON.stringify(answer)}`));
+      }, 10_000).unref();
+    });
+  }
+
+  test('slow-sender-headers: trickled headers get 408 within a second of listen.headersTimeout', async () => {
+    const { answer, ms } = await trickle('GET /v1/hello HTTP/1.1\r\nHost: x\r\n', 'X-Slow: 1\r\n');
+    assert.equal(answer, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    assert.ok(ms >= 1_000 && ms < 2_000, `cut off after ${Math.round(ms)} ms`);
+  });
+
+  test('slow-sender-body: a trickled body is cut off within a second of listen.requestTimeout', async () => {
+    const head = `POST /v1/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n`;
+    const { answer, ms } = await trickle(head, 'x');
+    assert.equal(answer, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+    assert.ok(ms >= 2_000 && ms < 3_000, `cut off after ${Math.round(ms)} ms`);
+  });
+
+  test('slow-sender: a header timeout longer than the request timeout is refused at load, with its line', () => {
+    assert.throws(() => parseConfig(configYaml({ listen: '  headersTimeout: 2m\n  requestTimeout: 1m\n' }), 'gateway.yaml', { env: {} }), (err: ConfigError) => {
+      assert.match(err.message, /listen\.headersTimeout: must not be longer than listen\.requestTimeout \(gateway\.yaml:\d+\)/);
+      return true;
+    });
   });
 });
