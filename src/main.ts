@@ -43,7 +43,7 @@ const PURGE_EVERY_MS = 60_000;
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
-  const store = options.store ?? openStore(config);
+  const store = options.store ?? openStore(config, (message) => logger.warn(message));
   const clock = options.clock ?? Date.now;
   const counters = options.worker?.counters ?? new Counters({ slots: DEFAULT_SLOTS });
   const saving = options.worker === undefined ? await persistCounters(counters, store, clock, logger) : undefined;

@@ -37,7 +37,7 @@ export interface Workers {
 
 export async function startWorkers(config: Config, options: { env: Record<string, string | undefined>; port?: number; logger?: Logger }): Promise<Workers> {
   const logger = options.logger ?? createLogger(config.log.level);
-  const store = openStore(config); // runs the migrations before any worker opens the file
+  const store = openStore(config, (message) => logger.warn(message)); // runs the migrations before any worker opens the file
   const counters = new Counters({ slots: DEFAULT_SLOTS });
   const saving = await persistCounters(counters, store, Date.now, logger);
   const purge = startPurging(store, Date.now, logger);
