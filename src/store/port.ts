@@ -115,6 +115,18 @@ export interface BackoffRule {
   resetAfterMs: number;
 }
 
+/** What createApp needs: the app, its first credential, and the limit on the developer's apps. */
+export interface NewApp {
+  developerId: string;
+  name: string;
+  product: string;
+  key: string;
+  secretHash: Buffer;
+  now: number;
+  approval?: Approval;
+  maxAppsOfDeveloper?: number;
+}
+
 export type AttemptResult = { allowed: true } | { allowed: false; retryAt: number };
 
 /** When the rule lets the next attempt through, after `count` counted attempts the last of which came at `lastAt`. */
@@ -191,16 +203,7 @@ export interface Store {
    * atomically. StoreError 'conflict' on a duplicate name; 'limit' when the developer already
    * holds `maxAppsOfDeveloper` apps.
    */
-  createApp(input: {
-    developerId: string;
-    name: string;
-    product: string;
-    key: string;
-    secretHash: Buffer;
-    now: number;
-    approval?: Approval;
-    maxAppsOfDeveloper?: number;
-  }): Promise<App>;
+  createApp(input: NewApp): Promise<App>;
   findApp(developerEmail: string, name: string): Promise<App | undefined>;
   findAppByKey(key: string): Promise<App | undefined>;
   findAppById(id: string): Promise<App | undefined>;

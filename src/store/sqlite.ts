@@ -22,6 +22,7 @@ import {
   type Credential,
   type Developer,
   type EmailTokenPurpose,
+  type NewApp,
   type RotateRequest,
   type RotateResult,
   type Status,
@@ -498,16 +499,7 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createApp(input: {
-    developerId: string;
-    name: string;
-    product: string;
-    key: string;
-    secretHash: Buffer;
-    now: number;
-    approval?: Approval;
-    maxAppsOfDeveloper?: number;
-  }): Promise<App> {
+  async createApp(input: NewApp): Promise<App> {
     const id = newId();
     try {
       this.#transaction(() => {
