@@ -91,7 +91,20 @@ function requireProduct(deps: AdminDeps, name: string): ProductSettings {
 }
 
 async function requireActiveDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
-  const dev = await requireDeveloper(deps, email);
+  return activeDeveloper(await requireDeveloper(deps, email));
+}
+
+/**
+ * The portal's developer as the store has them now, by id: a session looked up a moment ago may
+ * belong to an account since disabled, or replaced by another under the same address.
+ */
+async function requireSessionDeveloper(deps: AdminDeps, developer: Developer): Promise<Developer> {
+  const dev = await deps.store.findDeveloperById(developer.id);
+  if (dev === undefined) throw new AdminError('unknown_developer', 'your account no longer exists: log in again');
+  return activeDeveloper(dev);
+}
+
+function activeDeveloper(dev: Developer): Developer {
   if (dev.status !== 'active') throw new AdminError('developer_disabled', `developer ${dev.email} is disabled`);
   // An unproven address may be someone else's: its apps would reach upstreams in that name.
   if (!dev.verified) throw new AdminError('unverified_email', `developer ${dev.email} has not confirmed the email address yet`);
@@ -146,7 +159,7 @@ const disabledApp = (app: App) =>
 export async function registerOwnApp(deps: AdminDeps, developer: Developer, input: { name: string; product: string }): Promise<CreatedApp> {
   const product = requireProduct(deps, input.product);
   const name = requireName(input.name, 'the app name');
-  const dev = await requireActiveDeveloper(deps, developer.email);
+  const dev = await requireSessionDeveloper(deps, developer);
   const held = await deps.store.findApp(dev.email, name);
   if (held?.status === 'disabled') throw disabledApp(held);
   const maxApps = deps.config.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
@@ -201,13 +214,28 @@ const DEFAULT_KEY_OVERLAP_MS = 86_400_000;
 
 /** A new key and secret for the app; the earlier ones keep working for the configured overlap, then stop. */
 export async function rotateKey(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<RotatedKey> {
-  const app = await findApp(deps, ref);
+  return rotate(deps, await findApp(deps, ref));
+}
+
+async function rotate(deps: AdminDeps, app: App): Promise<RotatedKey> {
   const now = deps.clock();
   const overlapUntil = now + (deps.config.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
   const key = newKey();
   const secret = newSecret();
   await deps.store.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
   return { app, key, secret, overlapUntil };
+}
+
+/**
+ * A developer rotates their app's key in the portal: not an app an operator disabled, nor one of
+ * a disabled developer (the new key would not work, but the old one would be set to expire).
+ */
+export async function rotateOwnKey(deps: AdminDeps, developer: Developer, id: string): Promise<RotatedKey> {
+  const app = await findOwnApp(deps, developer, id);
+  if (app === undefined) throw new AdminError('unknown_app', 'there is no such app');
+  if (app.status === 'disabled') throw disabledApp(app);
+  await requireSessionDeveloper(deps, developer);
+  return rotate(deps, app);
 }
 
 /**
@@ -218,7 +246,7 @@ export async function deleteOwnApp(deps: AdminDeps, developer: Developer, id: st
   const app = await findOwnApp(deps, developer, id);
   if (app === undefined) throw new AdminError('unknown_app', 'there is no such app');
   if (app.status === 'disabled') throw disabledApp(app);
-  await requireActiveDeveloper(deps, developer.email);
+  await requireSessionDeveloper(deps, developer);
   // Checked again in the store's transaction, in case an operator disables it meanwhile.
   if (!(await deps.store.deleteApp(app.id, { onlyIfActive: true }))) {
     const now = await deps.store.findAppById(app.id);
@@ -271,14 +299,14 @@ export async function inviteDeveloper(deps: AdminDeps, email: string, validMs = 
 }
 
 /** A developer with an invitation code sets the password of the account an operator created for them. */
-export async function acceptInvitation(deps: AdminDeps, input: { email: string; password: string; invitation: string }): Promise<Developer> {
+export async function acceptInvitation(deps: AdminDeps, input: { email: string; password: string; invitation: string }): Promise<Login> {
   const email = normaliseEmail(input.email);
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.password);
   const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(input.invitation.trim()), passwordHash, now: deps.clock() });
   if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
-  return dev;
+  return { developer: dev, passwordHash };
 }
 
 export const CONFIRM_LINK_VALID_MS = 24 * 60 * 60_000;
@@ -333,24 +361,21 @@ export async function openSignUp(deps: AdminDeps, input: { email: string; name: 
   }
 }
 
-/** A new confirmation link for a developer who has not confirmed the address yet. */
-export async function resendConfirmation(deps: AdminDeps, developer: Developer, clientIp: string): Promise<string> {
-  if (developer.verified) throw new AdminError('already_verified', 'your email address is already confirmed');
-  await countMailRequest(deps, clientIp);
-  return newMailLink(deps, developer, 'verify');
-}
-
 /**
  * Confirms the address with the link's token. The one who follows the link must also log in:
  * whoever signed up with someone else's address knows the password but cannot read the mail, and
  * the address's owner can read the mail but does not know that password. Only both together
  * prove that the account's owner holds the address.
  */
-export async function confirmEmail(deps: AdminDeps, input: { token: string; email: string; password: string }): Promise<Developer> {
-  const dev = await logIn(deps, { email: input.email, password: input.password });
-  const confirmed = await deps.store.confirmEmail({ hash: sha256(input.token.trim()), developerId: dev.id, now: deps.clock() });
-  if (confirmed === undefined) throw new AdminError('invalid_link', 'this link is wrong, used, expired or for another account: log in and ask for a new one');
-  return confirmed;
+export async function confirmEmail(deps: AdminDeps, input: { token: string; email: string; password: string }): Promise<Login> {
+  // One answer for a wrong link and a wrong password, so that the form tells nothing about accounts.
+  const invalid = new AdminError('invalid_link', 'this link is wrong, used or expired, or the email or password is wrong: to get a new link, use "Forgot your password?"');
+  const login = await checkPassword(deps, input).catch((err: unknown) => {
+    throw err instanceof AdminError && err.code === 'login_failed' ? invalid : err;
+  });
+  const confirmed = await deps.store.confirmEmail({ hash: sha256(input.token.trim()), developerId: login.developer.id, now: deps.clock() });
+  if (confirmed === undefined) throw invalid;
+  return { developer: confirmed, passwordHash: login.passwordHash };
 }
 
 /**
@@ -379,34 +404,59 @@ export async function resetPassword(deps: AdminDeps, input: { token: string; pas
   return dev;
 }
 
+/**
+ * A developer whose password was just checked, and the hash it was checked against: a session
+ * starts only while that is still their password (Store.createSession).
+ */
+export interface Login {
+  developer: Developer;
+  passwordHash: string;
+}
+
+const loginFailed = () => new AdminError('login_failed', 'wrong email or password, or the address is not confirmed yet (follow the link we mailed you)');
+
 /** Checks an email and password, slowed as src/login-throttle.ts says; a success clears the account's count. */
-export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Developer> {
-  const failed = new AdminError('login_failed', 'wrong email or password');
+async function checkPassword(deps: AdminDeps, input: { email: string; password: string }): Promise<Login> {
   let email: string;
   try {
     email = normaliseEmail(input.email);
   } catch {
-    throw failed;
+    throw loginFailed();
   }
   const account = `portal|${email}`;
   const retryAfter = await admitAttempt(deps.store, [{ account, rule: PORTAL_LOGIN }], deps.clock());
   if (retryAfter !== undefined) {
     throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${waitText(retryAfter)}`, retryAfter);
   }
-  const matches = await deps.passwords.verify(input.password, await deps.store.findPasswordHash(email));
+  const passwordHash = await deps.store.findPasswordHash(email);
+  const matches = await deps.passwords.verify(input.password, passwordHash);
   const dev = matches ? await deps.store.findDeveloper(email) : undefined;
-  if (dev === undefined || dev.status !== 'active') throw failed;
+  if (dev === undefined || dev.status !== 'active' || typeof passwordHash !== 'string') throw loginFailed();
   await attemptSucceeded(deps.store, [account]);
-  return dev;
+  return { developer: dev, passwordHash };
 }
 
-/** Sets a new password after checking the current one; every session of the developer ends. */
-export async function changePassword(deps: AdminDeps, developer: Developer, input: { current: string; next: string }): Promise<void> {
+/**
+ * Logs in with an email and password. An account whose address is not confirmed cannot: else
+ * signing up with an address and then logging in with the password just chosen would tell
+ * whether the address already had an account (the login fails only if it did). One answer for
+ * every failure.
+ */
+export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Login> {
+  const login = await checkPassword(deps, input);
+  if (!login.developer.verified) throw loginFailed();
+  return login;
+}
+
+/** Sets a new password after checking the current one; every session of the developer ends, and the answer logs this browser in again. */
+export async function changePassword(deps: AdminDeps, developer: Developer, input: { current: string; next: string }): Promise<Login> {
   await logIn(deps, { email: developer.email, password: input.current }).catch((err: unknown) => {
     throw err instanceof AdminError && err.code === 'login_failed' ? new AdminError('wrong_password', 'the current password is wrong') : err;
   });
   const problem = passwordProblem(input.next);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
-  await deps.store.setPasswordHash(developer.email, await deps.passwords.hash(input.next));
+  const passwordHash = await deps.passwords.hash(input.next);
+  await deps.store.setPasswordHash(developer.email, passwordHash);
   await deps.store.deleteSessions(developer.id);
+  return { developer, passwordHash };
 }

@@ -226,14 +226,6 @@ ${problem(form.error)}
   );
 }
 
-/** Shown to a developer whose address is not confirmed yet, where apps would be registered. */
-function confirmFirst(frame: Frame): Html {
-  const dev = frame.developer!;
-  if (dev.verified) return html``;
-  return html`<div class="warning" role="status"><p><strong>Confirm your email address to register apps.</strong> Open the link we mailed to ${dev.email}.</p>
-${frame.mail ? html`<form method="post" action="/account/verify" class="inline">${csrfField(frame)}<button type="submit">Mail me a new link</button></form>` : ''}</div>`;
-}
-
 export function accountPage(frame: Frame, form: { error?: string; notice?: string }): Html {
   const dev = frame.developer!;
   return layout(
@@ -260,7 +252,6 @@ export function appsPage(frame: Frame, apps: readonly { app: App; key: string | 
     'My apps',
     html`<h1>My apps</h1>
 ${notice(message)}
-${confirmFirst(frame)}
 <p><a class="button" href="/apps/new">Register a new app</a></p>
 ${
   apps.length === 0
@@ -284,10 +275,7 @@ export function newAppPage(frame: Frame, products: readonly ProductSettings[], f
     'Register an app',
     html`<h1>Register an app</h1>
 ${problem(form.error)}
-${
-  !frame.developer!.verified
-    ? confirmFirst(frame)
-    : html`<form method="post" action="/apps" class="stack">
+<form method="post" action="/apps" class="stack">
   ${csrfField(frame)}
   <label>App name <input type="text" name="name" required maxlength="100" value="${form.name ?? ''}"></label>
   <fieldset>
@@ -298,8 +286,7 @@ ${
     )}
   </fieldset>
   <button type="submit">Register app</button>
-</form>`
-}`,
+</form>`,
   );
 }
 

@@ -31,7 +31,6 @@ const REFUSAL_STATUS: Readonly<Record<string, number>> = {
   mail_throttled: 429,
   duplicate_developer: 409,
   unverified_email: 403,
-  already_verified: 409,
   duplicate_app: 409,
   not_invited: 403,
   invalid_invitation: 403,
@@ -113,8 +112,11 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
   }
 
   /** A session-changing answer: a new id in the cookie, so no CSRF token issued before still works. */
-  async function loggedIn(dev: Developer, to: string): Promise<Answer> {
-    return { redirect: to, cookie: sessions.cookie(await sessions.start(dev.id)) };
+  async function loggedIn(login: ops.Login, to: string): Promise<Answer> {
+    const id = await sessions.start(login);
+    // The password changed (a reset, the account replaced) while this login was being checked.
+    if (id === undefined) throw new ops.AdminError('login_failed', 'your password has just changed: log in again');
+    return { redirect: to, cookie: sessions.cookie(id) };
   }
 
   async function appView(app: ops.AppDetails): Promise<pages.AppView> {
@@ -208,7 +210,6 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
 
   const NOTICES = new Map([
     ['verified', 'Your email address is confirmed: you can register apps.'],
-    ['sent', 'We mailed you a new link to confirm your address.'],
     ['revoked', 'The key is revoked.'],
     ['deleted', 'The app is deleted; its tokens no longer work.'],
   ]);
@@ -239,24 +240,15 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
         return refused(err, (error) => pages.newAppPage(r.frame, visible, { ...form, error }));
       }
     },
-    '/account/verify': withMail(async (r) => {
-      const dev = r.frame.developer!;
-      try {
-        deliver(mails.confirmationMail(portal.title, dev.email, link('/verify', await ops.resendConfirmation(deps, dev, r.clientIp))));
-      } catch (err) {
-        return refused(err, (error) => pages.newAppPage(r.frame, visible, { error }));
-      }
-      return { redirect: '/apps?done=sent' };
-    }),
     '/account/password': async (r) => {
       const dev = r.frame.developer!;
       try {
-        await ops.changePassword(deps, dev, { current: r.form.get('current') ?? '', next: r.form.get('next') ?? '' });
+        const login = await ops.changePassword(deps, dev, { current: r.form.get('current') ?? '', next: r.form.get('next') ?? '' });
+        // Every session ended; this browser starts a new one.
+        return { ...(await loggedIn(login, '/account')), redirect: '/account?done=password' };
       } catch (err) {
         return refused(err, (error) => pages.accountPage(r.frame, { error }));
       }
-      // Every session ended; this browser starts a new one.
-      return { ...(await loggedIn(dev, '/account')), redirect: '/account?done=password' };
     },
   };
 
@@ -269,13 +261,19 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     const [, id, action, key] = m;
     const app = await ops.findOwnApp(deps, r.frame.developer!, id!);
     if (app === undefined) return notFound(r);
-    const ref = { developer: app.developerEmail, name: app.name };
     if (method === 'GET') {
       if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') }));
       if (action === '/delete') return page(200, pages.deletePage(r.frame, app));
       return undefined;
     }
-    if (action === '/rotate') return page(201, pages.secretPage(r.frame, await ops.rotateKey(deps, ref)));
+    if (action === '/rotate') {
+      try {
+        return page(201, pages.secretPage(r.frame, await ops.rotateOwnKey(deps, r.frame.developer!, app.id)));
+      } catch (err) {
+        const view = await appView(app);
+        return refused(err, (error) => pages.appPage(r.frame, view, { error }));
+      }
+    }
     if (action === '/delete') {
       try {
         await ops.deleteOwnApp(deps, r.frame.developer!, app.id);
@@ -341,13 +339,17 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
         send(res, method, 200, { 'content-type': asset.type, 'cache-control': 'public, max-age=3600' }, asset.body);
         return;
       }
-      visitor = await sessions.visitor(req);
-      frame = { portal, mail: mailer !== undefined, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
       let form = new Map<string, string>();
       if (method === 'POST') {
         if (!origins.sameOrigin(req)) throw new GatewayError(403, 'cross_origin', 'This form was sent from another site. Open the portal itself and send it from there.');
         if (!isFormContentType(req.headers['content-type'])) throw new GatewayError(415, 'unsupported_media_type', 'Forms are sent as application/x-www-form-urlencoded.');
         form = parseForm((await readBody(req, FORM_LIMIT)).toString('utf8'));
+      }
+      // The session is looked up once the whole request is in: a form held open while its session
+      // ends (a reset, a disable) acts as no one.
+      visitor = await sessions.visitor(req);
+      frame = { portal, mail: mailer !== undefined, developer: visitor.developer, csrf: sessions.csrfToken(visitor.id) };
+      if (method === 'POST') {
         if (!sessions.checkCsrf(visitor.id, form.get('csrf'))) {
           throw new GatewayError(403, 'csrf', 'This form was not sent from this portal page in this browser session. Go back, reload the page and try again.');
         }

@@ -5,6 +5,7 @@
 import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, sha256 } from '../crypto.ts';
+import type { Login } from '../admin/operations.ts';
 import type { Developer, Store } from '../store/port.ts';
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
@@ -20,8 +21,8 @@ export interface Visitor {
 
 export interface Sessions {
   visitor(req: IncomingMessage): Promise<Visitor>;
-  /** A new session for the developer: its id goes into the cookie. */
-  start(developerId: string): Promise<string>;
+  /** A new session for the developer just logged in: its id goes into the cookie. Undefined: their password changed meanwhile. */
+  start(login: Login): Promise<string | undefined>;
   end(id: string): Promise<void>;
   /** The Set-Cookie value carrying `id`. */
   cookie(id: string): string;
@@ -46,11 +47,11 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
       if (id === undefined || !ID.test(id)) return { id: newVisitorId(), developer: undefined, fresh: true };
       return { id, developer: await store.findSession(sha256(id), clock()), fresh: false };
     },
-    async start(developerId) {
+    async start(login) {
       const id = newVisitorId();
       const now = clock();
-      await store.createSession({ idHash: sha256(id), developerId, now, expiresAt: now + lifetimeMs });
-      return id;
+      const started = await store.createSession({ idHash: sha256(id), developerId: login.developer.id, passwordHash: login.passwordHash, now, expiresAt: now + lifetimeMs });
+      return started ? id : undefined;
     },
     end: (id) => store.deleteSession(sha256(id)),
     cookie: (id) => `${cookieName}=${id}${attributes}`,

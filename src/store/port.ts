@@ -155,6 +155,7 @@ export interface Store {
    */
   replaceUnverifiedDeveloper(input: { email: string; name: string; now: number }): Promise<Developer | undefined>;
   findDeveloper(email: string): Promise<Developer | undefined>;
+  findDeveloperById(id: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
   /** Disabling also revokes every token issued to the developer's apps and ends every portal session; enabling brings neither back. */
   setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined>;
@@ -183,8 +184,13 @@ export interface Store {
    * token does not hold.
    */
   resetPassword(input: { hash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined>;
-  createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void>;
-  /** The session's developer, if the session is unexpired and the developer active. */
+  /**
+   * Starts a session only while the developer is active and `passwordHash` is still their
+   * password: a login checked before a reset, a password change or the account's replacement
+   * (scrypt takes a while, and waits its turn) starts nothing after it. False: nothing started.
+   */
+  createSession(input: { idHash: Buffer; developerId: string; passwordHash: string; now: number; expiresAt: number }): Promise<boolean>;
+  /** The session's developer, if the session is unexpired and the developer active and confirmed. */
   findSession(idHash: Buffer, now: number): Promise<Developer | undefined>;
   deleteSession(idHash: Buffer): Promise<void>;
   /** Ends every session of the developer (a password change). */

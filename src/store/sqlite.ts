@@ -344,10 +344,13 @@ export class SqliteStore implements Store {
       `UPDATE developers SET password_hash = ?, invite_hash = NULL, invite_expires_at = NULL, verified_at = coalesce(verified_at, ?)
         WHERE email = ? AND invite_hash = ? AND invite_expires_at > ? RETURNING id`,
     );
-    this.#insertSession = db.prepare('INSERT INTO portal_sessions (id_hash, developer_id, created_at, expires_at) VALUES (?, ?, ?, ?)');
+    this.#insertSession = db.prepare(
+      `INSERT INTO portal_sessions (id_hash, developer_id, created_at, expires_at)
+        SELECT ?, id, ?, ? FROM developers WHERE id = ? AND status = 'active' AND password_hash = ?`,
+    );
     this.#session = db.prepare(
       `SELECT d.* FROM portal_sessions s JOIN developers d ON d.id = s.developer_id
-        WHERE s.id_hash = ? AND s.expires_at > ? AND d.status = 'active'`,
+        WHERE s.id_hash = ? AND s.expires_at > ? AND d.status = 'active' AND d.verified_at IS NOT NULL`,
     );
     this.#deleteSession = db.prepare('DELETE FROM portal_sessions WHERE id_hash = ?');
     this.#deleteSessions = db.prepare('DELETE FROM portal_sessions WHERE developer_id = ?');
@@ -477,6 +480,11 @@ export class SqliteStore implements Store {
 
   async findDeveloper(email: string): Promise<Developer | undefined> {
     const row = this.#developerByEmail.get(email) as Row | undefined;
+    return row && toDeveloper(row);
+  }
+
+  async findDeveloperById(id: string): Promise<Developer | undefined> {
+    const row = this.#developerById.get(id) as Row | undefined;
     return row && toDeveloper(row);
   }
 
@@ -644,8 +652,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  async createSession(input: { idHash: Buffer; developerId: string; now: number; expiresAt: number }): Promise<void> {
-    this.#insertSession.run(input.idHash, input.developerId, input.now, input.expiresAt);
+  async createSession(input: { idHash: Buffer; developerId: string; passwordHash: string; now: number; expiresAt: number }): Promise<boolean> {
+    return Number(this.#insertSession.run(input.idHash, input.now, input.expiresAt, input.developerId, input.passwordHash).changes) === 1;
   }
 
   async findSession(idHash: Buffer, now: number): Promise<Developer | undefined> {

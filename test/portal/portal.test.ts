@@ -2,11 +2,12 @@
 // escaping, apps, rotation with overlap, usage. The browser tests (test/browser) walk the same
 // flows in Chromium.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createApp, createDeveloper, deleteApp, deleteOwnApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
-import { signUpAndConfirm, startMailbox, type Mailbox } from './mailbox.ts';
+import { linkIn, signUpAndConfirm, startMailbox, type Mailbox } from './mailbox.ts';
 import { Visitor } from './visitor.ts';
 
 const PRODUCTS = `
@@ -150,8 +151,15 @@ describe('portal', () => {
     const signed = await visitor.submit('/signup', '/signup', { email: who, name: 'Grace', password: PASSWORD });
     assert.equal(signed.status, 200);
     assert.equal(visitor.cookie, anonymous, 'signing up logs nobody in');
+    assert.equal((await visitor.submit('/login', '/login', { email: who, password: PASSWORD })).status, 401, 'nor can it log in before the address is confirmed');
+    const link = linkIn(await mailbox.next(who), base.replace('127.0.0.1', 'localhost'));
+    const confirmed = await visitor.submit(link, '/verify', { token: new URLSearchParams(link.split('?')[1]).get('token')!, email: who, password: PASSWORD });
+    assert.equal(confirmed.status, 303);
+    assert.equal((await visitor.submit('/apps', '/logout', {})).status, 303);
+    const loggedOut = visitor.cookie;
     const first = await visitor.submit('/login', '/login', { email: who, password: PASSWORD });
     assert.equal(first.status, 303);
+    assert.notEqual(visitor.cookie, loggedOut, 'a new id at every login');
     assert.notEqual(visitor.cookie, anonymous, 'a new id once logged in');
     assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
     const session = visitor.cookie;
@@ -383,6 +391,55 @@ describe('portal', () => {
     assert.equal(denied.status, 303);
     assert.equal(denied.headers.get('location'), '/login');
     assert.equal((await new Visitor(base).submit('/login', '/login', { email: who, password: PASSWORD })).status, 303, 'the developer can log in again');
+  });
+
+  test('session-held-form: a form held open while its session ends (the developer disabled) acts as no one', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const form = await visitor.get('/apps/new');
+    const body = new URLSearchParams({ csrf: form.csrf!, name: 'held-open', product: 'public' }).toString();
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    const ended = new Promise((resolve) => socket.once('close', resolve));
+    socket.write(`POST /apps HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${visitor.cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    // The portal has the headers, and waits for the rest of the body.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await setDeveloperStatus(gw.admin, who, 'disabled');
+    socket.write(body.slice(5));
+    await ended;
+    assert.match(answer, /^HTTP\/1\.1 303 /);
+    assert.match(answer, /\r\nlocation: \/login\r\n/i);
+    await setDeveloperStatus(gw.admin, who, 'active');
+    assert.deepEqual((await listApps(gw.admin, { developer: who })).map((a) => a.name), [], 'nothing was registered');
+  });
+
+  test('login-race: logins checked against a password start no session once a reset has changed it', async () => {
+    const { email: who } = await signUp(base);
+    // Logins queue behind each other for scrypt; the reset's comes after some of them.
+    let resetDone = false;
+    const attempts = Array.from({ length: 6 }, async () => {
+      const cookies: string[] = [];
+      while (!resetDone) {
+        const v = new Visitor(base);
+        const page = await v.submit('/login', '/login', { email: who, password: PASSWORD });
+        if (page.status === 303) cookies.push(v.cookie!);
+      }
+      return cookies;
+    });
+    const owner = new Visitor(base);
+    await owner.submit('/forgot', '/forgot', { email: who });
+    const link = linkIn(await mailbox.next(who), base.replace('127.0.0.1', 'localhost'));
+    const reset = await owner.submit(link, '/reset', { token: new URLSearchParams(link.split('?')[1]).get('token')!, password: 'the owner chose this' });
+    assert.equal(reset.status, 303);
+    resetDone = true;
+    const cookies = (await Promise.all(attempts)).flat();
+    for (const cookie of cookies) {
+      const replay = new Visitor(base);
+      replay.cookie = cookie;
+      assert.equal((await replay.get('/apps')).status, 303, 'no session with the old password outlives the reset');
+    }
   });
 
   test('an app registered with the CLI operations shows up in its developer\'s portal', async () => {

@@ -601,14 +601,14 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
 
       it('an invitation sets the password once, before it expires, for its own email only; it ends the sessions', async () => {
-        const dev = await store.createDeveloper({ email: 'i@example.com', name: 'I', now: T0 });
+        const dev = await store.createDeveloper({ email: 'i@example.com', name: 'I', now: T0, passwordHash: 'h' });
         await store.createDeveloper({ email: 'j@example.com', name: 'J', now: T0 });
         const code = hash();
         assert.equal(await store.setInvitation('nobody@example.com', code, T0 + HOUR), false);
         assert.equal(await store.setInvitation('i@example.com', hash(), T0 + HOUR), true);
         assert.equal(await store.setInvitation('i@example.com', code, T0 + HOUR), true, 'replaces the earlier one');
         const session = hash();
-        await store.createSession({ idHash: session, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: session, developerId: dev.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
         assert.equal(await store.acceptInvitation({ email: 'j@example.com', codeHash: code, passwordHash: 'x', now: T0 }), undefined, 'another email');
         assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: hash(), passwordHash: 'x', now: T0 }), undefined, 'another code');
         assert.equal(await store.acceptInvitation({ email: 'i@example.com', codeHash: code, passwordHash: 'x', now: T0 + HOUR }), undefined, 'expired');
@@ -623,11 +623,11 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       });
 
       it('finds a session until it expires, is deleted, or its developer is disabled (which ends it for good)', async () => {
-        const dev = await store.createDeveloper({ email: 's@example.com', name: 'S', now: T0 });
+        const dev = await store.createDeveloper({ email: 's@example.com', name: 'S', now: T0, passwordHash: 'h' });
         const [a, b, c] = [hash(), hash(), hash()];
-        await store.createSession({ idHash: a, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
-        await store.createSession({ idHash: b, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
-        await store.createSession({ idHash: c, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: a, developerId: dev.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: b, developerId: dev.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: c, developerId: dev.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
         assert.deepEqual(await store.findSession(a, T0 + 1), dev);
         assert.equal(await store.findSession(a, T0 + HOUR), undefined, 'expired at expiresAt');
         assert.equal(await store.findSession(hash(), T0), undefined);
@@ -639,9 +639,25 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.equal(await store.findSession(b, T0 + 1), undefined, 'enabling does not bring it back');
         assert.equal(await store.findSession(c, T0 + 1), undefined);
         const d = hash();
-        await store.createSession({ idHash: d, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: d, developerId: dev.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
         await store.deleteSessions(dev.id);
         assert.equal(await store.findSession(d, T0 + 1), undefined);
+      });
+
+      it('starts a session only while the password checked is still the developer\'s, and the developer active; finds it only once confirmed', async () => {
+        const dev = await store.createDeveloper({ email: 'p@example.com', name: 'P', now: T0, passwordHash: 'h1' });
+        const session = (passwordHash: string, developerId = dev.id) => store.createSession({ idHash: hash(), developerId, passwordHash, now: T0, expiresAt: T0 + HOUR });
+        assert.equal(await session('h1'), true);
+        await store.setPasswordHash('p@example.com', 'h2');
+        assert.equal(await session('h1'), false, 'a login checked against the old password, finishing after the change');
+        assert.equal(await session('h2'), true);
+        assert.equal(await session('h2', 'no-such-id'), false, 'a developer replaced meanwhile');
+        await store.setDeveloperStatus('p@example.com', 'disabled');
+        assert.equal(await session('h2'), false, 'a disabled developer');
+        const unconfirmed = await store.createDeveloper({ email: 'q@example.com', name: 'Q', now: T0, passwordHash: 'h', verified: false });
+        const id = hash();
+        assert.equal(await store.createSession({ idHash: id, developerId: unconfirmed.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR }), true);
+        assert.equal(await store.findSession(id, T0 + 1), undefined, 'not confirmed');
       });
 
       it('a mailed confirmation link verifies its own developer, once, before it expires; a new one replaces the earlier', async () => {
@@ -665,7 +681,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       it('a mailed reset link sets the password once, verifies the developer and ends their sessions', async () => {
         const dev = await store.createDeveloper({ email: 'r@example.com', name: 'R', now: T0, passwordHash: 'old', verified: false });
         const session = hash();
-        await store.createSession({ idHash: session, developerId: dev.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: session, developerId: dev.id, passwordHash: 'old', now: T0, expiresAt: T0 + HOUR });
         const link = hash();
         await store.saveEmailToken({ hash: link, developerId: dev.id, purpose: 'reset', now: T0, expiresAt: T0 + HOUR });
         assert.equal(await store.confirmEmail({ hash: link, developerId: dev.id, now: T0 + 1 }), undefined, 'not a confirmation link');
@@ -684,7 +700,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         const { access } = await grant(f);
         assert.ok(await found(access.hash), 'cached before the replacement');
         const session = hash();
-        await store.createSession({ idHash: session, developerId: squatter.id, now: T0, expiresAt: T0 + HOUR });
+        await store.createSession({ idHash: session, developerId: squatter.id, passwordHash: 'h', now: T0, expiresAt: T0 + HOUR });
         const fresh = await store.replaceUnverifiedDeveloper({ email: 'partner@example.org', name: 'Partner', now: T0 + 2 });
         assert.ok(fresh);
         assert.notEqual(fresh.id, squatter.id);
