@@ -3,7 +3,7 @@
 // checked, so parallel guesses cannot slip past; past a few failures each account must wait
 // longer between attempts (exponential backoff), rather than being locked for a fixed time that
 // anyone could renew to keep its owner out.
-import type { BackoffRule, Store } from './store/port.ts';
+import type { AttemptAccount, BackoffRule, Store } from './store/port.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -28,7 +28,7 @@ export const PASSWORD_APP: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDel
 /** Requests from one client address that make the portal send mail: 10, then one an hour. */
 export const MAIL_REQUESTS: BackoffRule = { free: 10, baseDelayMs: HOUR, maxDelayMs: HOUR, resetAfterMs: HOUR };
 
-export type Accounts = readonly { account: string; rule: BackoffRule }[];
+export type Accounts = readonly AttemptAccount[];
 
 /**
  * Counts the attempt against every account, or none when one of them must still wait: then
