@@ -18,7 +18,8 @@ export const PASSWORD_USER_BY_APP: BackoffRule = { free: 5, baseDelayMs: SECOND,
 
 /**
  * A username across every app: a ceiling far above one app's, so only many apps together reach
- * it, and then with delays of at most a minute, never a lockout.
+ * it, and then with delays of at most a minute, never a lockout. It slows only the apps that have
+ * failed for the username themselves (every attempt still counts): one with a clean record goes ahead.
  */
 export const PASSWORD_USER: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDelayMs: MINUTE, resetAfterMs: DAY };
 
