@@ -130,6 +130,16 @@ describe('password grant brute force', () => {
     assert.equal(auth.calls.length, calls + 1, 'admitted at once, while the renewed minute runs');
   });
 
+  test("password lockout renewal: a clean app's parallel guesses pass the cross-app ceiling once, not once each", async () => {
+    const apps = await Promise.all(Array.from({ length: 10 }, () => gw.client('orders')));
+    for (const app of apps) for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'frank', `x-${i}`)).status, 401);
+    const fresh = await gw.client('orders');
+    const before = auth.calls.length;
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => attempt(fresh, 'frank', `burst-${i}`)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [401, 429, 429, 429, 429]);
+    assert.equal(auth.calls.length - before, 1, 'the authorization server was asked once');
+  });
+
   test('password lockout: attempts answered 503 (authorization server down) do not count', async () => {
     const app = await gw.client('orders');
     auth.answer = () => ({ status: 502 });
