@@ -3,7 +3,7 @@
 // checked, so parallel guesses cannot slip past; past a few failures each account must wait
 // longer between attempts (exponential backoff), rather than being locked for a fixed time that
 // anyone could renew to keep its owner out.
-import type { BackoffRule, Store } from './store/port.ts';
+import type { AttemptAccount, BackoffRule, Store } from './store/port.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -18,7 +18,8 @@ export const PASSWORD_USER_BY_APP: BackoffRule = { free: 5, baseDelayMs: SECOND,
 
 /**
  * A username across every app: a ceiling far above one app's, so only many apps together reach
- * it, and then with delays of at most a minute, never a lockout.
+ * it, and then with delays of at most a minute, never a lockout. It slows only the apps that have
+ * failed for the username themselves (every attempt still counts): one with a clean record goes ahead.
  */
 export const PASSWORD_USER: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDelayMs: MINUTE, resetAfterMs: DAY };
 
@@ -28,7 +29,7 @@ export const PASSWORD_APP: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDel
 /** Requests from one client address that make the portal send mail: 10, then one an hour. */
 export const MAIL_REQUESTS: BackoffRule = { free: 10, baseDelayMs: HOUR, maxDelayMs: HOUR, resetAfterMs: HOUR };
 
-export type Accounts = readonly { account: string; rule: BackoffRule }[];
+export type Accounts = readonly AttemptAccount[];
 
 /**
  * Counts the attempt against every account, or none when one of them must still wait: then

@@ -127,6 +127,19 @@ export interface NewApp {
   maxAppsOfDeveloper?: number;
 }
 
+/** One account an attempt counts against. */
+export interface AttemptAccount {
+  account: string;
+  rule: BackoffRule;
+  /**
+   * Another account of the same call: this one's wait then holds the attempt back only while
+   * that one has attempts counted within its rule's window (cleared, or its attempts all taken
+   * back, it is clean again); the attempt counts against this one either way. So a ceiling
+   * shared by many parties slows those already failing and never keeps out one with a clean record.
+   */
+  gatesOnlyIfFailing?: string;
+}
+
 export type AttemptResult = { allowed: true } | { allowed: false; retryAt: number };
 
 /** When the rule lets the next attempt through, after `count` counted attempts the last of which came at `lastAt`. */
@@ -197,9 +210,11 @@ export interface Store {
   deleteSessions(developerId: string): Promise<void>;
   /**
    * Counts one attempt against every account given, atomically, if each one's rule lets it
-   * through now; otherwise counts none and resolves to when the latest of them would.
+   * through now (an account with `gatesOnlyIfFailing` only while the account it names has
+   * attempts counted); otherwise counts none and resolves to when the latest of them would.
+   * TypeError when `gatesOnlyIfFailing` names no account of the call.
    */
-  countAttempts(accounts: readonly { account: string; rule: BackoffRule }[], now: number): Promise<AttemptResult>;
+  countAttempts(accounts: readonly AttemptAccount[], now: number): Promise<AttemptResult>;
   clearLoginFailures(account: string): Promise<void>;
   /** Takes one counted attempt back (an attempt counted before it was known to succeed). */
   takeBackLoginFailure(account: string): Promise<void>;

@@ -16,8 +16,8 @@ import {
   type ActiveToken,
   type Approval,
   type App,
+  type AttemptAccount,
   type AttemptResult,
-  type BackoffRule,
   type Client,
   type Credential,
   type Developer,
@@ -669,14 +669,22 @@ export class SqliteStore implements Store {
     this.#deleteSessions.run(developerId);
   }
 
-  async countAttempts(accounts: readonly { account: string; rule: BackoffRule }[], now: number): Promise<AttemptResult> {
+  async countAttempts(accounts: readonly AttemptAccount[], now: number): Promise<AttemptResult> {
+    for (const { gatesOnlyIfFailing: other } of accounts) {
+      if (other !== undefined && !accounts.some((a) => a.account === other)) throw new TypeError(`gatesOnlyIfFailing: '${other}' is not an account of this call`);
+    }
+    // One transaction reads every count and writes them, so parallel attempts cannot both see a
+    // record as clean, or a wait as over, before either is counted.
     return this.#transaction((): AttemptResult => {
-      const counted = accounts.map(({ account, rule }) => {
+      const counted = accounts.map(({ account, rule, gatesOnlyIfFailing }) => {
         const row = this.#loginAttempts.get(account) as { count: number; first_at: number; last_at: number } | undefined;
         const fresh = row === undefined || now - row.last_at >= rule.resetAfterMs;
-        return { account, count: fresh ? 0 : row.count, firstAt: fresh ? now : row.first_at, retryAt: fresh ? -Infinity : nextAttemptAt(rule, row.count, row.last_at) };
+        const retryAt = fresh ? -Infinity : nextAttemptAt(rule, row.count, row.last_at);
+        return { account, gatesOnlyIfFailing, count: fresh ? 0 : row.count, firstAt: fresh ? now : row.first_at, retryAt };
       });
-      const retryAt = Math.max(...counted.map((c) => c.retryAt));
+      const failing = (account: string) => counted.some((c) => c.account === account && c.count > 0);
+      const gating = counted.filter((c) => c.gatesOnlyIfFailing === undefined || failing(c.gatesOnlyIfFailing));
+      const retryAt = Math.max(...gating.map((c) => c.retryAt));
       if (retryAt > now) return { allowed: false, retryAt };
       for (const c of counted) this.#saveLoginAttempts.run(c.account, c.count + 1, c.firstAt, now);
       return { allowed: true };

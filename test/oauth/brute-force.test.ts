@@ -80,15 +80,17 @@ describe('password grant brute force', () => {
     assert.equal((await attempt(stranger, 'bob', 'builder')).status, 429, 'the stranger only slowed itself');
   });
 
-  test('password lockout ceiling: many apps together slow a username down by at most a minute, never lock it', async () => {
+  test('password lockout ceiling: many apps together slow the apps failing for a username by at most a minute, never lock it', async () => {
     const apps = await Promise.all(Array.from({ length: 11 }, () => gw.client('orders')));
     // 10 apps × 5 failures: 50, the ceiling across apps.
     for (const app of apps.slice(0, 10)) for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'carol', `x-${i}`)).status, 401);
     const last = apps[10]!;
+    assert.equal((await attempt(last, 'carol', 'x')).status, 401, 'an 11th app, clean so far, is admitted (and counted: 51)');
     const refused = await attempt(last, 'carol', 'singer');
-    assert.equal(refused.status, 429, 'an 11th app waits too');
-    assert.equal(refused.headers.get('retry-after'), '1');
-    now += 1000;
+    assert.equal(refused.status, 429, 'having failed, the 11th app waits out the ceiling');
+    assert.deepEqual(refused.body, SLOW_DOWN);
+    assert.equal(refused.headers.get('retry-after'), '2', '51 failures across apps: 2 s, where its own 1 failure is free');
+    now += 2000;
     assert.equal((await attempt(last, 'carol', 'singer')).status, 200);
     // A long run of failures never makes the wait longer than a minute.
     for (const app of apps.slice(0, 10)) for (let i = 0; i < 5; i++) await attempt(app, 'dave', `y-${i}`);
@@ -96,9 +98,46 @@ describe('password grant brute force', () => {
       now += 60_000;
       assert.equal((await attempt(apps[i % 10]!, 'dave', `z-${i}`)).status, 401, `after a minute (${i})`);
     }
-    const capped = await attempt(last, 'dave', 'anything');
+    const capped = await attempt(apps[5]!, 'dave', 'anything');
     assert.equal(capped.status, 429);
     assert.equal(capped.headers.get('retry-after'), '60');
+  });
+
+  test("password lockout renewal: strangers keeping bob's cross-app count high cannot keep a clean app from bob's account", async () => {
+    const strangers = await Promise.all(Array.from({ length: 12 }, () => gw.client('orders')));
+    const real = await gw.client('orders');
+    // 12 × 5 wrong passwords: 60 failures across apps, past the ceiling of 50. Each sits out the
+    // ceiling's wait (at most a minute) on the test's clock.
+    for (const stranger of strangers) {
+      for (let i = 0; i < 5; i++) {
+        now += 60_000;
+        assert.equal((await attempt(stranger, 'bob', `guess-${i}`)).status, 401);
+      }
+    }
+    // Renewing: each time the wait ends, one more wrong password starts a new minute.
+    for (let round = 0; round < 6; round++) {
+      const stranger = strangers[round]!;
+      const held = await attempt(stranger, 'bob', `early-${round}`);
+      assert.equal(held.status, 429, `round ${round}`);
+      assert.equal(held.headers.get('retry-after'), '60');
+      now += 60_000;
+      assert.equal((await attempt(stranger, 'bob', `renew-${round}`)).status, 401, `round ${round}: the wait ended, renewed`);
+    }
+    const calls = auth.calls.length;
+    const res = await attempt(real, 'bob', 'builder');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.token_type, 'Bearer');
+    assert.equal(auth.calls.length, calls + 1, 'admitted at once, while the renewed minute runs');
+  });
+
+  test("password lockout renewal: a clean app's parallel guesses pass the cross-app ceiling once, not once each", async () => {
+    const apps = await Promise.all(Array.from({ length: 10 }, () => gw.client('orders')));
+    for (const app of apps) for (let i = 0; i < 5; i++) assert.equal((await attempt(app, 'frank', `x-${i}`)).status, 401);
+    const fresh = await gw.client('orders');
+    const before = auth.calls.length;
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => attempt(fresh, 'frank', `burst-${i}`)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [401, 429, 429, 429, 429]);
+    assert.equal(auth.calls.length - before, 1, 'the authorization server was asked once');
   });
 
   test('password lockout: attempts answered 503 (authorization server down) do not count', async () => {

@@ -741,6 +741,27 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         assert.deepEqual(await store.countAttempts([{ account: 'g', rule }], T0 + 7014 + HOUR), { allowed: true });
         await store.takeBackLoginFailure('nobody');
       });
+
+      it('counts an attempt against an account that gates only while another has failures: always counted, holding back only then', async () => {
+        const ceiling = { free: 1, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: HOUR };
+        const own = { free: 5, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: 10_000 };
+        const by = (party: string) => [{ account: `own-${party}`, rule: own }, { account: 'shared', rule: ceiling, gatesOnlyIfFailing: `own-${party}` }];
+        assert.deepEqual(await store.countAttempts(by('a'), T0), { allowed: true });
+        assert.deepEqual(await store.countAttempts(by('a'), T0 + 1), { allowed: false, retryAt: T0 + 1000 }, 'a has failed: the ceiling holds it back');
+        assert.deepEqual(await store.countAttempts(by('b'), T0 + 2), { allowed: true }, 'b is clean: admitted past the ceiling');
+        assert.deepEqual(await store.countAttempts(by('a'), T0 + 3), { allowed: false, retryAt: T0 + 2002 }, "b's attempt counted against the ceiling: 2 s from it");
+        assert.deepEqual(await store.countAttempts(by('b'), T0 + 4), { allowed: false, retryAt: T0 + 2002 }, 'b has failed now too');
+        await store.takeBackLoginFailure('own-b');
+        assert.deepEqual(await store.countAttempts(by('b'), T0 + 5), { allowed: true }, "b's only attempt taken back: clean again");
+        await store.clearLoginFailures('own-b');
+        assert.deepEqual(await store.countAttempts(by('b'), T0 + 6), { allowed: true }, 'b cleared: clean again');
+        assert.deepEqual(await store.countAttempts(by('a'), T0 + 10_000), { allowed: true }, "a quiet spell of a's own window: a is clean again");
+        assert.deepEqual(await store.countAttempts(by('a'), T0 + 10_001), { allowed: false, retryAt: T0 + 10_000 + 4000 }, 'the ceiling kept counting: capped at 4 s');
+        await assert.rejects(store.countAttempts([{ account: 'shared', rule: ceiling, gatesOnlyIfFailing: 'own-c' }], T0 + 10_002), {
+          name: 'TypeError',
+          message: "gatesOnlyIfFailing: 'own-c' is not an account of this call",
+        });
+      });
     });
 
     describe('bounds and approval of apps', () => {

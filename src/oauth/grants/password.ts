@@ -30,9 +30,12 @@ function throttled(retryAfter: number): OAuthError {
  */
 function attemptAccounts(deps: Deps, appId: string, username: string): Accounts {
   const user = keyedName(deps, username);
+  const userByApp = `password|user-app|${appId}|${user}`;
   return [
-    { account: `password|user-app|${appId}|${user}`, rule: PASSWORD_USER_BY_APP },
-    { account: `password|user|${user}`, rule: PASSWORD_USER },
+    { account: userByApp, rule: PASSWORD_USER_BY_APP },
+    // The ceiling holds back only an app that has failed for this username itself: strangers who
+    // keep it high (renewing its wait from their last failure) would otherwise keep every app out.
+    { account: `password|user|${user}`, rule: PASSWORD_USER, gatesOnlyIfFailing: userByApp },
     { account: `password|app|${appId}`, rule: PASSWORD_APP },
   ];
 }
