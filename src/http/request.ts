@@ -8,12 +8,13 @@ const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request 
 // The path is refused rather than normalised, so that the path that is matched and authorised is
 // byte for byte the path every common upstream parser routes on (WHATWG URL, find-my-way,
 // Python's urllib): RFC 3986 §3.3 pchar and "/" only. So no '#' (an upstream drops it and what
-// follows as a fragment), no character a parser would percent-encode, and no percent-escape of a
-// character that has a plain form (§6.2.2.2: an upstream that decodes `%61dmin` routes to
-// `admin`, which the gateway never matched) or that changes the path's structure when decoded:
-// '/', '\', '.', ';', '%' (a second decoding) and controls.
-const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,=:@/]|%[0-9A-Fa-f]{2})*$/;
-const PATH_ESCAPES_REFUSED = /%(?:[01][0-9a-f]|2[de5f]|3[0-9b]|4[1-9a-f]|5[0-9acf]|6[1-9a-f]|7[0-9aef])/i;
+// follows as a fragment) and no character a parser would percent-encode. An escape is allowed
+// only for a character that cannot be sent as itself: an upstream that decodes the path before
+// routing (Werkzeug, Django, Starlette, Go, servlets) reads `%61dmin` as `admin` and `%24export`
+// as `$export`, routes the gateway never matched (§6.2.2.2). So escapes stand only for ' ', '"',
+// '#', '<', '>', '?', '[', ']', '^', '`', '{', '|', '}' and the bytes of non-ASCII UTF-8; never
+// for a control, '/', a backslash (a separator to some), '%' (a second decoding) or ';'.
+const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,=:@/]|%(?:2[023]|3[CEFcef]|5[BDEbde]|60|7[BCDbcd]|[89A-Fa-f][0-9A-Fa-f]))*$/;
 // The query keeps what RFC 3986 §3.4 allows, and '[' ']', which clients send raw in keys; never
 // '#', which would end the query for the upstream, nor anything an upstream would re-encode.
 const QUERY_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]]|%[0-9A-Fa-f]{2})*$/;
@@ -43,8 +44,6 @@ export function splitTarget(url: string): RequestTarget {
   if (query.length > 0 && tooManyParameters(query)) throw new GatewayError(414, 'uri_too_long', `the query has more than ${MAX_QUERY_PARAMETERS} parameters`);
   if (!PATH_CHARS.test(path)) throw badPath(charFault(path, 'path'));
   if (path.includes('%')) {
-    const escape = PATH_ESCAPES_REFUSED.exec(path);
-    if (escape !== null) throw badPath(`the escape ${escape[0]} is not allowed (send unreserved characters as themselves)`);
     // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
     // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
     if (!decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
@@ -75,7 +74,14 @@ function charFault(text: string, part: 'path' | 'query'): string {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (c === '%') {
-      if (!/^[0-9A-Fa-f]{2}$/.test(text.slice(i + 1, i + 3))) return `"%" must start a two-digit hex escape`;
+      const hex = text.slice(i + 1, i + 3);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) return `"%" must start a two-digit hex escape`;
+      if (part === 'path' && !PATH_CHARS.test(`%${hex}`)) {
+        const byte = parseInt(hex, 16);
+        return byte > 0x20 && byte < 0x7f && allowed.test(String.fromCharCode(byte))
+          ? `the escape %${hex} is not allowed: send "${String.fromCharCode(byte)}" as itself`
+          : `the escape %${hex} is not allowed in the path`;
+      }
       i += 2;
     } else if (!allowed.test(c)) {
       const shown = c >= '!' && c <= '~' ? `"${c}"` : `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;

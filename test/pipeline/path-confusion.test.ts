@@ -24,6 +24,9 @@ const UPSTREAM_ROUTES: [string, string][] = [
 ];
 // RFC 3986 §3.3: what a path segment may hold, as sent.
 const PCHAR_SEGMENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
+/** A decoded segment written back with escapes for exactly what pchar cannot hold (';' aside, which the gateway refuses). */
+const canonical = (decoded: string) =>
+  [...Buffer.from(decoded, 'utf8')].map((b) => (b < 0x80 && /[A-Za-z0-9\-._~!$&'()*+,=:@]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
 
 interface Forwarded {
   /** The gateway route the request was authorised as: each reaches the upstream on its own port. */
@@ -94,6 +97,9 @@ describe('path-confusion', () => {
     ['/v1/users/42?x=#/avatar', 'fragment in the query'],
     ['/v1/users/%61dmin/avatar', 'escaped unreserved character'],
     ['/v1/files/%2561dmin', 'escaped percent (double decoding)'],
+    ['/v1/users/%24export/avatar', 'escaped "$", which a decoding router reads as a $export route'],
+    ['/v1/users/%40me/avatar', 'escaped "@"'],
+    ['/v1/files/a%3Ab', 'escaped ":"'],
     ['/v1/files/a%3Bb', 'escaped ;'],
     ['/v1/files/a%0Ab', 'escaped control'],
     ['/v1/files/a%zz', 'malformed escape'],
@@ -159,7 +165,12 @@ describe('path-confusion', () => {
         assert.equal(new URL(url, 'http://upstream.test').pathname, path, `WHATWG URL: ${JSON.stringify(url)}`);
         const found = router.find('GET', url);
         assert.equal((found?.store as { name: string } | undefined)?.name, route, `find-my-way: ${JSON.stringify(url)}`);
-        for (const s of path.split('/').slice(1)) assert.match(s, PCHAR_SEGMENT, `segment of ${JSON.stringify(url)}`);
+        for (const s of path.split('/').slice(1)) {
+          assert.match(s, PCHAR_SEGMENT, `segment of ${JSON.stringify(url)}`);
+          // A router that decodes before it routes (Werkzeug, Django, Go) must see one spelling
+          // per route: the segment is the only way to write what it decodes to.
+          assert.equal(canonical(decodeURIComponent(s)), s.replace(/%[0-9a-f]{2}/gi, (e) => e.toUpperCase()), `canonical: ${JSON.stringify(url)}`);
+        }
         assert.deepEqual(JSON.parse(bodyOf(answer)), { route });
       }),
       { numRuns: 4000, seed: 13 },
