@@ -36,39 +36,72 @@ const REQUEST_DROP = new Set([
 /**
  * Headers by which a proxy in front tells an upstream who the client is or which user it
  * authenticated; from a client they are forgeries, and an upstream that reads any of them would
- * believe it. Dropped always (`listen.dropHeaders` adds to them), besides every X-Forwarded-* and
- * X-Gateway-*, which the gateway sets itself.
+ * believe it. Dropped always (`listen.dropHeaders` adds to them), with the families below.
  */
 export const IDENTITY_HEADERS: readonly string[] = [
   'forwarded',
-  'x-real-ip',
   'true-client-ip',
-  'x-client-ip',
   'client-ip',
   'cf-connecting-ip',
   'fastly-client-ip',
   'x-cluster-client-ip',
   'x-originating-ip',
-  'x-remote-ip',
-  'x-remote-addr',
-  'x-remote-user',
-  'remote-user',
-  'x-authenticated-user',
-  'x-authenticated-userid',
-  'x-auth-user',
   'x-user',
-  'x-user-id',
-  'x-consumer-id',
-  'x-consumer-username',
-  'x-credential-identifier',
-  'x-original-host',
+  'x-userinfo',
   'x-host',
+  'x-proxyuser-ip',
+  'fly-client-ip',
+  'x-scheme',
+  'x-url-scheme',
+  'front-end-https',
+  'x-request-uri',
+  'x-script-name',
+  'x-method',
 ];
+
+/**
+ * Whole families of them, by prefix: those of auth proxies (Authelia's Remote-*, oauth2-proxy's
+ * X-Auth-Request-*, Kong's X-Consumer-* and X-Authenticated-*, Grafana's X-WEBAUTH-*, Pomerium,
+ * authentik, Cloudflare Access, Google IAP, Azure App Service, AWS ALB), of TLS terminators
+ * (client certificates), and of load balancers and meshes (Envoy, CloudFront, App Engine, Azure),
+ * besides the gateway's own X-Forwarded* and X-Gateway-*.
+ */
+export const IDENTITY_PREFIXES: readonly string[] = [
+  'x-forwarded',
+  'forwarded-',
+  'x-gateway-',
+  'remote-',
+  'x-remote-',
+  'x-auth',
+  'x-consumer-',
+  'x-credential-',
+  'x-anonymous-',
+  'x-user-',
+  'x-webauth-',
+  'x-pomerium-',
+  'x-authentik-',
+  'cf-access-',
+  'x-goog-authenticated-',
+  'x-ms-client-principal',
+  'x-amzn-oidc-',
+  'ssl-client-',
+  'x-ssl-',
+  'x-client-ip',
+  'x-client-cert',
+  'x-arr-',
+  'x-envoy-',
+  'x-original-',
+  'x-real-',
+  'cloudfront-viewer-',
+  'x-appengine-',
+  'x-azure-',
+];
+const IDENTITY_PREFIX = new RegExp(`^(?:${IDENTITY_PREFIXES.join('|')})`);
 
 /** Whether a client's request header is dropped. Names with '_' are dropped as well: servers
  * that map '_' to '-' (CGI, WSGI) would read X_Gateway_App as the gateway's own header. */
 function dropped(name: string, drop: ReadonlySet<string>, named: ReadonlySet<string> | undefined): boolean {
-  return drop.has(name) || named?.has(name) === true || name.includes('_') || name.startsWith('x-forwarded-') || name.startsWith('x-gateway-');
+  return drop.has(name) || named?.has(name) === true || name.includes('_') || IDENTITY_PREFIX.test(name);
 }
 
 // A header value carries visible ASCII only; anything else (a non-Latin user name) and '%' are

@@ -172,6 +172,14 @@ describe('identity-spoof', () => {
 
   test('identity-spoof-headers: none of the documented identity headers reaches the upstream; listen.dropHeaders adds to them', async () => {
     const named = ['True-Client-IP', 'X-Client-IP', 'CF-Connecting-IP', 'Client-IP', 'X-Real-IP', 'Forwarded', 'X-Original-URI', 'X-Original-Method', 'X-Remote-User', 'X-Authenticated-User'];
+    // Found by the attack pass: siblings of those, from auth proxies, TLS terminators and load balancers.
+    named.push(
+      ...['Remote-Groups', 'Remote-Email', 'X-Consumer-Groups', 'X-Consumer-Custom-ID', 'X-Anonymous-Consumer', 'X-Authenticated-Scope', 'X-Authenticated-Groups', 'X-WEBAUTH-USER'],
+      ...['X-Auth-Request-User', 'X-Auth-Request-Email', 'X-Auth-Request-Groups', 'X-Auth-Request-Preferred-Username', 'X-Goog-Authenticated-User-Email', 'X-MS-CLIENT-PRINCIPAL-NAME'],
+      ...['X-Amzn-Oidc-Identity', 'Cf-Access-Authenticated-User-Email', 'X-Pomerium-Claim-Email', 'X-authentik-username', 'X-Userinfo', 'X-SSL-Client-S-DN', 'Ssl-Client-Verify'],
+      ...['X-Client-Cert', 'X-ARR-ClientCert', 'X-Envoy-External-Address', 'X-Original-Forwarded-For', 'X-ProxyUser-Ip', 'Fly-Client-IP', 'X-Azure-ClientIP', 'CloudFront-Viewer-Address'],
+      ...['X-Appengine-User-Ip', 'X-Forwarded', 'Forwarded-For', 'X-Scheme', 'X-Url-Scheme', 'Front-End-Https', 'X-Original-Path', 'X-Request-Uri', 'X-Script-Name', 'X-Envoy-Original-Path', 'X-Method'],
+    );
     const all = [...new Set([...named.map((n) => n.toLowerCase()), ...IDENTITY_HEADERS])];
     const headers = await forwardedHeaders('  dropHeaders: [X-Tenant]\n', [...all.map((n) => `${n}: forged`), 'X-Tenant: other', 'X-Kept: yes']);
     for (const name of all) assert.equal(headers[name], undefined, name);
