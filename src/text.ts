@@ -1,8 +1,9 @@
 // Characters that change how a terminal or a page shows the text around them: C0 and C1 controls
-// (ESC starts a terminal escape sequence, CSI is one in a single byte), DEL, and the Unicode
-// bidirectional marks and overrides (Unicode TR9 §2; CVE-2021-42574 "Trojan Source"). Names
-// are refused with them; what the CLI prints has them escaped.
-const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+// (ESC starts a terminal escape sequence, CSI is one in a single byte), DEL, the Unicode
+// bidirectional marks and overrides (Unicode TR9 §2; CVE-2021-42574 "Trojan Source"), and the
+// invisible ones (zero-width space and joiners, word joiner, byte order mark), which make two
+// names look alike. Names are refused with them; what the CLI prints has them escaped.
+const UNSAFE = /[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
 const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
 
 export function hasUnsafeCharacters(text: string): boolean {

@@ -85,8 +85,15 @@ function ambiguousQuery(query: string, raw: Record<string, string | string[]>, d
 }
 
 // ajv coerces "0x64", "1e2" and " 7" to numbers, which an upstream would read otherwise: a
-// number in the query must be written as a plain decimal.
+// number in the query must be written as a plain decimal. And exactly: "0.99999999999999999" is
+// the number 1 to ajv (a minimum of 1 passes) but 0 to parseInt and PHP's intval.
 const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+function exactDecimal(given: string, value: number): boolean {
+  if (!DECIMAL.test(given)) return false;
+  const written = given.includes('.') ? given.replace(/0+$/, '').replace(/\.$/, '') : given;
+  return String(value) === written;
+}
 
 function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>, found: Failure[]): void {
   for (const name in coerced) {
@@ -95,9 +102,9 @@ function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, str
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const g = Array.isArray(given) ? given[i] : given;
-        if (typeof value[i] === 'number' && typeof g === 'string' && !DECIMAL.test(g)) found.push(notDecimal(name, i));
+        if (typeof value[i] === 'number' && typeof g === 'string' && !exactDecimal(g, value[i] as number)) found.push(notDecimal(name, i));
       }
-    } else if (typeof value === 'number' && typeof given === 'string' && !DECIMAL.test(given)) {
+    } else if (typeof value === 'number' && typeof given === 'string' && !exactDecimal(given, value)) {
       found.push(notDecimal(name, undefined));
     }
   }
@@ -118,7 +125,7 @@ function coercible(raw: Record<string, string | string[]>): Record<string, unkno
 
 const notDecimal = (name: string, i: number | undefined): Failure => ({
   pointer: `/query/${escapeToken(name)}${i === undefined ? '' : `/${i}`}`,
-  message: 'must be a plain decimal number',
+  message: 'must be a plain decimal number, exactly representable',
 });
 
 function refuse(found: readonly Failure[]): void {

@@ -476,7 +476,7 @@ describe('gateway admin and control characters', () => {
 
   test('terminal-escape: a developer or app name with ESC, CSI, DEL, a bidi override or isolate is refused; nothing is written', async () => {
     const before = ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout;
-    for (const name of ['Eve\x1b[2J', 'evil\u202egpj.exe', 'x\u2066y']) {
+    for (const name of ['Eve\x1b[2J', 'evil\u202egpj.exe', 'x\u2066y', 'in\u200bvisible', 'b\ufeffom']) {
       fails(await ws.cli('admin', 'developers', 'create', '--email', 'eve@example.com', '--name', name), 1, `the developer name ${NAME_REFUSED}`);
     }
     for (const name of ['Eve\u009b31m', 'Eve\x7f', 'x\u200fy', 'tab\there']) {

@@ -119,9 +119,15 @@ describe('validateRequest', () => {
       { pointer: '/query/sort', message: 'must be equal to one of the allowed values' },
     ]);
     // What ajv would coerce but an upstream would read otherwise.
-    await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
-    await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number' }]);
-    await refused('/v1/search?q=x&ids=1&ids=0x10', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal number' }]);
+    await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
+    await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
+    await refused('/v1/search?q=x&ids=1&ids=0x10', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal number, exactly representable' }]);
+    // Found by the attack pass: 1 to ajv, 0 to parseInt and intval, under the schema's minimum.
+    await refused('/v1/search?q=x&limit=0.99999999999999999', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
+    await refused('/v1/search?q=x&limit=12345678901234567890', {}, [
+      { pointer: '/query/limit', message: 'must be <= 100' },
+    ]);
+    await refused('/v1/search?q=x&ids=12345678901234567890', {}, [{ pointer: '/query/ids/0', message: 'must be a plain decimal number, exactly representable' }]);
     const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
     assert.equal(ok.status, 200);
     assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
