@@ -117,6 +117,10 @@ export async function listen(
     keepAliveTimeout: 5_000,
   };
   const server = tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key }, serve);
+  // A client that stops reading its answer: once the socket's buffers are full nothing moves, and
+  // after the request timeout without traffic either way the connection closes, handing the
+  // upstream connection it held back to its pool. Else 128 such clients froze an upstream for good.
+  server.timeout = timeouts.requestMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host, reusePort }, () => {

@@ -253,3 +253,55 @@ describe('slow-sender', () => {
     });
   });
 });
+
+// slow-reader: a client that never reads its answer holds an upstream connection only until the
+// request timeout passes without traffic, not for as long as it keeps the socket open.
+describe('slow-reader', () => {
+  let gw: TestGateway;
+  let token: string;
+  let upstream: Upstream;
+  let upstreamClosed: Promise<void>;
+  before(async () => {
+    let closed!: () => void;
+    upstreamClosed = new Promise((resolve) => (closed = resolve));
+    // 64 MiB, written as fast as the gateway takes it.
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      let sent = 0;
+      const more = () => {
+        while (sent < 1024) {
+          sent++;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      res.on('close', () => closed());
+      more();
+    });
+    gw = await startTestGateway({ upstreamUrl: upstream.url, listen: '  headersTimeout: 1s\n  requestTimeout: 2s\n' });
+    const app = await gw.client('hello', 'reader');
+    token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
+  });
+  after(async () => {
+    await gw.close();
+    await upstream.close();
+  });
+
+  test('slow-reader: a client that stops reading is cut off once listen.requestTimeout passes without traffic, and the upstream request ends', { timeout: 20_000 }, async () => {
+    const { port } = new URL(gw.url);
+    const socket = connect({ port: Number(port), host: '127.0.0.1' });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /v1/backend/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    // Read the first bytes, then never again (a paused socket sees no close either: the gateway's end is what counts).
+    const first = await new Promise<Buffer>((resolve) => socket.once('data', resolve));
+    socket.pause();
+    const paused = performance.now();
+    assert.match(first.toString('latin1'), /^HTTP\/1\.1 200 /);
+    await upstreamClosed;
+    const ms = performance.now() - paused;
+    socket.destroy();
+    // Buffers fill first (a few MiB on loopback), then 2 s without traffic.
+    assert.ok(ms >= 2_000 && ms < 10_000, `the upstream request ended after ${Math.round(ms)} ms`);
+  });
+});
