@@ -375,19 +375,28 @@ export async function confirmEmail(deps: AdminDeps, input: { token: string; emai
   });
   const confirmed = await deps.store.confirmEmail({ hash: sha256(input.token.trim()), developerId: login.developer.id, now: deps.clock() });
   if (confirmed === undefined) throw invalid;
+  await login.accepted();
   return { developer: confirmed, passwordHash: login.passwordHash };
 }
 
 /**
- * A password-reset link for the address, if it has an active account; undefined otherwise. The
- * caller answers both alike.
+ * A password-reset request: counted against the client's address now; the link for the address,
+ * if it has an active account, is made by `later`, which the caller runs after it has answered,
+ * so that the answer takes as long whether or not the address has an account.
  */
-export async function requestPasswordReset(deps: AdminDeps, input: { email: string; clientIp: string }): Promise<{ developer: Developer; token: string } | undefined> {
+export async function requestPasswordReset(
+  deps: AdminDeps,
+  input: { email: string; clientIp: string },
+): Promise<{ later: () => Promise<{ developer: Developer; token: string } | undefined> }> {
   const email = normaliseEmail(input.email);
   await countMailRequest(deps, input.clientIp);
-  const developer = await deps.store.findDeveloper(email);
-  if (developer === undefined || developer.status !== 'active') return undefined;
-  return { developer, token: await newMailLink(deps, developer, 'reset') };
+  return {
+    async later() {
+      const developer = await deps.store.findDeveloper(email);
+      if (developer === undefined || developer.status !== 'active') return undefined;
+      return { developer, token: await newMailLink(deps, developer, 'reset') };
+    },
+  };
 }
 
 /**
@@ -415,8 +424,12 @@ export interface Login {
 
 const loginFailed = () => new AdminError('login_failed', 'wrong email or password, or the address is not confirmed yet (follow the link we mailed you)');
 
-/** Checks an email and password, slowed as src/login-throttle.ts says; a success clears the account's count. */
-async function checkPassword(deps: AdminDeps, input: { email: string; password: string }): Promise<Login> {
+/**
+ * Checks an email and password, slowed as src/login-throttle.ts says. The attempt stays counted
+ * until the caller accepts the login (`accepted`): a right password on an account that may not
+ * log in counts like a wrong one, or the throttle would tell the two apart.
+ */
+async function checkPassword(deps: AdminDeps, input: { email: string; password: string }): Promise<Login & { accepted: () => Promise<void> }> {
   let email: string;
   try {
     email = normaliseEmail(input.email);
@@ -432,8 +445,7 @@ async function checkPassword(deps: AdminDeps, input: { email: string; password: 
   const matches = await deps.passwords.verify(input.password, passwordHash);
   const dev = matches ? await deps.store.findDeveloper(email) : undefined;
   if (dev === undefined || dev.status !== 'active' || typeof passwordHash !== 'string') throw loginFailed();
-  await attemptSucceeded(deps.store, [account]);
-  return { developer: dev, passwordHash };
+  return { developer: dev, passwordHash, accepted: () => attemptSucceeded(deps.store, [account]) };
 }
 
 /**
@@ -443,9 +455,10 @@ async function checkPassword(deps: AdminDeps, input: { email: string; password: 
  * every failure.
  */
 export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Login> {
-  const login = await checkPassword(deps, input);
-  if (!login.developer.verified) throw loginFailed();
-  return login;
+  const { developer, passwordHash, accepted } = await checkPassword(deps, input);
+  if (!developer.verified) throw loginFailed();
+  await accepted();
+  return { developer, passwordHash };
 }
 
 /** Sets a new password after checking the current one; every session of the developer ends, and the answer logs this browser in again. */

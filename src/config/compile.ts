@@ -2,6 +2,7 @@
 import path from 'node:path';
 import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
+import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
@@ -87,9 +88,15 @@ export function compileRoutes(deps: Deps): RouteTable {
     },
   ];
 
+  const find = (path: string) => exact.get(path) ?? patterns.find((p) => p.regex.test(path))?.entry;
+  const ambiguous = new GatewayError(400, 'invalid_path', 'request path rejected: an escaped character names another route than the path as written; send it as itself');
+
   return {
     lookup(method, path) {
-      const entry = exact.get(path) ?? patterns.find((p) => p.regex.test(path))?.entry;
+      const entry = find(path);
+      // A router that decodes before it routes reads /v1/files/%24export as the route
+      // /v1/files/$export: both spellings must name the route that is authorised.
+      if (path.includes('%') && SUB_DELIM_ESCAPE.test(path) && find(decodeSubDelims(path)) !== entry) throw ambiguous;
       if (entry === undefined) return notFound;
       return entry.methods.get(method) ?? entry.otherMethod;
     },

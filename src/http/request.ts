@@ -8,13 +8,23 @@ const badPath = (why: string) => new GatewayError(400, 'invalid_path', `request 
 // The path is refused rather than normalised, so that the path that is matched and authorised is
 // byte for byte the path every common upstream parser routes on (WHATWG URL, find-my-way,
 // Python's urllib): RFC 3986 §3.3 pchar and "/" only. So no '#' (an upstream drops it and what
-// follows as a fragment) and no character a parser would percent-encode. An escape is allowed
-// only for a character that cannot be sent as itself: an upstream that decodes the path before
-// routing (Werkzeug, Django, Starlette, Go, servlets) reads `%61dmin` as `admin` and `%24export`
-// as `$export`, routes the gateway never matched (§6.2.2.2). So escapes stand only for ' ', '"',
-// '#', '<', '>', '?', '[', ']', '^', '`', '{', '|', '}' and the bytes of non-ASCII UTF-8; never
-// for a control, '/', a backslash (a separator to some), '%' (a second decoding) or ';'.
-const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,=:@/]|%(?:2[023]|3[CEFcef]|5[BDEbde]|60|7[BCDbcd]|[89A-Fa-f][0-9A-Fa-f]))*$/;
+// follows as a fragment) and no character a parser would percent-encode. An upstream that decodes
+// the path before routing (Werkzeug, Django, Starlette, Go, servlets) reads `%61dmin` as `admin`,
+// a route the gateway never matched (§6.2.2.2): so no escape of an unreserved character, which
+// has one spelling, nor of a control, '/', a backslash (a separator to some), '%' (a second
+// decoding) or ';'. Escapes of the other characters a segment may hold raw ('$', '@', ':'…) are
+// common (encodeURIComponent writes them); the route table refuses those whose decoded spelling
+// names another route (SUB_DELIM_ESCAPE).
+const PATH_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,=:@/]|%(?:2[0-46-9A-Ca-c]|3[ACDEFacdef]|40|5[BDEbde]|60|7[BCDbcd]|[89A-Fa-f][0-9A-Fa-f]))*$/;
+
+/** An escape of a character a path segment may also hold as itself: RFC 3986 sub-delims, ':' and '@'. */
+export const SUB_DELIM_ESCAPE = /%(?:2[146-9A-Ca-c]|3[ADad]|40)/;
+const SUB_DELIM_ESCAPES = new RegExp(SUB_DELIM_ESCAPE.source, 'g');
+
+/** The path with its escaped sub-delims, ':' and '@' written as themselves: as a decoding router reads it. */
+export function decodeSubDelims(path: string): string {
+  return path.replace(SUB_DELIM_ESCAPES, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
+}
 // The query keeps what RFC 3986 §3.4 allows, and '[' ']', which clients send raw in keys; never
 // '#', which would end the query for the upstream, nor anything an upstream would re-encode.
 const QUERY_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]]|%[0-9A-Fa-f]{2})*$/;
@@ -56,6 +66,8 @@ export function splitTarget(url: string): RequestTarget {
     }
   }
   if (query.length > 0 && !QUERY_CHARS.test(query)) throw new GatewayError(400, 'invalid_query', `request query rejected: ${charFault(query, 'query')}`);
+  // Else the gateway reads U+FFFD where another parser keeps the escape as written.
+  if (query.includes('%') && !decodesAsUtf8(query)) throw new GatewayError(400, 'invalid_query', 'request query rejected: percent-escapes must encode UTF-8');
   return { path, query };
 }
 

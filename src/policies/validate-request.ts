@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { escapeToken } from './json-pointer.ts';
+import { escapeToken, getAt, parsePointer } from './json-pointer.ts';
 import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
 import { failures, openApiBodySchema, openApiQuerySchema, routeOperation, tryCompile, userAjv, type Failure } from './schemas.ts';
 
@@ -38,6 +38,8 @@ interface Compiled {
   query: ValidateFunction | undefined;
   /** The parameter names the query schema declares at its top level. */
   declared: ReadonlySet<string>;
+  /** Those of them that are integers, or arrays of integers. */
+  integers: ReadonlySet<string>;
   body: ValidateFunction | undefined;
   bodyRequired: boolean;
 }
@@ -49,10 +51,12 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
   let querySchema: object | undefined = options.query;
   let bodySchema: object | undefined = options.body;
   let bodyRequired = options.body !== undefined;
+  let doc: Record<string, unknown> | undefined;
   if (options.openapi !== undefined) {
     const found = routeOperation(options.openapi, site);
     if ('message' in found) return found;
-    const { doc, op } = found;
+    doc = found.doc;
+    const { op } = found;
     queryAjv.addSchema(doc, DOC);
     bodyAjv.addSchema(doc, DOC);
     querySchema = openApiQuerySchema(doc, op, DOC);
@@ -64,8 +68,26 @@ function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
   if (typeof query === 'string') return { path: [options.openapi === undefined ? 'query' : 'openapi'], message: `is not a valid JSON Schema: ${query}` };
   const body = bodySchema === undefined ? undefined : tryCompile(bodyAjv, bodySchema);
   if (typeof body === 'string') return { path: [options.openapi === undefined ? 'body' : 'openapi'], message: `is not a valid JSON Schema: ${body}` };
-  const properties = (querySchema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  return { query, declared: new Set(Object.keys(properties ?? {})), body, bodyRequired };
+  const properties = (querySchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const integers = new Set(Object.keys(properties).filter((name) => isIntegerSchema(properties[name], doc)));
+  return { query, declared: new Set(Object.keys(properties)), integers, body, bodyRequired };
+}
+
+/** Follows $refs (into the OpenAPI document, or the query schema's own) to the schema they name. */
+function resolved(node: unknown, doc: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  let at = node as Record<string, unknown> | undefined;
+  for (let i = 0; i < 8 && typeof at?.$ref === 'string'; i++) {
+    const ref = (at.$ref as string).replace(new RegExp(`^${DOC}#`), '#');
+    const path = ref.startsWith('#') ? parsePointer(ref.slice(1)) : undefined;
+    at = doc !== undefined && path !== undefined ? (getAt(doc, path) as Record<string, unknown> | undefined) : undefined;
+  }
+  return at;
+}
+
+function isIntegerSchema(node: unknown, doc: Record<string, unknown> | undefined): boolean {
+  const schema = resolved(node, doc);
+  if (schema?.type === 'integer') return true;
+  return schema?.type === 'array' && resolved(schema.items, doc)?.type === 'integer';
 }
 
 /**
@@ -95,19 +117,28 @@ function exactDecimal(given: string, value: number): boolean {
   return String(value) === written;
 }
 
-function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>, found: Failure[]): void {
+// "100.0" is 100 to the schema, and an error to int(), Atoi and parseInt's careful callers (Flask
+// then falls back to no limit at all): an integer is written without a fraction.
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>, integers: ReadonlySet<string>, found: Failure[]): void {
   for (const name in coerced) {
     const value = coerced[name];
     const given = raw[name];
+    const integer = integers.has(name);
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const g = Array.isArray(given) ? given[i] : given;
-        if (typeof value[i] === 'number' && typeof g === 'string' && !exactDecimal(g, value[i] as number)) found.push(notDecimal(name, i));
+        if (typeof value[i] === 'number' && typeof g === 'string' && !exactNumber(g, value[i] as number, integer)) found.push(notDecimal(name, i, integer));
       }
-    } else if (typeof value === 'number' && typeof given === 'string' && !exactDecimal(given, value)) {
-      found.push(notDecimal(name, undefined));
+    } else if (typeof value === 'number' && typeof given === 'string' && !exactNumber(given, value, integer)) {
+      found.push(notDecimal(name, undefined, integer));
     }
   }
+}
+
+function exactNumber(given: string, value: number, integer: boolean): boolean {
+  return exactDecimal(given, value) && (!integer || INTEGER.test(given));
 }
 
 /**
@@ -123,9 +154,9 @@ function coercible(raw: Record<string, string | string[]>): Record<string, unkno
   return out;
 }
 
-const notDecimal = (name: string, i: number | undefined): Failure => ({
+const notDecimal = (name: string, i: number | undefined, integer: boolean): Failure => ({
   pointer: `/query/${escapeToken(name)}${i === undefined ? '' : `/${i}`}`,
-  message: 'must be a plain decimal number, exactly representable',
+  message: integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable',
 });
 
 function refuse(found: readonly Failure[]): void {
@@ -147,7 +178,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
   create(options, env) {
     const compiled = compile(options, env);
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
-    const { query: checkQuery, declared, body: checkBody, bodyRequired } = compiled;
+    const { query: checkQuery, declared, integers, body: checkBody, bodyRequired } = compiled;
     const limit = options.maxBodySize ?? 1024 * 1024;
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
@@ -182,7 +213,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
         ambiguousQuery(ctx.query, raw, declared, found);
         const coerced = coercible(raw);
         if (!checkQuery(coerced)) found.push(...failures('/query', checkQuery.errors));
-        else plainDecimals(coerced, raw, found);
+        else plainDecimals(coerced, raw, integers, found);
       }
       const withBody = hasBody(ctx.req);
       if (withBody && readsBody) return validateBody(ctx, found);

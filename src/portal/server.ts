@@ -185,9 +185,14 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     '/forgot': withMail(async (r) => {
       const email = r.form.get('email') ?? '';
       try {
-        const reset = await ops.requestPasswordReset(deps, { email, clientIp: r.clientIp });
-        // Nothing is mailed for an address without an account; the answer is the same.
-        deliver(reset && mails.resetMail(portal.title, reset.developer.email, link('/reset', reset.token)));
+        const { later } = await ops.requestPasswordReset(deps, { email, clientIp: r.clientIp });
+        // Nothing is mailed for an address without an account; the answer is the same, and is
+        // sent before the account is looked up, so that it takes as long either way.
+        setImmediate(() => {
+          later()
+            .then((reset) => deliver(reset && mails.resetMail(portal.title, reset.developer.email, link('/reset', reset.token))))
+            .catch((err: unknown) => logger.error({ err }, 'password reset link not made'));
+        });
         return page(200, pages.checkEmailPage(r.frame, 'reset'));
       } catch (err) {
         return refused(err, (error) => pages.forgotPage(r.frame, { email, error }));

@@ -57,13 +57,27 @@ export const IDENTITY_HEADERS: readonly string[] = [
   'x-request-uri',
   'x-script-name',
   'x-method',
+  'x-http-host-override',
+  'proxy-client-ip',
+  'do-connecting-ip',
+  'incap-client-ip',
+  'x-sucuri-clientip',
+  'x-nf-client-connection-ip',
+  'x-email',
+  'x-username',
+  'x-groups',
+  'x-jwt-payload',
+  'smuser',
+  'eppn',
 ];
 
 /**
  * Whole families of them, by prefix: those of auth proxies (Authelia's Remote-*, oauth2-proxy's
  * X-Auth-Request-*, Kong's X-Consumer-* and X-Authenticated-*, Grafana's X-WEBAUTH-*, Pomerium,
- * authentik, Cloudflare Access, Google IAP, Azure App Service, AWS ALB), of TLS terminators
- * (client certificates), and of load balancers and meshes (Envoy, CloudFront, App Engine, Azure),
+ * authentik, Cloudflare Access, Google IAP, Azure App Service, AWS ALB, IBM WebSEAL's iv-*,
+ * WebLogic's WL-Proxy-*, Shibboleth, Tailscale, Vouch, Teleport, Kubernetes impersonation), of
+ * TLS terminators (client certificates, RFC 9440 Client-Cert), and of load balancers, CDNs and
+ * meshes (Envoy, CloudFront, App Engine, Azure, Vercel),
  * besides the gateway's own X-Forwarded* and X-Gateway-*.
  */
 export const IDENTITY_PREFIXES: readonly string[] = [
@@ -81,6 +95,18 @@ export const IDENTITY_PREFIXES: readonly string[] = [
   'x-pomerium-',
   'x-authentik-',
   'cf-access-',
+  'cf-connecting-ip',
+  'iv-',
+  'wl-proxy-',
+  'client-cert',
+  'tailscale-',
+  'x-vouch-',
+  'impersonate-',
+  'x-ms-token-',
+  'shib-',
+  'teleport-jwt-',
+  'x-goog-iap-',
+  'x-vercel-',
   'x-goog-authenticated-',
   'x-ms-client-principal',
   'x-amzn-oidc-',
@@ -88,6 +114,10 @@ export const IDENTITY_PREFIXES: readonly string[] = [
   'x-ssl-',
   'x-client-ip',
   'x-client-cert',
+  'x-client-dn',
+  'x-client-verify',
+  'x-client-s-dn',
+  'x-client-i-dn',
   'x-arr-',
   'x-envoy-',
   'x-original-',

@@ -21,12 +21,20 @@ const UPSTREAM_ROUTES: [string, string][] = [
   ['files', '/v1/files/:name'],
   ['user', '/v1/users/:id'],
   ['user-admin', '/v1/users/admin'],
+  ['files-export', '/v1/files/$export'],
 ];
 // RFC 3986 §3.3: what a path segment may hold, as sent.
 const PCHAR_SEGMENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
-/** A decoded segment written back with escapes for exactly what pchar cannot hold (';' aside, which the gateway refuses). */
-const canonical = (decoded: string) =>
-  [...Buffer.from(decoded, 'utf8')].map((b) => (b < 0x80 && /[A-Za-z0-9\-._~!$&'()*+,=:@]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+/** The route a router that decodes the path before it routes (Werkzeug, Django, Go) picks: static segments before parameters. */
+function decodingRouter(path: string): string | undefined {
+  const segments = path.split('/').slice(1).map((s) => decodeURIComponent(s));
+  const fits = (route: string) => {
+    const parts = route.split('/').slice(1);
+    return parts.length === segments.length && parts.every((p, i) => p.startsWith(':') || p === segments[i]);
+  };
+  const statics = UPSTREAM_ROUTES.filter(([, route]) => !route.includes(':'));
+  return (statics.find(([, route]) => fits(route)) ?? UPSTREAM_ROUTES.find(([, route]) => fits(route)))?.[0];
+}
 
 interface Forwarded {
   /** The gateway route the request was authorised as: each reaches the upstream on its own port. */
@@ -63,8 +71,9 @@ describe('path-confusion', () => {
         '  files:\n    method: GET\n    path: /v1/files/{name}\n    upstream: files-svc',
         '  user:\n    method: GET\n    path: /v1/users/{id}\n    upstream: admin-svc\n    scopes: [users:admin]',
         '  user-admin:\n    method: GET\n    path: /v1/users/admin\n    upstream: admin-svc\n    scopes: [users:admin]',
+        '  files-export:\n    method: GET\n    path: /v1/files/$export\n    upstream: admin-svc\n    scopes: [users:admin]',
       ].join('\n') + '\n',
-      products: '  profiles:\n    routes: [avatar, files]\n  users:\n    routes: [user, user-admin]\n    scopes: [users:admin]\n',
+      products: '  profiles:\n    routes: [avatar, files]\n  users:\n    routes: [user, user-admin, files-export]\n    scopes: [users:admin]\n',
     });
     const app = await gw.client('profiles', 'profiles-app');
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
@@ -97,9 +106,8 @@ describe('path-confusion', () => {
     ['/v1/users/42?x=#/avatar', 'fragment in the query'],
     ['/v1/users/%61dmin/avatar', 'escaped unreserved character'],
     ['/v1/files/%2561dmin', 'escaped percent (double decoding)'],
-    ['/v1/users/%24export/avatar', 'escaped "$", which a decoding router reads as a $export route'],
-    ['/v1/users/%40me/avatar', 'escaped "@"'],
-    ['/v1/files/a%3Ab', 'escaped ":"'],
+    ['/v1/files/a?q=%FF%FF', 'a query escape that is not UTF-8, which a parser keeps as written'],
+    ['/v1/files/%24export', 'escaped "$", which a decoding router reads as the admin route /v1/files/$export'],
     ['/v1/files/a%3Bb', 'escaped ;'],
     ['/v1/files/a%0Ab', 'escaped control'],
     ['/v1/files/a%zz', 'malformed escape'],
@@ -119,6 +127,14 @@ describe('path-confusion', () => {
     });
   }
 
+  test('path-confusion: an escaped "@" or ":" that names the same route either way reaches the upstream as sent', async () => {
+    const answer = await get('/v1/users/alice%40example.com/avatar');
+    assert.equal(statusOf(answer), 200);
+    assert.deepEqual(JSON.parse(bodyOf(answer)), { route: 'avatar' });
+    assert.deepEqual(forwarded.at(-1), { route: 'avatar', url: '/v1/users/alice%40example.com/avatar' });
+    assert.equal(statusOf(await get('/v1/files/urn%3Ax%3Ay')), 200);
+  });
+
   test('path-confusion: an escaped reserved character reaches the upstream as sent, as the route the gateway authorised', async () => {
     const answer = await get('/v1/users/42%3F/avatar');
     assert.equal(statusOf(answer), 200);
@@ -133,10 +149,10 @@ describe('path-confusion', () => {
     { weight: 4, arbitrary: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)) },
     { weight: 4, arbitrary: fc.integer({ min: 0, max: 255 }).map((c) => `%${c.toString(16).padStart(2, '0')}`) },
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 255 }).map((c) => `%${c.toString(16).toUpperCase().padStart(2, '0')}`) },
-    { weight: 2, arbitrary: fc.constantFrom('/', '/avatar', '#', '#/avatar', '?', '?a=1', '%', '%g', '.', '..', '/..', '%2e', 'admin', '%2f', '\\') },
+    { weight: 2, arbitrary: fc.constantFrom('/', '/avatar', '#', '#/avatar', '?', '?a=1', '%', '%g', '.', '..', '/..', '%2e', 'admin', '%2f', '\\', '$export', '%24export', '%24', '%40') },
   );
   const segment = (minLength: number) => fc.array(piece, { minLength, maxLength: 4 }).map((p) => p.join(''));
-  const target = fc
+  const random = fc
     .tuple(
       fc.constantFrom('/v1/users/', '/v1/users/', '/v1/files/', '/v1/files/', '/v1/users/admin', '/v1/'),
       segment(1),
@@ -144,6 +160,15 @@ describe('path-confusion', () => {
       segment(0),
     )
     .map(([prefix, a, mid, b]) => prefix + a + mid + b);
+  // The routes' own static segments, each character sent as itself or escaped (either case): the
+  // spellings a router that decodes before it routes reads as those routes.
+  const spelled = fc
+    .tuple(fc.constantFrom('/v1/users/', '/v1/files/'), fc.constantFrom('admin', '$export', 'avatar'), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 7, maxLength: 7 }), fc.constantFrom('', '/avatar'))
+    .map(([prefix, word, how, suffix]) => {
+      const spell = [...word].map((c, i) => (how[i] === 0 ? c : `%${c.charCodeAt(0).toString(16)[how[i] === 1 ? 'toUpperCase' : 'toLowerCase']()}`)).join('');
+      return prefix + spell + suffix;
+    });
+  const target = fc.oneof({ weight: 3, arbitrary: random }, { weight: 1, arbitrary: spelled });
 
   test('path-confusion property: every forwarded target routes the same in WHATWG URL, find-my-way and urllib, with pchar-only parameters', async () => {
     const before = forwarded.length;
@@ -159,24 +184,22 @@ describe('path-confusion', () => {
         const { route, url } = forwarded.at(-1)!;
         assert.equal(status, 200);
         assert.ok(route === 'avatar' || route === 'files', `forwarded as ${route}: ${JSON.stringify(url)}`);
-        // The upstream got the target byte for byte.
-        assert.equal(url, t);
+        // The upstream got the target byte for byte (an empty query, a lone '?', is not sent).
+        assert.equal(url, t.replace(/\?$/, ''));
         const path = url.split('?')[0]!;
         assert.equal(new URL(url, 'http://upstream.test').pathname, path, `WHATWG URL: ${JSON.stringify(url)}`);
         const found = router.find('GET', url);
         assert.equal((found?.store as { name: string } | undefined)?.name, route, `find-my-way: ${JSON.stringify(url)}`);
         for (const s of path.split('/').slice(1)) {
           assert.match(s, PCHAR_SEGMENT, `segment of ${JSON.stringify(url)}`);
-          // A router that decodes before it routes (Werkzeug, Django, Go) must see one spelling
-          // per route: the segment is the only way to write what it decodes to.
-          assert.equal(canonical(decodeURIComponent(s)), s.replace(/%[0-9a-f]{2}/gi, (e) => e.toUpperCase()), `canonical: ${JSON.stringify(url)}`);
         }
+        assert.equal(decodingRouter(path), route, `a decoding router: ${JSON.stringify(url)}`);
         assert.deepEqual(JSON.parse(bodyOf(answer)), { route });
       }),
       { numRuns: 4000, seed: 13 },
     );
     const paths = forwarded.slice(before).map((f) => f.url);
-    assert.ok(sent === 4000 && paths.length > 200, `only ${paths.length} of ${sent} targets were forwarded; the generator should reach the routes`);
+    assert.ok(sent === 4000 && paths.length > 150, `only ${paths.length} of ${sent} targets were forwarded; the generator should reach the routes`);
     // Python's urllib.parse, as Starlette, Django and Flask split a target, in one process.
     const split = JSON.parse(
       execFileSync('python3', ['-c', 'import json,sys,urllib.parse\nprint(json.dumps([urllib.parse.urlsplit(u).path for u in json.load(sys.stdin)]))'], { input: JSON.stringify(paths) }).toString(),

@@ -119,15 +119,18 @@ describe('validateRequest', () => {
       { pointer: '/query/sort', message: 'must be equal to one of the allowed values' },
     ]);
     // What ajv would coerce but an upstream would read otherwise.
-    await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
-    await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
-    await refused('/v1/search?q=x&ids=1&ids=0x10', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal number, exactly representable' }]);
-    // Found by the attack pass: 1 to ajv, 0 to parseInt and intval, under the schema's minimum.
-    await refused('/v1/search?q=x&limit=0.99999999999999999', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal number, exactly representable' }]);
+    await refused('/v1/search?q=x&limit=0x64', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
+    await refused('/v1/search?q=x&limit=1e2', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
+    await refused('/v1/search?q=x&ids=1&ids=0x10', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal integer, without a fraction' }]);
+    // Found by the attack pass: 1 to ajv, 0 to parseInt and intval, under the schema's minimum;
+    // 100.0 is 100 to ajv and an error to int() (Flask then applies no limit).
+    await refused('/v1/search?q=x&limit=0.99999999999999999', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
+    await refused('/v1/search?q=x&limit=100.0', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
     await refused('/v1/search?q=x&limit=12345678901234567890', {}, [
       { pointer: '/query/limit', message: 'must be <= 100' },
     ]);
-    await refused('/v1/search?q=x&ids=12345678901234567890', {}, [{ pointer: '/query/ids/0', message: 'must be a plain decimal number, exactly representable' }]);
+    await refused('/v1/search?q=x&ids=12345678901234567890', {}, [{ pointer: '/query/ids/0', message: 'must be a plain decimal integer, without a fraction' }]);
+    await refused('/v1/search?q=x&ids=1&ids=2.0', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal integer, without a fraction' }]);
     const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
     assert.equal(ok.status, 200);
     assert.equal(upstream.received.at(-1)?.url, '/v1/search?q=tea&limit=100&sort=asc&extra=1', 'forwarded as sent');
@@ -185,6 +188,7 @@ describe('validateRequest', () => {
   test('OpenAPI 3: query parameters (with $ref) of the operation the route matches', async () => {
     await refused('/v1/items/7', {}, [{ pointer: '/query/limit', message: 'is required' }]);
     await refused('/v1/items/7?limit=2&fields=A', {}, [{ pointer: '/query/fields', message: 'must match pattern "^[a-z,]+$"' }]);
+    await refused('/v1/items/7?limit=2.0', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
     assert.equal((await call(`${gw.url}/v1/items/7?limit=2&fields=name,price`, { headers: bearer(token) })).status, 200);
   });
 

@@ -106,6 +106,20 @@ describe('open sign-up with a mail transport', () => {
     assert.equal((await register(visitor, 'now')).status, 201);
   });
 
+  test('account enumeration: sign-up then logins with the password just chosen are throttled alike for a taken address and a new one', async () => {
+    await createDeveloper(gw.admin, { email: 'taken-probe@example.org', name: 'Taken' });
+    const statuses: number[][] = [];
+    for (const email of ['taken-probe@example.org', 'new-probe@example.org']) {
+      const visitor = new Visitor(base);
+      await post(visitor, '/signup', '/signup', { email, name: 'Probe', password: PASSWORD });
+      const seen: number[] = [];
+      for (let i = 0; i < 7; i++) seen.push((await post(visitor, '/login', '/login', { email, password: PASSWORD })).status);
+      statuses.push(seen);
+    }
+    assert.deepEqual(statuses[0], [401, 401, 401, 401, 401, 429, 429]);
+    assert.deepEqual(statuses[1], statuses[0]);
+  });
+
   test('account pre-hijack: the confirmation form answers a wrong link and a wrong password alike', async () => {
     const visitor = new Visitor(base);
     await post(visitor, '/signup', '/signup', { email: 'alike@example.com', name: 'Alike', password: PASSWORD });
