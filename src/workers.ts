@@ -3,6 +3,7 @@
 // (SharedArrayBuffer), so quotas and spike arrests hold exactly across them; each has its own
 // SQLite connection, so a revocation reaches every worker's cache through PRAGMA data_version.
 // The main thread owns the schema, the counters' saving and the purge.
+import { getAsset, isSea } from 'node:sea';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from './config/load.ts';
@@ -17,9 +18,19 @@ import { startUsage } from './usage.ts';
 import { createPasswords } from './admin/passwords.ts';
 import { createMailer } from './mail.ts';
 
-// From source, the worker runs through the TypeScript loader; in the bundle (scripts/build.ts),
-// this module is part of dist/gateway.mjs and the worker is dist/worker.mjs beside it.
-const WORKER_ENTRY = import.meta.url.endsWith('/src/workers.ts') ? new URL('../bin/worker.js', import.meta.url) : new URL('./worker.mjs', import.meta.url);
+/**
+ * A worker thread running src/worker.ts. In the single executable its bundle is an asset, run as
+ * a script; from source it goes through the TypeScript loader; in the bundle (scripts/build.ts)
+ * this module is part of dist/gateway.mjs and the worker is dist/worker.mjs beside it.
+ */
+function startWorker(data: WorkerData): Worker {
+  if (isSea()) return new Worker(getAsset(WORKER_ASSET, 'utf8'), { eval: true, workerData: data });
+  const entry = import.meta.url.endsWith('/src/workers.ts') ? new URL('../bin/worker.js', import.meta.url) : new URL('./worker.mjs', import.meta.url);
+  return new Worker(entry, { workerData: data });
+}
+
+/** The name of the worker's bundle among the single executable's assets (scripts/build.ts). */
+export const WORKER_ASSET = 'worker.cjs';
 
 export interface WorkerData {
   configFile: string;
@@ -46,7 +57,7 @@ export async function startWorkers(config: Config, options: { env: Record<string
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
 
   const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer };
-  const workers = Array.from({ length: config.workers }, () => new Worker(WORKER_ENTRY, { workerData: data }));
+  const workers = Array.from({ length: config.workers }, () => startWorker(data));
   try {
     await Promise.all(
       workers.map(

@@ -5,10 +5,13 @@ import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
 import { CliError, terminalText, type CliIo } from './io.ts';
 import { registerRun } from './run.ts';
+import pkg from '../../package.json' with { type: 'json' };
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('gateway')
     .description('OAuth 2.0 token-issuing API gateway')
+    // Bundled at build time, so the single executable knows its version without package.json.
+    .version(pkg.version, '-V, --version')
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
