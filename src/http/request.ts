@@ -25,6 +25,7 @@ const SUB_DELIM_ESCAPES = new RegExp(SUB_DELIM_ESCAPE.source, 'g');
 export function decodeSubDelims(path: string): string {
   return path.replace(SUB_DELIM_ESCAPES, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
 }
+
 // The query keeps what RFC 3986 §3.4 allows, and '[' ']', which clients send raw in keys; never
 // '#', which would end the query for the upstream, nor anything an upstream would re-encode.
 const QUERY_CHARS = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?[\]]|%[0-9A-Fa-f]{2})*$/;
@@ -53,11 +54,9 @@ export function splitTarget(url: string): RequestTarget {
   const query = q === -1 ? '' : url.slice(q + 1);
   if (query.length > 0 && tooManyParameters(query)) throw new GatewayError(414, 'uri_too_long', `the query has more than ${MAX_QUERY_PARAMETERS} parameters`);
   if (!PATH_CHARS.test(path)) throw badPath(charFault(path, 'path'));
-  if (path.includes('%')) {
-    // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
-    // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
-    if (!decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
-  }
+  // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
+  // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
+  if (path.includes('%') && !decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
   if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {

@@ -7,6 +7,7 @@ import { GatewayError } from '../errors.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import { readBody } from '../http/body.ts';
 import { hasBody, mediaType } from '../http/request.ts';
+import { contentCharset } from './form.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
 
@@ -64,7 +65,7 @@ function formBodyToCheck(req: IncomingMessage): boolean {
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
     throw new GatewayError(415, 'unsupported_media_type', 'a form body must not be compressed');
   }
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers['content-type']!)?.[1];
+  const charset = contentCharset(req.headers['content-type']!);
   if (charset !== undefined && !ASCII_BASED.test(charset)) throw new GatewayError(415, 'unsupported_media_type', `a form body in charset ${charset} is not accepted`);
   return true;
 }

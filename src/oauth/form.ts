@@ -1,4 +1,5 @@
 // application/x-www-form-urlencoded bodies of the OAuth endpoints.
+import { mediaType } from '../http/request.ts';
 import { invalidRequest } from './errors.ts';
 
 /**
@@ -18,13 +19,16 @@ export function parseForm(body: string): Map<string, string> {
 
 /** Accepts the form content type with optional parameters such as charset. */
 export function isFormContentType(value: string | undefined): boolean {
-  if (value === undefined) return false;
+  if (value === undefined || mediaType(value) !== 'application/x-www-form-urlencoded') return false;
+  const charset = contentCharset(value);
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
+
+/** The charset parameter of a Content-Type value, if it has one. */
+export function contentCharset(value: string): string | undefined {
   const semi = value.indexOf(';');
-  const type = (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') return false;
-  if (semi === -1) return true;
-  const charset = /(?:^|;)\s*charset\s*=\s*"?([^";]+)"?/i.exec(value.slice(semi));
-  return charset === null || /^utf-?8$/i.test(charset[1]!.trim());
+  if (semi === -1) return undefined;
+  return /(?:^|;)\s*charset\s*=\s*"?([^";]+)"?/i.exec(value.slice(semi))?.[1]!.trim();
 }
 
 /** Form-decoding of one value: '+' is a space, then percent-decoding (UTF-8). */

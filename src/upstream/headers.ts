@@ -18,16 +18,14 @@ const HOP_BY_HOP = new Set([
 
 // Stripped from requests as well: the caller's credentials; the Host (the upstream's own is
 // sent); Expect (the gateway answers 100-continue itself); and the overrides some frameworks
-// honour, which would make the upstream act on a path or method other than the one authorised.
+// honour, which would make the upstream act on a path or method other than the one authorised
+// (X-Original-URL and its kin go with the X-Original-* family below).
 const REQUEST_DROP = new Set([
   ...HOP_BY_HOP,
   'host',
   'authorization',
   'expect',
-  'x-original-url',
   'x-rewrite-url',
-  'x-original-uri',
-  'x-original-method',
   'x-http-method',
   'x-http-method-override',
   'x-method-override',
