@@ -6,6 +6,9 @@
 //               validation and forwarding (limits too high to trigger)
 //   token       the token endpoint, client_credentials, every token durable before its 200
 //   peer-token  oidc-provider's client_credentials endpoint (in memory: nothing durable)
+//   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
+//               HTTP server, each started on gateway.example.yaml: exec to the first 200 on
+//               /v1/hello, idle RSS, and the executable's size (scripts/bench/startup.ts)
 //
 // The process under test runs on core 0 (taskset, where it exists); the upstream and the load
 // generator (autocannon, in this process) share core 1. Cases alternate over rounds; medians are
@@ -13,13 +16,14 @@
 // The gateway runs as it ships: the bundle of scripts/build.ts with its RUNTIME_FLAGS.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort } from '../src/http/server.ts';
-import { BUNDLE, RUNTIME_FLAGS, buildBundles } from './build.ts';
+import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
+import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -29,6 +33,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '64' },
     /** Issue this many tokens, then measure RSS and verification again (default: 1e6, none with --quick). */
     million: { type: 'string' },
+    /** `--only start`: the start-up figures alone. */
+    only: { type: 'string' },
   },
 });
 const quick = args.quick === true;
@@ -157,12 +163,52 @@ function cli(configFile: string, ...argv: string[]): string {
   return execFileSync(NODE, [BUNDLE, ...argv, '--config', configFile], { cwd: ROOT, encoding: 'utf8' });
 }
 
+/** Start-up of the executable beside `node dist/gateway.mjs` and a bare Node server, alternated over the rounds. */
+async function startup(dir: string, executable: string): Promise<string[]> {
+  const onCore0 = (command: string[]) => (pinned ? [TASKSET!, '-c', '0', ...command] : command);
+  const floor = "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.GATEWAY_PORT), '127.0.0.1')";
+  const commands: Record<string, string[]> = {
+    executable: onCore0([executable]),
+    'node bundle': onCore0([NODE, ...RUNTIME_FLAGS, BUNDLE]),
+    'node server': onCore0([NODE, ...RUNTIME_FLAGS, '-e', floor, '--']),
+  };
+  const example = await prepareExample(dir, executable, { gateway: await freePort('127.0.0.1'), portal: await freePort('127.0.0.1') });
+  const samples: Record<string, StartFigures[]> = {};
+  for (let round = 1; round <= Math.max(rounds, 3); round++) {
+    for (const [name, command] of Object.entries(commands)) (samples[name] ??= []).push(await startOnce(command, example));
+  }
+  const figures = Object.fromEntries(
+    Object.entries(samples).map(([name, list]) => [
+      name,
+      { first_ms: median(list.map((f) => f.first_ms)), rss_mb: median(list.map((f) => f.rss_mb)), file_mb: median(list.map((f) => f.file_mb)), anon_mb: median(list.map((f) => f.anon_mb)) },
+    ]),
+  ) as Record<string, StartFigures>;
+  const exe = figures.executable!;
+  const bundle = figures['node bundle']!;
+  const server = figures['node server']!;
+  const row = (name: string, f: StartFigures) =>
+    `${name.padEnd(12)} ${String(f.first_ms).padStart(9)} ${f.rss_mb.toFixed(1).padStart(8)} ${f.file_mb.toFixed(1).padStart(8)} ${f.anon_mb.toFixed(1).padStart(8)}`;
+  const mb = (bytes: number) => (bytes / 1048576).toFixed(1);
+  return [
+    `${'start'.padEnd(12)} ${'first ms'.padStart(9)} ${'RSS MB'.padStart(8)} ${'file MB'.padStart(8)} ${'anon MB'.padStart(8)}   (gateway.example.yaml: exec to the first 200 on /v1/hello; RSS 2 s later)`,
+    ...Object.entries(figures).map(([name, f]) => row(name, f)),
+    `executable / node bundle    ${(exe.first_ms / bundle.first_ms).toFixed(3)} start, ${(exe.rss_mb / bundle.rss_mb).toFixed(3)} RSS   (targets: start < 300 ms, RSS < 80 MB; the bare node server: ${server.first_ms} ms, ${server.rss_mb} MB)`,
+    `executable size             ${mb(statSync(executable).size)} MB (node binary ${mb(statSync(NODE).size)} MB, bundle ${mb(statSync(path.join(path.dirname(executable), 'sea', 'gateway.blob')).size)} MB with its worker and code cache)`,
+  ];
+}
+
 async function main(): Promise<void> {
   if (pinned) execFileSync(TASKSET!, ['-pc', '1', String(process.pid)], { stdio: 'ignore' });
   await buildBundles();
+  const executable = await buildExecutable();
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
   const children: ChildProcess[] = [];
   try {
+    const startLines = await startup(dir, executable);
+    if (args.only === 'start') {
+      process.stdout.write(`${startLines.join('\n')}\n`);
+      return;
+    }
     const ports = { upstream: await freePort('127.0.0.1'), baseline: await freePort('127.0.0.1'), peer: await freePort('127.0.0.1') };
     const upstreamUrl = `http://127.0.0.1:${ports.upstream}`;
     const upstream = await start(1, 'scripts/bench/upstream.ts', [String(ports.upstream)], onMessage);
@@ -310,6 +356,8 @@ ${extra}`,
       `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
       `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
       ...(many === '' ? [] : [many]),
+      '',
+      ...startLines,
       '',
       `${rounds} round(s) of ${duration} s, ${connections} connections, every process run as node ${RUNTIME_FLAGS.join(' ')} (the gateway as dist/gateway.mjs), ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
     ];

@@ -11,8 +11,12 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { Ajv } from 'ajv';
+import standalone from 'ajv/dist/standalone/index.js';
+import { build, type Plugin } from 'esbuild';
 import { inject } from 'postject';
+import { configSchema } from '../src/config/schema.ts';
+import { CONFIG_AJV_OPTIONS } from '../src/config/validator.ts';
 import { WORKER_ASSET } from '../src/workers.ts';
 
 /**
@@ -28,6 +32,21 @@ const ROOT = path.join(import.meta.dirname, '..');
 export const DIST = path.join(ROOT, 'dist');
 export const BUNDLE = path.join(DIST, 'gateway.mjs');
 
+/**
+ * src/config/validator.ts as ajv's standalone code for the config schema, generated here: the
+ * same validator, without compiling it at every start.
+ */
+const precompiledConfigValidator: Plugin = {
+  name: 'precompiled-config-validator',
+  setup(esbuild) {
+    esbuild.onLoad({ filter: /[\\/]src[\\/]config[\\/]validator\.ts$/ }, () => {
+      const ajv = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { source: true, esm: true } });
+      const code = standalone.default(ajv, ajv.compile(configSchema));
+      return { contents: `${code}\nexport function configValidator() { return validate; }\n`, loader: 'js', resolveDir: ROOT };
+    });
+  },
+};
+
 export async function buildBundles(outdir = DIST): Promise<void> {
   await build({
     entryPoints: { gateway: path.join(ROOT, 'cmd/gateway.ts'), worker: path.join(ROOT, 'src/worker.ts') },
@@ -40,6 +59,7 @@ export async function buildBundles(outdir = DIST): Promise<void> {
     // Some dependencies are CommonJS and call require() for Node's own modules.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     legalComments: 'none',
+    plugins: [precompiledConfigValidator],
     logLevel: 'warning',
   });
 }
@@ -61,7 +81,9 @@ export async function buildExecutable(outdir = DIST): Promise<string> {
     target: 'node24',
     // import.meta is read only outside the executable (src/workers.ts asks isSea() first).
     logOverride: { 'empty-import-meta': 'silent' },
+    minifyWhitespace: true,
     legalComments: 'none',
+    plugins: [precompiledConfigValidator],
     logLevel: 'warning',
   });
   const blob = path.join(work, 'gateway.blob');

@@ -3,14 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { parseEntry } from '../http/ip.ts';
 import type { PolicySite } from '../policies/policy.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import {
-  configSchema,
   type PolicyEntry,
   type AuthServerConfig,
   type ConfigFile,
@@ -19,6 +18,7 @@ import {
   type MailConfig,
   type UpstreamConfig,
 } from './schema.ts';
+import { configValidator } from './validator.ts';
 
 export interface ConfigIssue {
   path: string;
@@ -151,13 +151,6 @@ export interface LoadOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-let compiled: ValidateFunction<ConfigFile> | undefined;
-/** Compiled on first use, not at import. */
-function validator(): ValidateFunction<ConfigFile> {
-  compiled ??= new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, verbose: true }).compile<ConfigFile>(configSchema);
-  return compiled;
-}
-
 export function loadConfigFile(file: string, options: LoadOptions = {}): Config {
   let text: string;
   try {
@@ -194,7 +187,7 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
     // An alias without its anchor, or aliases that expand too far (a "billion laughs" file).
     throw new ConfigError(file, [{ path: '', message: (err as Error).message.split('\n')[0] ?? 'unreadable YAML', line: undefined }]);
   }
-  const validate = validator();
+  const validate = configValidator();
   if (!validate(raw)) {
     for (const e of pickUnionBranch(validate.errors ?? [])) {
       const segments = pointerSegments(e.instancePath);
