@@ -1,0 +1,33 @@
+# The gateway's single executable on a distroless base (glibc and libstdc++, no shell).
+#   docker build -t token-gateway .
+#   docker run -p 8080:8080 -p 8081:8081 -v gateway-data:/var/lib/gateway \
+#     -v "$PWD/gateway.yaml:/etc/gateway/gateway.yaml:ro" token-gateway
+# docs/deploy/README.md has the paths and variables; test/deploy/manifests.test.ts checks them.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# The install CI runs (.ci/run); it brings the pinned Node that becomes the executable.
+RUN npm ci
+COPY . .
+RUN npm run build
+# The data folder, made here because the final stage has no shell to make it.
+RUN mkdir /data
+
+FROM gcr.io/distroless/cc-debian12:nonroot
+COPY --from=build /src/dist/gateway /usr/local/bin/gateway
+# A default that serves as is; mount your own file over it.
+COPY --from=build /src/gateway.example.yaml /etc/gateway/gateway.yaml
+COPY --from=build --chown=65532:65532 /data /var/lib/gateway
+# The example listens on loopback for the portal unless told otherwise; in a container that
+# would reach nobody.
+ENV GATEWAY_DB=/var/lib/gateway/gateway.db PORTAL_HOST=0.0.0.0
+VOLUME /var/lib/gateway
+# The example's GATEWAY_PORT and PORTAL_PORT.
+EXPOSE 8080 8081
+# Numeric, so that Kubernetes' runAsNonRoot can check it (it cannot resolve "nonroot").
+USER 65532:65532
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s \
+  CMD ["/usr/local/bin/gateway", "healthcheck", "--config", "/etc/gateway/gateway.yaml"]
+ENTRYPOINT ["/usr/local/bin/gateway"]
+CMD ["--config", "/etc/gateway/gateway.yaml"]
