@@ -170,10 +170,11 @@ export interface AppDetails extends App {
   credentials: Credential[];
 }
 
-export async function listApps(deps: AdminDeps, filter: { developer?: string } = {}): Promise<App[]> {
-  if (filter.developer === undefined) return deps.store.listApps();
+/** Apps, each with its keys (`show`, `disable` and `revoke` take a key). */
+export async function listApps(deps: AdminDeps, filter: { developer?: string } = {}): Promise<AppDetails[]> {
+  if (filter.developer === undefined) return withCredentials(deps, await deps.store.listApps());
   const dev = await requireDeveloper(deps, filter.developer);
-  return deps.store.listApps({ developerEmail: dev.email });
+  return withCredentials(deps, await deps.store.listApps({ developerEmail: dev.email }));
 }
 
 /** A developer's app by its id, with its keys; another developer's is as absent as an unknown one. */
@@ -185,7 +186,10 @@ export async function findOwnApp(deps: AdminDeps, developer: Developer, id: stri
 
 /** A developer's apps, each with its keys. */
 export async function listOwnApps(deps: AdminDeps, developer: Developer): Promise<AppDetails[]> {
-  const apps = await deps.store.listApps({ developerEmail: developer.email });
+  return withCredentials(deps, await deps.store.listApps({ developerEmail: developer.email }));
+}
+
+function withCredentials(deps: AdminDeps, apps: readonly App[]): Promise<AppDetails[]> {
   return Promise.all(apps.map(async (app) => ({ ...app, credentials: await deps.store.listCredentials(app.id) })));
 }
 

@@ -2,11 +2,10 @@
 import type { Command } from 'commander';
 import * as ops from '../admin/operations.ts';
 import { createPasswords } from '../admin/passwords.ts';
-import { loadConfigFile } from '../config/load.ts';
 import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
 import type { App, Developer } from '../store/port.ts';
-import { DEFAULT_CONFIG } from './config.ts';
+import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { isoDate, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
@@ -29,7 +28,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
       .action(async (...argv: unknown[]) => {
         const cmd = argv[argv.length - 1] as Command;
         const opts = cmd.opts<O>();
-        const config = loadConfigFile(opts.config, { env: io.env });
+        const config = commandConfig(cmd, io);
         const store = openStore(config);
         try {
           await run({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, passwords: createPasswords() }, opts, cmd.args);
@@ -103,7 +102,10 @@ export function registerAdmin(program: Command, io: CliIo): void {
     .requiredOption('--product <product>', 'API product');
   leaf<Common & { developer?: string }>(apps, 'list', 'list apps', async (deps, opts) => {
     const list = await ops.listApps(deps, opts.developer === undefined ? {} : { developer: opts.developer });
-    show(opts, list, () => table(list.map(appRow), ['developer', 'name', 'product', 'status', 'created']));
+    // Keys that authenticate: the current one, and earlier ones until their overlap ends.
+    const keys = (app: ops.AppDetails) =>
+      app.credentials.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > deps.clock())).map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`)).join(', ');
+    show(opts, list, () => table(list.map((app) => ({ ...appRow(app), keys: keys(app) })), ['developer', 'name', 'product', 'status', 'created', 'keys']));
   }).option('--developer <email>', "only this developer's apps");
   leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (deps, opts, args) => {
     const app = await ops.findApp(deps, appRef(args, opts));

@@ -1,9 +1,20 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../config/load.ts';
+import { loadConfigFile, type Config } from '../config/load.ts';
 import { editorSchema } from '../config/schema.ts';
-import type { CliIo } from './io.ts';
+import { CliError, type CliIo } from './io.ts';
 
 export const DEFAULT_CONFIG = 'gateway.yaml';
+
+/** The config file a command names with --config, or gateway.yaml in the current folder. */
+export function commandConfig(cmd: Command, io: CliIo): Config {
+  const file = cmd.opts<{ config: string }>().config;
+  if (cmd.getOptionValueSource('config') === 'default' && !existsSync(file)) {
+    throw new CliError(`no configuration file: ${path.resolve(file)} does not exist; name one with --config <file> (gateway.example.yaml is an example)`, 2);
+  }
+  return loadConfigFile(file, { env: io.env });
+}
 
 export function registerConfig(program: Command, io: CliIo): void {
   const config = program.command('config').description('check a configuration file, or print its JSON Schema');
@@ -11,8 +22,8 @@ export function registerConfig(program: Command, io: CliIo): void {
     .command('check')
     .description('validate a configuration file without serving; exits non-zero on an error')
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
-    .action((opts: { config: string }) => {
-      const c = loadConfigFile(opts.config, { env: io.env });
+    .action((opts: { config: string }, cmd: Command) => {
+      const c = commandConfig(cmd, io);
       io.out(`${opts.config}: ok (${c.products.size} products, ${c.routes.size} routes, ${c.upstreams.size} upstreams)`);
     });
   config

@@ -3,6 +3,7 @@ import { AdminError } from '../admin/operations.ts';
 import { ConfigError } from '../config/load.ts';
 import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
+import { registerHealthcheck } from './healthcheck.ts';
 import { CliError, terminalText, type CliIo } from './io.ts';
 import { registerRun } from './run.ts';
 import pkg from '../../package.json' with { type: 'json' };
@@ -18,6 +19,7 @@ export function buildProgram(io: CliIo): Command {
   registerRun(program, io);
   registerConfig(program, io);
   registerAdmin(program, io);
+  registerHealthcheck(program, io);
   return program;
 }
 

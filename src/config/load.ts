@@ -156,7 +156,9 @@ export function loadConfigFile(file: string, options: LoadOptions = {}): Config 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(file, [{ path: '', message: `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, line: undefined }]);
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const why = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'a folder, not a file' }[code] ?? code;
+    throw new ConfigError(file, [{ path: '', message: `cannot read ${file}: ${why}`, line: undefined }]);
   }
   return parseConfig(text, file, options);
 }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { freePort } from '../../src/http/server.ts';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -47,8 +48,8 @@ function childEnv(extra: Env): NodeJS.ProcessEnv {
   return env;
 }
 
-function launch(args: readonly string[], env: Env) {
-  const child = spawn(process.execPath, ['bin/gateway.js', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+function launch(args: readonly string[], env: Env, cwd = ROOT) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/gateway.js'), ...args], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
@@ -61,9 +62,9 @@ function launch(args: readonly string[], env: Env) {
   return { child, exited, stderr: () => stderr };
 }
 
-/** Runs `gateway …args` to completion. */
-async function gateway(args: readonly string[], env: Env = {}): Promise<Result> {
-  const { child, exited, stderr } = launch(args, env);
+/** Runs `gateway …args` to completion, in the repository's folder unless `cwd` names another. */
+async function gateway(args: readonly string[], env: Env = {}, cwd?: string): Promise<Result> {
+  const { child, exited, stderr } = launch(args, env, cwd);
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
@@ -349,13 +350,16 @@ describe('gateway admin apps', () => {
     );
     for (const a of apps) assert.ok(!('secret' in a) && !('key' in a));
     const [c1, c2] = apps.map((a) => isoDate(a.createdAt));
+    // Each app's keys, which show, disable and revoke take.
+    const [k1, k2] = (apps as unknown as { credentials: { key: string }[] }[]).map((a) => a.credentials.map((c) => c.key).join());
+    assert.equal(k1, first.key);
     const list = ok(await ws.cli('admin', 'apps', 'list'));
     assert.equal(
       list.stdout,
       [
-        'DEVELOPER        NAME        PRODUCT  STATUS  CREATED',
-        `dev@example.com  first-app   hello    active  ${c1}`,
-        `dev@example.com  second-app  orders   active  ${c2}`,
+        'DEVELOPER        NAME        PRODUCT  STATUS  CREATED               KEYS',
+        `dev@example.com  first-app   hello    active  ${c1}  ${k1}`,
+        `dev@example.com  second-app  orders   active  ${c2}  ${k2}`,
         '',
       ].join('\n'),
     );
@@ -592,7 +596,7 @@ describe('gateway config check', () => {
       code: 2,
       signal: null,
       stdout: '',
-      stderr: `error: invalid configuration:\ncannot read ${missing}: ENOENT\n`,
+      stderr: `error: invalid configuration:\ncannot read ${missing}: no such file\n`,
     });
   });
 
@@ -665,6 +669,54 @@ describe('gateway --config f', () => {
   test('a bad --port is refused', async () => {
     fails(await gateway(['--config', ws.config, '--port', 'abc']), 1, '--port: "abc" is not a port number');
   });
+
+  test('healthcheck: 200 from the metadata document of the gateway the config describes, or of --url; else exit 1 with the reason', async () => {
+    const port = await freePort('127.0.0.1');
+    const env = { GW_E2E_PORT: String(port) };
+    // The metadata document is served when the config names the issuer.
+    fails(await gateway(['healthcheck', '--config', ws.config], env), 2, `${ws.config} sets no oauth.issuer: without it the gateway serves no /.well-known/oauth-authorization-server to ask`);
+    writeFileSync(ws.config, ENV_YAML.replace('  realm: test-realm\n', '  realm: test-realm\n  issuer: http://localhost:${GW_E2E_PORT}\n'));
+    const gw = await serve(ws.config, { args: [], env });
+    const metadata = `http://127.0.0.1:${port}/.well-known/oauth-authorization-server`;
+    try {
+      assert.equal(ok(await gateway(['healthcheck', '--config', ws.config], env)).stdout, `healthy: ${metadata} answered 200\n`);
+      assert.equal(ok(await gateway(['healthcheck', '--url', gw.url])).stdout, `healthy: ${metadata} answered 200\n`);
+    } finally {
+      await gw.stop();
+    }
+    fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `unhealthy: ${metadata}: ECONNREFUSED`);
+    // Something else on the port: not the gateway, not healthy.
+    const other = createServer((_req, res) => res.writeHead(503).end());
+    await new Promise<void>((resolve) => other.listen(port, '127.0.0.1', resolve));
+    try {
+      fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `unhealthy: ${metadata} answered 503`);
+    } finally {
+      other.close();
+    }
+    fails(await gateway(['healthcheck', '--url', 'ftp://127.0.0.1/']), 2, '--url: "ftp://127.0.0.1/" is not an http:// address');
+    writeFileSync(ws.config, ENV_YAML);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 5b. What a new user types first
+
+describe('a mistyped command, and no config file', () => {
+  test('gateway bogus: unknown command, and the list of commands', async () => {
+    fails(await gateway(['bogus']), 1, "unknown command 'bogus' (commands: config, admin, healthcheck; gateway --help describes them)");
+    fails(await gateway(['admin', 'bogus']), 1, "unknown command 'bogus'");
+  });
+
+  test('without --config and without gateway.yaml, every command names the file it looked for and how to name one', async () => {
+    const { dir, remove } = tempDir();
+    try {
+      for (const args of [[], ['admin', 'apps', 'list'], ['config', 'check'], ['healthcheck']]) {
+        fails(await gateway(args, {}, dir), 2, `no configuration file: ${path.join(dir, 'gateway.yaml')} does not exist; name one with --config <file> (gateway.example.yaml is an example)`);
+      }
+    } finally {
+      remove();
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -701,6 +753,8 @@ describe('revocation from another process', () => {
   test('admin keys revoke KEY', async () => {
     const { app, token } = await workingApp('dev@example.com', 'revoked-key');
     assert.equal(ok(await ws.cli('admin', 'keys', 'revoke', app.key)).stdout, `key ${app.key} is revoked\n`);
+    const listed = ok(await ws.cli('admin', 'apps', 'list')).stdout.split('\n');
+    assert.match(listed.find((line) => line.includes(' revoked-key '))!, / active {2}\S+$/, 'a revoked key is not listed');
     await assertTokenRejected(gw.url, token);
     await assertClientRejected(gw.url, app);
     await assertServes(gw.url, bystanderToken);
@@ -735,6 +789,8 @@ describe('revocation from another process', () => {
     await assertServes(gw.url, await issueToken(gw.url, app));
     const shown = parse<{ credentials: { key: string; expiresAt: number | null }[] }>(ok(await ws.cli('admin', 'apps', 'show', rotated.key, '--json')));
     assert.deepEqual(shown.credentials.map((c) => [c.key, c.expiresAt]), [[app.key, rotated.overlapUntil], [rotated.key, null]]);
+    const listed = ok(await ws.cli('admin', 'apps', 'list', '--developer', 'dev@example.com')).stdout.split('\n');
+    assert.match(listed.find((line) => line.includes(' rotated '))!, new RegExp(` ${app.key} \\(until ${isoDate(rotated.overlapUntil)}\\), ${rotated.key}$`));
   });
 
   test('admin developers disable E stops every app of theirs', async () => {

@@ -1,6 +1,7 @@
 // The single executable of scripts/build.ts, run as an operator would: copied alone into an empty
-// folder, with a PATH that holds no node and no node_modules. It serves with two workers, issues
-// tokens, and its admin and config subcommands work.
+// folder with gateway.example.yaml, with a PATH that holds no node and no node_modules. It serves
+// the example's routes with two workers, issues tokens, runs the portal, and every admin, config
+// and healthcheck subcommand works from it.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,14 +9,15 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildExecutable } from '../../scripts/build.ts';
-import { bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { freePort } from '../../src/http/server.ts';
+import { bearer, call, tempDir, tokenRequest } from '../helpers.ts';
 
 const build = tempDir();
 const home = tempDir();
 const exe = path.join(home.dir, 'gateway');
 const file = path.join(home.dir, 'gateway.yaml');
 // A PATH of one empty folder: no node anywhere on it, and no node_modules above the executable's folder.
-const env = { PATH: path.join(home.dir, 'bin'), HOME: home.dir };
+const env = { PATH: path.join(home.dir, 'bin'), HOME: home.dir, GATEWAY_PORT: '', PORTAL_PORT: '' };
 const run = (...argv: string[]) => spawnSync(exe, argv, { cwd: home.dir, env, encoding: 'utf8' });
 let child: ChildProcess;
 let url: string;
@@ -24,7 +26,10 @@ let built: string;
 before(async () => {
   built = await buildExecutable(build.dir);
   copyFileSync(built, exe);
-  writeFileSync(file, `${configYaml().replace('log:\n  level: info', 'log:\n  level: info\n  access: false')}\nworkers: 2\n`);
+  const example = readFileSync(path.join(import.meta.dirname, '../../gateway.example.yaml'), 'utf8');
+  writeFileSync(file, `${example}\nworkers: 2\n`);
+  env.GATEWAY_PORT = String(await freePort('127.0.0.1'));
+  env.PORTAL_PORT = String(await freePort('127.0.0.1'));
   mkdirSync(env.PATH);
   assert.notEqual(spawnSync('/bin/sh', ['-c', 'command -v node'], { env }).status, 0, 'no node on the PATH');
   child = spawn(exe, ['--config', file], { cwd: home.dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -44,19 +49,49 @@ after(() => {
   build.remove();
 });
 
-test('the executable, alone with its config: two workers issue a token and serve a route; admin and config subcommands work', async () => {
-  const check = run('config', 'check', '--config', file);
-  assert.equal(check.status, 0, check.stderr);
-  assert.match(check.stdout, /gateway\.yaml: ok \(/);
-  assert.equal(run('admin', 'developers', 'create', '--config', file, '--email', 'dev@example.com', '--name', 'Dev').status, 0);
-  const created = run('admin', 'apps', 'create', '--config', file, '--developer', 'dev@example.com', '--name', 'shipped', '--product', 'hello', '--json');
-  assert.equal(created.status, 0, created.stderr);
-  const app = JSON.parse(created.stdout) as { key: string; secret: string };
-  const issued = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
-  assert.equal(issued.status, 200);
-  const answer = await call(`${url}/v1/hello`, { headers: bearer(issued.body.access_token) });
-  assert.equal(answer.status, 200);
-  assert.deepEqual(answer.body, { message: 'hello' });
+test('the executable, alone with the example config: two workers serve its routes and issue tokens; the portal answers; every admin, config and healthcheck subcommand works', async () => {
+  const ok = (...argv: string[]) => {
+    const r = run(...argv, '--config', file);
+    assert.equal(r.status, 0, `${argv.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  assert.equal(ok('config', 'check'), `${file}: ok (2 products, 8 routes, 3 upstreams)\n`);
+  assert.equal((JSON.parse(run('config', 'schema').stdout) as { title: string }).title, 'token gateway configuration');
+  assert.equal(ok('healthcheck'), `healthy: ${url}/.well-known/oauth-authorization-server answered 200\n`);
+
+  ok('admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev');
+  assert.match(ok('admin', 'developers', 'invite', 'dev@example.com'), /gwi_/);
+  assert.match(ok('admin', 'developers', 'list'), /^dev@example\.com +Dev +active/m);
+  ok('admin', 'developers', 'disable', 'dev@example.com');
+  ok('admin', 'developers', 'enable', 'dev@example.com');
+  const app = JSON.parse(ok('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'shipped', '--product', 'hello', '--json')) as { key: string; secret: string };
+  assert.match(ok('admin', 'apps', 'list'), new RegExp(`^dev@example\\.com +shipped +hello +active +\\S+ +${app.key}$`, 'm'));
+  assert.match(ok('admin', 'apps', 'show', app.key), new RegExp(`^${app.key} +approved`, 'm'));
+  ok('admin', 'apps', 'disable', app.key);
+  ok('admin', 'apps', 'enable', app.key);
+  // The orders product waits for approval (approval: manual) only for portal apps; approving is a no-op here.
+  const orders = JSON.parse(ok('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'orders', '--product', 'orders', '--json')) as { key: string };
+  ok('admin', 'apps', 'approve', orders.key);
+  ok('admin', 'apps', 'delete', orders.key);
+  const rotated = JSON.parse(ok('admin', 'keys', 'rotate', app.key, '--json')) as { key: string; secret: string };
+  ok('admin', 'keys', 'revoke', app.key);
+
+  const refused = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
+  assert.equal(refused.status, 401);
+  const issued = await tokenRequest(url, { grant_type: 'client_credentials' }, rotated);
+  assert.equal(issued.status, 200, issued.text);
+  for (let i = 0; i < 4; i++) {
+    // Several calls, so that both workers answer some.
+    const answer = await call(`${url}/v1/hello`, { headers: bearer(issued.body.access_token) });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, { message: 'Hello from the token gateway' });
+  }
+  const search = await call(`${url}/v1/search?limit=500`, { headers: bearer(issued.body.access_token) });
+  assert.equal(search.status, 400);
+
+  const portal = await call(`http://127.0.0.1:${env.PORTAL_PORT}/`);
+  assert.equal(portal.status, 200);
+  assert.match(portal.text, /<title>[^<]*Token gateway developers<\/title>/);
 });
 
 test('the executable: --version, --help, and a config error naming the YAML path and line', () => {
