@@ -655,8 +655,8 @@ describe('loadConfigFile', () => {
       () => loadConfigFile(file, { env: {} }),
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
-        assert.equal(err.message, `cannot read ${file}: ENOENT`);
-        assert.deepEqual(err.issues, [{ path: '', message: `cannot read ${file}: ENOENT`, line: undefined }]);
+        assert.equal(err.message, `cannot read ${file}: no such file`);
+        assert.deepEqual(err.issues, [{ path: '', message: `cannot read ${file}: no such file`, line: undefined }]);
         return true;
       },
     );
