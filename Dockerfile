@@ -1,6 +1,6 @@
 # The gateway's single executable on a distroless base (glibc and libstdc++, no shell).
 #   docker build -t token-gateway .
-#   docker run -p 8080:8080 -p 8081:8081 -v gateway-data:/var/lib/gateway \
+#   docker run -p 8080:8080 -v gateway-data:/var/lib/gateway \
 #     -v "$PWD/gateway.yaml:/etc/gateway/gateway.yaml:ro" token-gateway
 # docs/deploy/README.md has the paths and variables; test/deploy/manifests.test.ts checks them.
 
@@ -19,9 +19,9 @@ COPY --from=build /src/dist/gateway /usr/local/bin/gateway
 # A default that serves as is; mount your own file over it.
 COPY --from=build /src/gateway.example.yaml /etc/gateway/gateway.yaml
 COPY --from=build --chown=65532:65532 /data /var/lib/gateway
-# The example listens on loopback for the portal unless told otherwise; in a container that
-# would reach nobody.
-ENV GATEWAY_DB=/var/lib/gateway/gateway.db PORTAL_HOST=0.0.0.0
+# The portal stays on the container's loopback unless the config or -e PORTAL_HOST=0.0.0.0 says
+# otherwise: the example's portal lets anyone sign up.
+ENV GATEWAY_DB=/var/lib/gateway/gateway.db
 VOLUME /var/lib/gateway
 # The example's GATEWAY_PORT and PORTAL_PORT.
 EXPOSE 8080 8081

@@ -4,7 +4,7 @@ import * as ops from '../admin/operations.ts';
 import { createPasswords } from '../admin/passwords.ts';
 import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
-import type { App, Developer } from '../store/port.ts';
+import { isLive, type App, type Developer } from '../store/port.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { isoDate, table, terminalText, type CliIo } from './io.ts';
 
@@ -104,7 +104,10 @@ export function registerAdmin(program: Command, io: CliIo): void {
     const list = await ops.listApps(deps, opts.developer === undefined ? {} : { developer: opts.developer });
     // Keys that authenticate: the current one, and earlier ones until their overlap ends.
     const keys = (app: ops.AppDetails) =>
-      app.credentials.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > deps.clock())).map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`)).join(', ');
+      app.credentials
+        .filter((c) => isLive(c, deps.clock()))
+        .map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`))
+        .join(', ');
     show(opts, list, () => table(list.map((app) => ({ ...appRow(app), keys: keys(app) })), ['developer', 'name', 'product', 'status', 'created', 'keys']));
   }).option('--developer <email>', "only this developer's apps");
   leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (deps, opts, args) => {

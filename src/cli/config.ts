@@ -7,10 +7,15 @@ import { CliError, type CliIo } from './io.ts';
 
 export const DEFAULT_CONFIG = 'gateway.yaml';
 
-/** The config file a command names with --config, or gateway.yaml in the current folder. */
+/**
+ * The config file a command names with --config (after the command, or before it: `gateway
+ * --config f admin …`), or gateway.yaml in the current folder.
+ */
 export function commandConfig(cmd: Command, io: CliIo): Config {
-  const file = cmd.opts<{ config: string }>().config;
-  if (cmd.getOptionValueSource('config') === 'default' && !existsSync(file)) {
+  let named: Command | null = cmd;
+  while (named !== null && named.getOptionValueSource('config') !== 'cli') named = named.parent;
+  const file = (named ?? cmd).opts<{ config: string }>().config;
+  if (named === null && !existsSync(file)) {
     throw new CliError(`no configuration file: ${path.resolve(file)} does not exist; name one with --config <file> (gateway.example.yaml is an example)`, 2);
   }
   return loadConfigFile(file, { env: io.env });

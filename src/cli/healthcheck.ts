@@ -1,7 +1,9 @@
 // `gateway healthcheck`: whether a running gateway answers, for a container's HEALTHCHECK, which
-// has no shell or curl to ask with (Dockerfile).
+// has no shell or curl to ask with (Dockerfile). Docker reads exit 1 as unhealthy and reserves 2,
+// so every failure, a bad config included, exits 1.
 import { request } from 'node:http';
 import type { Command } from 'commander';
+import { ConfigError } from '../config/load.ts';
 import { OAUTH_PATHS } from '../oauth/endpoint.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
@@ -11,33 +13,49 @@ const TIMEOUT_MS = 2000;
 export function registerHealthcheck(program: Command, io: CliIo): void {
   program
     .command('healthcheck')
-    .description(`exit 0 if the gateway the config describes answers ${OAUTH_PATHS.metadata} with 200 within 2 s, else 1`)
+    .description(`exit 0 if the gateway the config describes answers ${OAUTH_PATHS.metadata} with 200 within ${TIMEOUT_MS / 1000} s, else 1`)
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
     .option('--url <url>', 'ask the gateway at this address instead of the one the config listens on')
     .action(async (opts: { url?: string }, cmd: Command) => {
-      let base: URL;
-      if (opts.url !== undefined) {
-        if (!URL.canParse(opts.url) || !/^http:$/.test(new URL(opts.url).protocol)) throw new CliError(`--url: "${opts.url}" is not an http:// address`, 2);
-        base = new URL(opts.url);
-      } else {
-        const { listen, oauth, file } = commandConfig(cmd, io);
-        if (oauth.issuer === undefined) throw new CliError(`${file} sets no oauth.issuer: without it the gateway serves no ${OAUTH_PATHS.metadata} to ask`, 2);
-        // A listener on every address answers on loopback.
-        const host = listen.host === '0.0.0.0' ? '127.0.0.1' : listen.host === '::' ? '[::1]' : listen.host.includes(':') ? `[${listen.host}]` : listen.host;
-        base = new URL(`http://${host}:${listen.port}`);
-      }
-      const url = new URL(OAUTH_PATHS.metadata, base);
-      const status = await statusOf(url);
-      if (typeof status === 'string') throw new CliError(`unhealthy: ${url.href}: ${status}`);
-      if (status !== 200) throw new CliError(`unhealthy: ${url.href} answered ${status}`);
-      io.out(`healthy: ${url.href} answered 200`);
+      const target = opts.url === undefined ? configuredListener(cmd, io) : givenUrl(opts.url);
+      const shown = `http://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}${OAUTH_PATHS.metadata}`;
+      const status = await statusOf(target);
+      if (typeof status === 'string') throw new CliError(`unhealthy: ${shown}: ${status}`);
+      if (status !== 200) throw new CliError(`unhealthy: ${shown} answered ${status}`);
+      io.out(`healthy: ${shown} answered 200`);
     });
 }
 
-/** The status of a GET, or why there is none. */
-function statusOf(url: URL): Promise<number | string> {
+interface Target {
+  host: string;
+  port: number;
+}
+
+function givenUrl(text: string): Target {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url?.protocol !== 'http:') throw new CliError(`--url: "${text}" is not an http:// address`);
+  return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || 80) };
+}
+
+function configuredListener(cmd: Command, io: CliIo): Target {
+  let config;
+  try {
+    config = commandConfig(cmd, io);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(`invalid configuration:\n${err.message}`);
+    if (err instanceof CliError) throw new CliError(err.message);
+    throw err;
+  }
+  if (config.oauth.issuer === undefined) throw new CliError(`${config.file} sets no oauth.issuer: without it the gateway serves no ${OAUTH_PATHS.metadata} to ask`);
+  // A listener on every address (IPv4 or both) answers on IPv4's loopback, which every container has.
+  const { host, port } = config.listen;
+  return { host: host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port };
+}
+
+/** The status of a GET of the metadata document, or why there is none. */
+function statusOf({ host, port }: Target): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = request(url, { agent: false, timeout: TIMEOUT_MS }, (res) => {
+    const req = request({ host, port, path: OAUTH_PATHS.metadata, agent: false, timeout: TIMEOUT_MS }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });

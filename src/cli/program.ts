@@ -16,10 +16,12 @@ export function buildProgram(io: CliIo): Command {
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-  registerRun(program, io);
   registerConfig(program, io);
   registerAdmin(program, io);
   registerHealthcheck(program, io);
+  // Last: subcommands inherit settings from the root when they are made, and only the root may
+  // take excess arguments (to call them an unknown command).
+  registerRun(program, io);
   return program;
 }
 

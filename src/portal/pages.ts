@@ -1,7 +1,7 @@
 // The portal's pages. Each takes what it shows and returns Html; the layout wraps them.
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
-import type { App, Credential, Developer, UsageCount } from '../store/port.ts';
+import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
 
@@ -338,7 +338,7 @@ ${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) :
 <tbody>
 ${credentials.map(
   (c) => html`<tr><td><code>${c.key}</code></td><td>${keyState(c)}</td><td>${date(c.createdAt)}</td><td>${
-    c.status === 'approved' && (c.expiresAt === null || c.expiresAt > now)
+    isLive(c, now)
       ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>`
       : ''
   }</td></tr>`,

@@ -14,7 +14,7 @@ import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { HOUR_MS } from '../usage.ts';
 import type { Message } from '../mail.ts';
-import type { Developer } from '../store/port.ts';
+import { isLive, type Developer } from '../store/port.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
 import * as mails from './mails.ts';
@@ -223,7 +223,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
     '/apps': async (r) => {
       const dev = r.frame.developer!;
       const rows = (await ops.listOwnApps(deps, dev)).map((app) => {
-        const live = app.credentials.filter((c) => c.status === 'approved' && (c.expiresAt === null || c.expiresAt > clock()));
+        const live = app.credentials.filter((c) => isLive(c, clock()));
         return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
       });
       return page(200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));

@@ -43,6 +43,11 @@ export interface Credential {
   createdAt: number;
 }
 
+/** Whether a key still authenticates: approved, and the overlap after a rotation, if any, not over. */
+export function isLive(c: Credential, now: number): boolean {
+  return c.status === 'approved' && (c.expiresAt === null || c.expiresAt > now);
+}
+
 /** What client authentication needs: the credential, its app and the app's developer. */
 export interface Client {
   credential: Credential;

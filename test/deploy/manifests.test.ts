@@ -134,12 +134,15 @@ describe('Dockerfile', () => {
     assert.deepEqual(only(image, 'EXPOSE').split(' ').map(Number), [example.listen.port, example.portal?.port]);
   });
 
-  test('the example config, with the image\'s ENV: the store in the VOLUME, both listeners on every address', () => {
+  test('the example config, with the image\'s ENV: the store in the VOLUME, the API on every address, the portal on loopback until asked', () => {
     assert.equal(path.posix.dirname(imageEnv.GATEWAY_DB ?? ''), volume);
     assert.equal(example.store.path, imageEnv.GATEWAY_DB);
     assert.equal(path.posix.dirname(example.store.secretKeyFile), volume);
     assert.equal(example.listen.host, '0.0.0.0');
-    assert.equal(example.portal?.host, '0.0.0.0');
+    // The example's portal takes open sign-ups: published only with -e PORTAL_HOST=0.0.0.0.
+    assert.equal(example.portal?.host, '127.0.0.1');
+    const asked = loadConfigFile(path.join(ROOT, 'gateway.example.yaml'), { env: { ...imageEnv, PORTAL_HOST: '0.0.0.0' } });
+    assert.equal(asked.portal?.host, '0.0.0.0');
   });
 
   test('HEALTHCHECK: exec form, the installed executable, the same config as CMD, and time for its 2 s wait', () => {
@@ -151,12 +154,17 @@ describe('Dockerfile', () => {
     assert.ok(example.oauth.issuer);
   });
 
-  test('docs/deploy/README.md runs the image with its ports, volume and config path', () => {
-    const run = /docker run ((?:[^\n]*\\\n)*[^\n]*)/.exec(read('docs/deploy/README.md'))?.[1]?.replace(/\\\n/g, ' ') ?? assert.fail('a docker run line');
-    const published = [...run.matchAll(/-p (\d+):(\d+)/g)].map((m) => Number(m[2]));
-    assert.deepEqual(published, only(image, 'EXPOSE').split(' ').map(Number));
-    assert.match(run, new RegExp(`-v \\S+:${volume} `));
-    assert.match(run, new RegExp(`-v \\S+:${configPath}:ro`));
+  test('docs/deploy/README.md runs the image with its ports, volume and config path; the portal\'s port only with PORTAL_HOST', () => {
+    const runs = [...read('docs/deploy/README.md').matchAll(/docker run ((?:[^\n]*\\\n)*[^\n]*)/g)].map((m) => m[1]!.replace(/\\\n/g, ' '));
+    assert.ok(runs.length > 0, 'a docker run line');
+    for (const run of runs) {
+      const published = [...run.matchAll(/-p (\d+):(\d+)/g)].map((m) => Number(m[2]));
+      const portal = run.includes('-e PORTAL_HOST=0.0.0.0');
+      assert.deepEqual(published, portal ? [example.listen.port, example.portal?.port] : [example.listen.port], run);
+      assert.deepEqual(published, only(image, 'EXPOSE').split(' ').map(Number).slice(0, published.length));
+      assert.match(run, new RegExp(`-v \\S+:${volume} `));
+      assert.match(run, new RegExp(`-v \\S+:${configPath}:ro`));
+    }
   });
 });
 

@@ -674,7 +674,7 @@ describe('gateway --config f', () => {
     const port = await freePort('127.0.0.1');
     const env = { GW_E2E_PORT: String(port) };
     // The metadata document is served when the config names the issuer.
-    fails(await gateway(['healthcheck', '--config', ws.config], env), 2, `${ws.config} sets no oauth.issuer: without it the gateway serves no /.well-known/oauth-authorization-server to ask`);
+    fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `${ws.config} sets no oauth.issuer: without it the gateway serves no /.well-known/oauth-authorization-server to ask`);
     writeFileSync(ws.config, ENV_YAML.replace('  realm: test-realm\n', '  realm: test-realm\n  issuer: http://localhost:${GW_E2E_PORT}\n'));
     const gw = await serve(ws.config, { args: [], env });
     const metadata = `http://127.0.0.1:${port}/.well-known/oauth-authorization-server`;
@@ -693,7 +693,9 @@ describe('gateway --config f', () => {
     } finally {
       other.close();
     }
-    fails(await gateway(['healthcheck', '--url', 'ftp://127.0.0.1/']), 2, '--url: "ftp://127.0.0.1/" is not an http:// address');
+    // Docker reserves exit 2: every failure is 1.
+    fails(await gateway(['healthcheck', '--url', 'ftp://127.0.0.1/']), 1, '--url: "ftp://127.0.0.1/" is not an http:// address');
+    fails(await gateway(['healthcheck', '--config', path.join(ws.dir, 'missing.yaml')]), 1, `invalid configuration:\ncannot read ${path.join(ws.dir, 'missing.yaml')}: no such file`);
     writeFileSync(ws.config, ENV_YAML);
   });
 });
@@ -705,14 +707,28 @@ describe('a mistyped command, and no config file', () => {
   test('gateway bogus: unknown command, and the list of commands', async () => {
     fails(await gateway(['bogus']), 1, "unknown command 'bogus' (commands: config, admin, healthcheck; gateway --help describes them)");
     fails(await gateway(['admin', 'bogus']), 1, "unknown command 'bogus'");
+    // Only the root takes excess arguments; a subcommand still refuses them.
+    fails(await gateway(['config', 'check', 'extra']), 1, "too many arguments for 'check'. Expected 0 arguments but got 1.");
+    fails(await gateway(['admin', 'keys', 'revoke', 'K1', 'K2']), 1, "too many arguments for 'revoke'. Expected 1 argument but got 2.");
+  });
+
+  test('--config before the subcommand names the file too', async () => {
+    const ws = workspace();
+    try {
+      assert.match(ok(await gateway(['--config', ws.config, 'config', 'check'], {}, ws.dir)).stdout, /gateway\.yaml: ok \(/);
+      assert.equal(ok(await gateway(['--config', ws.config, 'admin', 'apps', 'list', '--json'], {}, ws.dir)).stdout, '[]\n');
+    } finally {
+      ws.remove();
+    }
   });
 
   test('without --config and without gateway.yaml, every command names the file it looked for and how to name one', async () => {
     const { dir, remove } = tempDir();
     try {
-      for (const args of [[], ['admin', 'apps', 'list'], ['config', 'check'], ['healthcheck']]) {
+      for (const args of [[], ['admin', 'apps', 'list'], ['config', 'check']]) {
         fails(await gateway(args, {}, dir), 2, `no configuration file: ${path.join(dir, 'gateway.yaml')} does not exist; name one with --config <file> (gateway.example.yaml is an example)`);
       }
+      fails(await gateway(['healthcheck'], {}, dir), 1, `no configuration file: ${path.join(dir, 'gateway.yaml')} does not exist; name one with --config <file> (gateway.example.yaml is an example)`);
     } finally {
       remove();
     }
