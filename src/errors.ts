@@ -1,5 +1,7 @@
 // The base of every error that becomes a response. Each protocol renders it in one place:
 // src/oauth/errors.ts (RFC 6749 §5.2), src/oauth/bearer.ts (RFC 6750), src/http/problem.ts (RFC 9457).
+import { StoreUnavailable } from './store/port.ts';
+
 export class GatewayError extends Error {
   /** HTTP status of the response. */
   readonly status: number;
@@ -31,8 +33,18 @@ export class GatewayError extends Error {
   }
 }
 
-/** Turns anything thrown into a GatewayError; unknown errors become a 500 with a fixed message. */
+/**
+ * Turns anything thrown into a GatewayError: the store's failure a 503 that says to try again,
+ * anything unknown a 500 with a fixed message.
+ */
 export function asGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  if (err instanceof StoreUnavailable) {
+    return new GatewayError(503, 'temporarily_unavailable', 'The service is temporarily unavailable; try again in a moment.', {
+      detail: err.message,
+      headers: { 'retry-after': '1' },
+      cause: err,
+    });
+  }
   return new GatewayError(500, 'server_error', 'internal error', { cause: err });
 }

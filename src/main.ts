@@ -81,7 +81,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       await listener.close();
       await routes.close();
       await Promise.all([...deps.authServers.values()].map((a) => a.close()));
-      await saving?.close();
+      // Counts that cannot be saved now (the store failing) are logged, and the rest still closes.
+      await saving?.close().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed at close'));
       await deps.usage.close();
       deps.mailer?.close();
       await store.close();

@@ -34,7 +34,9 @@ export function startUsage(store: Store, logger: Logger): Usage {
     try {
       await store.addUsage(batch);
     } catch (err) {
-      logger.error({ err }, 'saving usage counts failed');
+      // Kept for the next flush: the counts are added, so none may be dropped or sent twice.
+      earlier = [...batch, ...earlier];
+      logger.error({ err }, 'saving usage counts failed; trying again at the next flush');
     }
   }
 

@@ -248,11 +248,11 @@ export async function call(url: string, init: RequestInit = {}): Promise<Answer>
   return { status: res.status, headers: res.headers, body, text };
 }
 
-/** POSTs a form to the token endpoint, authenticating with Basic unless `auth` is false. */
-export function tokenRequest(base: string, params: Record<string, string>, creds?: { key: string; secret: string }): Promise<Answer> {
+/** POSTs a form to the token endpoint (or another form endpoint), authenticating with Basic when `creds` are given. */
+export function tokenRequest(base: string, params: Record<string, string>, creds?: { key: string; secret: string }, endpoint = '/oauth2/token'): Promise<Answer> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (creds) headers.authorization = basic(creds.key, creds.secret);
-  return call(`${base}/oauth2/token`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
+  return call(`${base}${endpoint}`, { method: 'POST', headers, body: new URLSearchParams(params).toString() });
 }
 
 /**

@@ -130,7 +130,7 @@ export interface Config {
     /** How long a client may take to send its headers, and its whole request. */
     timeouts: { headersMs: number; requestMs: number };
   };
-  store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number };
+  store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number; busyTimeoutMs: number };
   log: { level: string; access: boolean };
   workers: number;
   oauth: {
@@ -347,6 +347,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       path: storePath,
       secretKeyFile: path.resolve(dir, raw.store?.secretKeyFile ?? `${storePath}.key`),
       tokenCacheSize: raw.store?.tokenCacheSize ?? 100_000,
+      busyTimeoutMs: duration(raw.store?.busyTimeout, 2, ['store', 'busyTimeout']),
     },
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
     workers: raw.workers === 'auto' ? availableParallelism() : (raw.workers ?? 1),

@@ -106,6 +106,8 @@ const Store = Type.Object(
     /** File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. */
     secretKeyFile: Type.Optional(Type.String({ minLength: 1 })),
     tokenCacheSize: Type.Optional(Type.Integer({ minimum: 0 })),
+    /** How long a write waits for a lock another process holds before the call is answered 503 (default 2s). */
+    busyTimeout: Type.Optional(Duration),
   },
   Strict,
 );

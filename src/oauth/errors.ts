@@ -2,6 +2,7 @@
 // that writes them.
 import type { ServerResponse } from 'node:http';
 import { asGatewayError, GatewayError } from '../errors.ts';
+import { StoreUnavailable } from '../store/port.ts';
 
 export class OAuthError extends GatewayError {}
 
@@ -28,7 +29,7 @@ export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as c
 
 /** The one place a token endpoint error becomes a response. */
 export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string): GatewayError {
-  const err = asGatewayError(thrown);
+  const err = thrown instanceof StoreUnavailable ? temporarilyUnavailable(thrown.message, thrown) : asGatewayError(thrown);
   // A shared HTTP error is an invalid_request in RFC 6749 terms when it is about the request
   // (400, 413); a policy's refusal (403 ip_denied, 429 spike_arrest) keeps its own code.
   const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;

@@ -287,8 +287,18 @@ export async function persistCounters(
   logger: Logger,
 ): Promise<{ close(): Promise<void> }> {
   counters.load(await store.loadQuotaWindows(clock()));
+  // Windows a failed save left unsaved, by key; a newer value of the same window replaces one.
+  let unsaved = new Map<string, QuotaWindow>();
   const flush = async () => {
-    await store.saveQuotaWindows(counters.takeDirty());
+    for (const w of counters.takeDirty()) unsaved.set(w.key, w);
+    const batch = unsaved;
+    unsaved = new Map();
+    try {
+      await store.saveQuotaWindows([...batch.values()]);
+    } catch (err) {
+      for (const [key, w] of batch) if (!unsaved.has(key)) unsaved.set(key, w);
+      throw err;
+    }
     if (counters.takeFull()) {
       logger.warn('the quota and spike arrest table is full: calls passed uncounted');
     }

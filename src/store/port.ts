@@ -288,3 +288,11 @@ export class StoreError extends Error {
     this.code = code;
   }
 }
+
+/**
+ * The store cannot answer now: another process holds its lock past the busy timeout, or its
+ * database is read-only, full or gone. The call may succeed later; every surface answers 503.
+ */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+}

@@ -1,5 +1,7 @@
 // SQLite driver of the store port, on the built-in node:sqlite. One file in WAL mode; every
-// statement prepared once; writes that must not race run under BEGIN IMMEDIATE.
+// statement prepared once; every write runs in a BEGIN IMMEDIATE transaction, in order, through
+// one queue that never waits on the event loop (see #write). Reads never wait either: in WAL mode
+// a reader is not blocked by a writer, even one inside BEGIN EXCLUSIVE.
 //
 // Hot path: access tokens and clients are served from bounded in-memory caches. Every revocation (token
 // family, credential, app, developer) appends a row to `revocations`; before trusting the cache
@@ -30,13 +32,27 @@ import {
   type Store,
   type TokenRecord,
   type UsageCount,
+  StoreUnavailable,
 } from './port.ts';
 
 export interface SqliteStoreOptions {
   path: string;
   /** Access tokens kept in memory; 0 disables the cache. */
   tokenCacheSize?: number;
+  /** How long a write waits for a lock another connection holds before it fails with StoreUnavailable (default 2000). */
+  busyTimeoutMs?: number;
 }
+
+interface Write {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  /** performance.now() after which the write gives up waiting for the lock. */
+  deadline: number;
+}
+
+/** The longest pause between two tries at a lock another connection holds. */
+const MAX_BACKOFF_MS = 50;
 
 // Append only: a migration, once released, never changes. PRAGMA user_version holds the count applied.
 const MIGRATIONS: readonly string[] = [
@@ -137,6 +153,8 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX email_tokens_developer ON email_tokens(developer_id, purpose);`,
 ];
 
+const SQLITE_BUSY = 5;
+const SQLITE_CONSTRAINT = 19;
 const SQLITE_CONSTRAINT_UNIQUE = 2067;
 const CLIENT_CACHE_SIZE = 10_000;
 const SQLITE_CONSTRAINT_PRIMARYKEY = 1555;
@@ -170,6 +188,10 @@ export class SqliteStore implements Store {
   #seenRevocation = 0;
   #syncedAt = -Infinity;
   #pending: { records: readonly TokenRecord[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  readonly #busyTimeoutMs: number;
+  /** Writes not yet committed, oldest first; the head is tried again after #backoffMs while the lock is taken. */
+  #writes: Write[] = [];
+  #backoffMs = 0;
 
   readonly #dataVersionStmt: StatementSync;
   readonly #lastRevocation: StatementSync;
@@ -242,14 +264,18 @@ export class SqliteStore implements Store {
     const cacheSize = options.tokenCacheSize ?? 100_000;
     if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError('SqliteStore: tokenCacheSize must be a non-negative integer');
     this.#cacheSize = cacheSize;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 2000;
 
     if (options.path !== ':memory:') mkdirSync(path.dirname(options.path), { recursive: true });
-    this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: 5000 });
+    // Opening waits for a lock as long as a write would: nothing is served yet.
+    this.#db = new DatabaseSync(options.path, { enableForeignKeyConstraints: true, timeout: this.#busyTimeoutMs });
     // WAL with synchronous=NORMAL: a commit is in the OS before it returns, so it survives the
     // process being killed (kill -9); only a power loss can drop the last commits.
     try {
       this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;');
       this.#migrate();
+      // From now on SQLite never sleeps on the event loop waiting for a lock: #write tries again later.
+      this.#db.exec('PRAGMA busy_timeout = 0');
     } catch (err) {
       this.#db.close();
       throw err;
@@ -397,15 +423,67 @@ export class SqliteStore implements Store {
     }
   }
 
-  #transaction<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
+  /**
+   * Runs `run` in a write transaction and resolves once it has committed. Writes run in the order
+   * they came, one at a time. While another connection holds the write lock (a backup, a
+   * migration, a shell left open), BEGIN IMMEDIATE fails at once (busy_timeout is 0) and the
+   * queue tries again after 1, 2, 4… up to 50 ms, so the event loop keeps serving; a write still
+   * waiting after the busy timeout fails with StoreUnavailable. An empty queue runs a write at once,
+   * within the call.
+   */
+  #write<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#writes.push({ run, resolve: resolve as (value: unknown) => void, reject, deadline: performance.now() + this.#busyTimeoutMs });
+      if (this.#writes.length === 1) this.#drain();
+    });
+  }
+
+  #drain(): void {
+    while (this.#writes.length > 0) {
+      const head = this.#writes[0]!;
+      try {
+        this.#db.exec('BEGIN IMMEDIATE');
+      } catch (err) {
+        if (!isBusy(err)) {
+          this.#writes.shift();
+          head.reject(failure(err));
+          continue;
+        }
+        const now = performance.now();
+        const waiting: Write[] = [];
+        for (const w of this.#writes) {
+          if (w.deadline > now) waiting.push(w);
+          else w.reject(new StoreUnavailable('the database is locked by another connection', { cause: err }));
+        }
+        this.#writes = waiting;
+        if (waiting.length === 0) return;
+        this.#backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(1, this.#backoffMs * 2));
+        setTimeout(() => this.#drain(), this.#backoffMs);
+        return;
+      }
+      this.#backoffMs = 0;
+      this.#writes.shift();
+      try {
+        const result = head.run();
+        this.#db.exec('COMMIT');
+        head.resolve(result);
+      } catch (err) {
+        try {
+          if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+        } catch {
+          // The database is failing; SQLite rolls the transaction back itself.
+        }
+        head.reject(failure(err));
+      }
+    }
+  }
+
+  /** A read; a failure of the database itself becomes StoreUnavailable. */
+  #read<T>(run: () => T): T {
     try {
-      const result = fn();
-      this.#db.exec('COMMIT');
-      return result;
+      return run();
     } catch (err) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      throw err;
+      throw failure(err);
     }
   }
 
@@ -454,7 +532,7 @@ export class SqliteStore implements Store {
     const verified = input.verified ?? true;
     const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', verified, createdAt: input.now };
     try {
-      this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, input.passwordHash ?? null, verified ? input.now : null);
+      await this.#write(() => this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, input.passwordHash ?? null, verified ? input.now : null));
     } catch (err) {
       throw conflictOr(err, `developer ${input.email} already exists`);
     }
@@ -462,7 +540,7 @@ export class SqliteStore implements Store {
   }
 
   async replaceUnverifiedDeveloper(input: { email: string; name: string; now: number }): Promise<Developer | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       const row = this.#unverifiedDeveloper.get(input.email) as Row | undefined;
       if (row === undefined) return undefined;
       const old = row.id as string;
@@ -479,21 +557,21 @@ export class SqliteStore implements Store {
   }
 
   async findDeveloper(email: string): Promise<Developer | undefined> {
-    const row = this.#developerByEmail.get(email) as Row | undefined;
+    const row = this.#read(() => this.#developerByEmail.get(email)) as Row | undefined;
     return row && toDeveloper(row);
   }
 
   async findDeveloperById(id: string): Promise<Developer | undefined> {
-    const row = this.#developerById.get(id) as Row | undefined;
+    const row = this.#read(() => this.#developerById.get(id)) as Row | undefined;
     return row && toDeveloper(row);
   }
 
   async listDevelopers(): Promise<Developer[]> {
-    return (this.#developers.all() as Row[]).map(toDeveloper);
+    return (this.#read(() => this.#developers.all()) as Row[]).map(toDeveloper);
   }
 
   async setDeveloperStatus(email: string, status: Status): Promise<Developer | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       if (this.#setDeveloperStatus.run(status, email).changes === 0) return undefined;
       const dev = toDeveloper(this.#developerByEmail.get(email) as Row);
       // Revocation times are wall-clock facts for the record; validity never reads them.
@@ -510,7 +588,7 @@ export class SqliteStore implements Store {
   async createApp(input: NewApp): Promise<App> {
     const id = newId();
     try {
-      this.#transaction(() => {
+      await this.#write(() => {
         // Counted inside the write transaction, so parallel registrations cannot pass the bound together.
         if (input.maxAppsOfDeveloper !== undefined && (this.#appCountOfDeveloper.get(input.developerId) as { n: number }).n >= input.maxAppsOfDeveloper) {
           throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
@@ -523,31 +601,31 @@ export class SqliteStore implements Store {
       if (err instanceof StoreError) throw err;
       throw conflictOr(err, `app "${input.name}" already exists for this developer`);
     }
-    return toApp(this.#appById.get(id) as Row);
+    return toApp(this.#read(() => this.#appById.get(id)) as Row);
   }
 
   async findApp(developerEmail: string, name: string): Promise<App | undefined> {
-    const row = this.#appByName.get(developerEmail, name) as Row | undefined;
+    const row = this.#read(() => this.#appByName.get(developerEmail, name)) as Row | undefined;
     return row && toApp(row);
   }
 
   async findAppById(id: string): Promise<App | undefined> {
-    const row = this.#appById.get(id) as Row | undefined;
+    const row = this.#read(() => this.#appById.get(id)) as Row | undefined;
     return row && toApp(row);
   }
 
   async findAppByKey(key: string): Promise<App | undefined> {
-    const row = this.#appByKey.get(key) as Row | undefined;
+    const row = this.#read(() => this.#appByKey.get(key)) as Row | undefined;
     return row && toApp(row);
   }
 
   async listApps(filter: { developerEmail?: string } = {}): Promise<App[]> {
-    const rows = filter.developerEmail === undefined ? this.#apps.all() : this.#appsOfDeveloper.all(filter.developerEmail);
+    const rows = this.#read(() => (filter.developerEmail === undefined ? this.#apps.all() : this.#appsOfDeveloper.all(filter.developerEmail)));
     return (rows as Row[]).map(toApp);
   }
 
   async setAppStatus(appId: string, status: Status): Promise<App | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       if (this.#setAppStatus.run(status, appId).changes === 0) return undefined;
       if (status === 'disabled') this.#revokeApp.run(Date.now(), appId);
       this.#revoked('app', appId, Date.now());
@@ -556,7 +634,7 @@ export class SqliteStore implements Store {
   }
 
   async setAppApproval(appId: string, approval: Approval): Promise<App | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       if (this.#setAppApproval.run(approval, appId).changes === 0) return undefined;
       // Cached clients of the app are read again, with their approval.
       this.#revoked('app', appId, Date.now());
@@ -565,11 +643,11 @@ export class SqliteStore implements Store {
   }
 
   async listCredentials(appId: string): Promise<Credential[]> {
-    return (this.#credentialsOfApp.all(appId) as Row[]).map(toCredential);
+    return (this.#read(() => this.#credentialsOfApp.all(appId)) as Row[]).map(toCredential);
   }
 
   async revokeCredential(key: string): Promise<boolean> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       if (this.#revokeCredential.run(key).changes === 0) return false;
       // The tokens stay in place: a revoked credential never comes back, and verification joins its status.
       this.#revoked('key', key, Date.now());
@@ -578,7 +656,7 @@ export class SqliteStore implements Store {
   }
 
   async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
-    this.#transaction(() => {
+    await this.#write(() => {
       const old = (this.#approvedKeysOfApp.all(input.appId, input.key) as Row[]).map((r) => r.key as string);
       this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
       this.#unknownClients.delete(input.key);
@@ -589,7 +667,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteApp(appId: string, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       const row = this.#appActive.get(appId) as { active: number } | undefined;
       if (row === undefined || (options.onlyIfActive === true && row.active !== 1)) return false;
       for (const statement of this.#deleteAppRows) statement.run(appId);
@@ -599,20 +677,20 @@ export class SqliteStore implements Store {
   }
 
   async findPasswordHash(email: string): Promise<string | null | undefined> {
-    const row = this.#passwordHash.get(email) as Row | undefined;
+    const row = this.#read(() => this.#passwordHash.get(email)) as Row | undefined;
     return row === undefined ? undefined : ((row.password_hash as string | null) ?? null);
   }
 
   async setPasswordHash(email: string, hash: string): Promise<boolean> {
-    return Number(this.#setPassword.run(hash, email).changes) > 0;
+    return this.#write(() => Number(this.#setPassword.run(hash, email).changes) > 0);
   }
 
   async setInvitation(email: string, codeHash: Buffer, expiresAt: number): Promise<boolean> {
-    return Number(this.#setInvitation.run(codeHash, expiresAt, email).changes) > 0;
+    return this.#write(() => Number(this.#setInvitation.run(codeHash, expiresAt, email).changes) > 0);
   }
 
   async acceptInvitation(input: { email: string; codeHash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       const row = this.#acceptInvitation.get(input.passwordHash, input.now, input.email, input.codeHash, input.now) as Row | undefined;
       if (row === undefined) return undefined;
       // A password set through an invitation ends whatever sessions the account had.
@@ -622,14 +700,14 @@ export class SqliteStore implements Store {
   }
 
   async saveEmailToken(input: { hash: Buffer; developerId: string; purpose: EmailTokenPurpose; now: number; expiresAt: number }): Promise<void> {
-    this.#transaction(() => {
+    await this.#write(() => {
       this.#deleteEmailTokens.run(input.developerId, input.purpose);
       this.#insertEmailToken.run(input.hash, input.developerId, input.purpose, input.now, input.expiresAt);
     });
   }
 
   async confirmEmail(input: { hash: Buffer; developerId: string; now: number }): Promise<Developer | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       // Another developer's token is left as it is: only its own developer may spend it.
       const owner = (this.#emailToken.get(input.hash, 'verify', input.now) as Row | undefined)?.developer_id;
       if (owner !== input.developerId) return undefined;
@@ -640,7 +718,7 @@ export class SqliteStore implements Store {
   }
 
   async resetPassword(input: { hash: Buffer; passwordHash: string; now: number }): Promise<Developer | undefined> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       const row = this.#spendEmailToken.get(input.hash, 'reset', input.now) as Row | undefined;
       if (row === undefined) return undefined;
       const id = row.developer_id as string;
@@ -653,20 +731,20 @@ export class SqliteStore implements Store {
   }
 
   async createSession(input: { idHash: Buffer; developerId: string; passwordHash: string; now: number; expiresAt: number }): Promise<boolean> {
-    return Number(this.#insertSession.run(input.idHash, input.now, input.expiresAt, input.developerId, input.passwordHash).changes) === 1;
+    return this.#write(() => Number(this.#insertSession.run(input.idHash, input.now, input.expiresAt, input.developerId, input.passwordHash).changes) === 1);
   }
 
   async findSession(idHash: Buffer, now: number): Promise<Developer | undefined> {
-    const row = this.#session.get(idHash, now) as Row | undefined;
+    const row = this.#read(() => this.#session.get(idHash, now)) as Row | undefined;
     return row && toDeveloper(row);
   }
 
   async deleteSession(idHash: Buffer): Promise<void> {
-    this.#deleteSession.run(idHash);
+    await this.#write(() => this.#deleteSession.run(idHash));
   }
 
   async deleteSessions(developerId: string): Promise<void> {
-    this.#deleteSessions.run(developerId);
+    await this.#write(() => this.#deleteSessions.run(developerId));
   }
 
   async countAttempts(accounts: readonly AttemptAccount[], now: number): Promise<AttemptResult> {
@@ -675,7 +753,7 @@ export class SqliteStore implements Store {
     }
     // One transaction reads every count and writes them, so parallel attempts cannot both see a
     // record as clean, or a wait as over, before either is counted.
-    return this.#transaction((): AttemptResult => {
+    return this.#write((): AttemptResult => {
       const counted = accounts.map(({ account, rule, gatesOnlyIfFailing }) => {
         const row = this.#loginAttempts.get(account) as { count: number; first_at: number; last_at: number } | undefined;
         const fresh = row === undefined || now - row.last_at >= rule.resetAfterMs;
@@ -692,30 +770,30 @@ export class SqliteStore implements Store {
   }
 
   async clearLoginFailures(account: string): Promise<void> {
-    this.#clearLoginFailures.run(account);
+    await this.#write(() => this.#clearLoginFailures.run(account));
   }
 
   async takeBackLoginFailure(account: string): Promise<void> {
-    this.#takeBackLoginFailure.run(account);
+    await this.#write(() => this.#takeBackLoginFailure.run(account));
   }
 
   async addUsage(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
-    this.#transaction(() => {
+    await this.#write(() => {
       for (const c of counts) this.#addUsage.run(c.appId, c.hour, c.count);
     });
   }
 
   async usage(appId: string, fromHour: number): Promise<UsageCount[]> {
-    return (this.#usage.all(appId, fromHour) as Row[]).map((r) => ({ appId: r.app_id as string, hour: r.hour as number, count: r.count as number }));
+    return (this.#read(() => this.#usage.all(appId, fromHour)) as Row[]).map((r) => ({ appId: r.app_id as string, hour: r.hour as number, count: r.count as number }));
   }
 
   async findClient(key: string): Promise<Client | undefined> {
-    this.#syncCache();
+    this.#read(() => this.#syncCache());
     const cached = this.#clients.get(key);
     if (cached !== undefined) return cached;
     if (this.#unknownClients.has(key)) return undefined;
-    const row = this.#client.get(key) as Row | undefined;
+    const row = this.#read(() => this.#client.get(key)) as Row | undefined;
     if (!row) {
       if (key.length > 64) return undefined; // not a key this gateway makes; not worth remembering
       if (this.#unknownClients.size >= CLIENT_CACHE_SIZE) this.#unknownClients.delete(this.#unknownClients.values().next().value!);
@@ -752,25 +830,22 @@ export class SqliteStore implements Store {
     const batch = this.#pending;
     this.#pending = [];
     const failed = new Map<number, unknown>();
-    try {
-      this.#transaction(() => {
-        // A savepoint per caller: one caller's bad record fails that caller only.
-        batch.forEach(({ records }, i) => {
-          this.#db.exec('SAVEPOINT save_tokens');
-          try {
-            for (const r of records) this.#insert(r);
-            this.#db.exec('RELEASE save_tokens');
-          } catch (err) {
-            this.#db.exec('ROLLBACK TO save_tokens; RELEASE save_tokens');
-            failed.set(i, err);
-          }
-        });
+    this.#write(() => {
+      // A savepoint per caller: one caller's bad record fails that caller only.
+      batch.forEach(({ records }, i) => {
+        this.#db.exec('SAVEPOINT save_tokens');
+        try {
+          for (const r of records) this.#insert(r);
+          this.#db.exec('RELEASE save_tokens');
+        } catch (err) {
+          this.#db.exec('ROLLBACK TO save_tokens; RELEASE save_tokens');
+          failed.set(i, err);
+        }
       });
-    } catch (err) {
-      for (const { reject } of batch) reject(err);
-      return;
-    }
-    batch.forEach(({ resolve, reject }, i) => (failed.has(i) ? reject(failed.get(i)) : resolve()));
+    }).then(
+      () => batch.forEach(({ resolve, reject }, i) => (failed.has(i) ? reject(failure(failed.get(i))) : resolve())),
+      (err: unknown) => batch.forEach(({ reject }) => reject(err)),
+    );
   }
 
   #insert(r: TokenRecord): void {
@@ -778,7 +853,8 @@ export class SqliteStore implements Store {
   }
 
   findAccessToken(hash: Buffer, now: number): ActiveToken | undefined {
-    this.#syncCache();
+    // A token that cannot be checked is never taken as valid: StoreUnavailable, not undefined.
+    this.#read(() => this.#syncCache());
     const id = hash.toString('latin1');
     const cached = this.#cache.get(id);
     if (cached !== undefined) {
@@ -786,7 +862,7 @@ export class SqliteStore implements Store {
       this.#cache.delete(id);
       return undefined;
     }
-    const row = this.#accessToken.get(hash, now, now) as Row | undefined;
+    const row = this.#read(() => this.#accessToken.get(hash, now, now)) as Row | undefined;
     if (!row) return undefined;
     const token: ActiveToken = { ...toToken(row), appName: row.app_name as string, developerEmail: row.developer_email as string };
     // A rotated key's tokens end with the key's overlap, if that comes first.
@@ -806,7 +882,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeToken(hash: Buffer, appId: string, now: number): Promise<boolean> {
-    return this.#transaction(() => {
+    return this.#write(() => {
       const row = this.#tokenFamily.get(hash) as Row | undefined;
       if (row === undefined || row.app_id !== appId) return false;
       this.#revokeFamily.run(now, row.family as string);
@@ -816,7 +892,7 @@ export class SqliteStore implements Store {
   }
 
   async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {
-    return this.#transaction((): RotateResult => {
+    return this.#write((): RotateResult => {
       const row = this.#refreshToken.get(req.hash) as Row | undefined;
       if (!row || row.kind !== 'refresh' || row.app_id !== req.appId || row.revoked_at !== null || row.credential_status !== 'approved') {
         return { ok: false, reason: 'invalid' };
@@ -846,7 +922,7 @@ export class SqliteStore implements Store {
   }
 
   async loadQuotaWindows(now: number): Promise<QuotaWindow[]> {
-    return (this.#counters.all(now) as Row[]).map((r) => ({
+    return (this.#read(() => this.#counters.all(now)) as Row[]).map((r) => ({
       key: r.key as string,
       start: r.window_start as number,
       end: r.window_end as number,
@@ -857,31 +933,47 @@ export class SqliteStore implements Store {
 
   async saveQuotaWindows(windows: readonly QuotaWindow[]): Promise<void> {
     if (windows.length === 0) return;
-    this.#transaction(() => {
+    await this.#write(() => {
       for (const w of windows) this.#saveCounter.run(w.key, w.start, w.end, w.count, w.previous);
     });
   }
 
   async purgeExpired(now: number): Promise<number> {
-    this.#purgeCounters.run(now);
-    this.#purgeSessions.run(now);
-    this.#purgeUsage.run(now - USAGE_KEPT_MS);
-    this.#purgeLoginFailures.run(now - 86_400_000);
-    this.#purgeEmailTokens.run(now);
-    // Instances read revocations within a millisecond of serving; a day is ample.
-    this.#purgeRevocations.run(now - 86_400_000);
+    await this.#write(() => {
+      this.#purgeCounters.run(now);
+      this.#purgeSessions.run(now);
+      this.#purgeUsage.run(now - USAGE_KEPT_MS);
+      this.#purgeLoginFailures.run(now - 86_400_000);
+      this.#purgeEmailTokens.run(now);
+      // Instances read revocations within a millisecond of serving; a day is ample.
+      this.#purgeRevocations.run(now - 86_400_000);
+    });
+    // Tokens in transactions of 5,000 rows, so that no write waits long behind the purge.
     let total = 0;
     for (;;) {
-      const { changes } = this.#purge.run(now);
-      total += Number(changes);
-      if (Number(changes) < 5000) return total;
+      const changes = await this.#write(() => Number(this.#purge.run(now).changes));
+      total += changes;
+      if (changes < 5000) return total;
     }
   }
 
   async close(): Promise<void> {
     if (this.#pending.length > 0) this.#flush();
+    // Writes waiting for a lock end within the busy timeout, committed or failed.
+    while (this.#writes.length > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     if (this.#db.isOpen) this.#db.close();
   }
+}
+
+function isBusy(err: unknown): boolean {
+  return ((err as { errcode?: number }).errcode ?? 0) % 256 === SQLITE_BUSY;
+}
+
+/** A failure of the database itself (locked, read-only, full, moved, corrupt) as StoreUnavailable; a broken constraint, or anything else, as it is. */
+function failure(err: unknown): unknown {
+  const code = (err as { errcode?: unknown }).errcode;
+  if (typeof code !== 'number' || code % 256 === SQLITE_CONSTRAINT) return err;
+  return new StoreUnavailable(`the database failed: ${(err as Error).message}`, { cause: err });
 }
 
 function conflictOr(err: unknown, message: string): unknown {

@@ -77,6 +77,7 @@ describe('parseConfig: valid configurations', () => {
       path: path.join(dir, 'data', 'gateway.db'),
       secretKeyFile: path.join(dir, 'data', 'gateway.db.key'),
       tokenCacheSize: 100_000,
+      busyTimeoutMs: 2000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
     assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [], issuer: 'http://localhost:8080', introspectionClients: [] });
@@ -167,6 +168,7 @@ describe('parseConfig: valid configurations', () => {
       path: '/srv/gateway/data/gateway.db',
       secretKeyFile: '/srv/gateway/data/gateway.db.key',
       tokenCacheSize: 100_000,
+      busyTimeoutMs: 2000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
     assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [] });
@@ -225,6 +227,7 @@ describe('parseConfig: valid configurations', () => {
       path: '/srv/gateway/db/gw.sqlite',
       secretKeyFile: '/srv/gateway/conf/keys/secret',
       tokenCacheSize: 0,
+      busyTimeoutMs: 2000,
     });
   });
 
