@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { AdminError } from '../admin/operations.ts';
 import { ConfigError } from '../config/load.ts';
+import { StoreUnavailable } from '../store/port.ts';
 import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
 import { registerHealthcheck } from './healthcheck.ts';
@@ -35,6 +36,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (err instanceof ConfigError) {
       io.err(`error: invalid configuration:\n${err.message}`);
       return 2;
+    }
+    if (err instanceof StoreUnavailable) {
+      io.err(`error: the store is unavailable, nothing was changed; try again: ${terminalText(err.message)}`);
+      return 1;
     }
     if (err instanceof AdminError || err instanceof CliError) {
       // A message may quote what was typed or stored.

@@ -408,6 +408,8 @@ export class SqliteStore implements Store {
 
   #migrate(): void {
     const db = this.#db;
+    // A database already up to date is not written to, so that a read-only one still serves reads.
+    if ((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version === MIGRATIONS.length) return;
     db.exec('BEGIN IMMEDIATE');
     try {
       const row = db.prepare('PRAGMA user_version').get() as { user_version: number };
@@ -969,9 +971,13 @@ function isBusy(err: unknown): boolean {
   return ((err as { errcode?: number }).errcode ?? 0) % 256 === SQLITE_BUSY;
 }
 
-/** A failure of the database itself (locked, read-only, full, moved, corrupt) as StoreUnavailable; a broken constraint, or anything else, as it is. */
+/**
+ * A failure of the database itself (locked, read-only, full, moved, corrupt, closed under a call
+ * at shutdown) as StoreUnavailable; a broken constraint, or anything else, as it is.
+ */
 function failure(err: unknown): unknown {
-  const code = (err as { errcode?: unknown }).errcode;
+  const { errcode: code, code: nodeCode } = err as { errcode?: unknown; code?: unknown };
+  if (nodeCode === 'ERR_INVALID_STATE') return new StoreUnavailable('the database is closed', { cause: err });
   if (typeof code !== 'number' || code % 256 === SQLITE_CONSTRAINT) return err;
   return new StoreUnavailable(`the database failed: ${(err as Error).message}`, { cause: err });
 }

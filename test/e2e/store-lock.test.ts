@@ -3,7 +3,7 @@
 // answers what must write 503 temporarily_unavailable with Retry-After once store.busyTimeout
 // (2 s) has passed, never 500, and works again when the lock goes, without a restart.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
@@ -76,8 +76,14 @@ test('store-lock: under a foreign write lock of 5 s, verification flows, writes 
     tokenRequest(gw.url, { grant_type: 'client_credentials' }, app).then((res) => ({ res, at: performance.now() - lockedAt })),
     tokenRequest(gw.url, { token: uncached }, app, '/oauth2/revoke').then((res) => ({ res, at: performance.now() - lockedAt })),
     new Visitor(gw.gateway.portalUrl!).submit('/login', '/login', { email: 'nobody@example.com', password: 'not the password' }).then((page) => ({ page, at: performance.now() - lockedAt })),
+    // The admin CLI, another process on the same file.
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const argv = [path.join(import.meta.dirname, '../../bin/gateway.js'), 'admin', 'developers', 'create', '--config', gw.configFile, '--email', 'late@example.com', '--name', 'Late'];
+      const child = execFile(process.execPath, argv, { encoding: 'utf8' }, (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }));
+    }).then((cli) => ({ cli, at: performance.now() - lockedAt })),
   ]);
-  const [issued, revoked, login] = writes;
+  const [issued, revoked, login, admin] = writes;
+  assert.deepEqual(admin.cli, { code: 1, stdout: '', stderr: 'error: the store is unavailable, nothing was changed; try again: the database is locked by another connection\n' });
   assertUnavailable(issued.res, 'token');
   assert.deepEqual(issued.res.body, { error: 'temporarily_unavailable', error_description: 'the authorization server is unavailable, try again later' });
   assertUnavailable(revoked.res, 'revoke');
