@@ -8,7 +8,7 @@
 // the driver reads `PRAGMA data_version` (at most once a millisecond), which changes when another
 // connection (another process, e.g. `gateway admin`) commits, and then evicts what the new rows
 // name. A revocation made anywhere therefore takes effect at once, and evicts only its tokens.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { newId } from '../crypto.ts';
@@ -189,6 +189,9 @@ export class SqliteStore implements Store {
   #syncedAt = -Infinity;
   #pending: { records: readonly TokenRecord[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
   readonly #busyTimeoutMs: number;
+  readonly #path: string;
+  /** The database file's device and inode when opened: a write checks it is still the file at #path. */
+  #identity = '';
   /** Writes not yet committed, oldest first; the head is tried again after #backoffMs while the lock is taken. */
   #writes: Write[] = [];
   #backoffMs = 0;
@@ -265,6 +268,7 @@ export class SqliteStore implements Store {
     if (!Number.isInteger(cacheSize) || cacheSize < 0) throw new TypeError('SqliteStore: tokenCacheSize must be a non-negative integer');
     this.#cacheSize = cacheSize;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 2000;
+    this.#path = options.path;
 
     if (options.path !== ':memory:') mkdirSync(path.dirname(options.path), { recursive: true });
     // Opening waits for a lock as long as a write would: nothing is served yet.
@@ -276,6 +280,7 @@ export class SqliteStore implements Store {
       this.#migrate();
       // From now on SQLite never sleeps on the event loop waiting for a lock: #write tries again later.
       this.#db.exec('PRAGMA busy_timeout = 0');
+      this.#identity = this.#fileIdentity();
     } catch (err) {
       this.#db.close();
       throw err;
@@ -466,6 +471,9 @@ export class SqliteStore implements Store {
       this.#backoffMs = 0;
       this.#writes.shift();
       try {
+        // In WAL mode SQLite goes on committing to a file removed or replaced under it: commits
+        // nobody will read again. A stat per transaction (a group of token requests shares one) keeps a 200 honest.
+        if (this.#fileIdentity() !== this.#identity) throw new StoreUnavailable(`the database file ${this.#path} was removed or replaced`);
         const result = head.run();
         this.#db.exec('COMMIT');
         head.resolve(result);
@@ -478,6 +486,12 @@ export class SqliteStore implements Store {
         head.reject(failure(err));
       }
     }
+  }
+
+  #fileIdentity(): string {
+    if (this.#path === ':memory:') return '';
+    const stat = statSync(this.#path, { throwIfNoEntry: false });
+    return stat === undefined ? 'gone' : `${stat.dev}:${stat.ino}`;
   }
 
   /** A read; a failure of the database itself becomes StoreUnavailable. */
