@@ -114,9 +114,11 @@ describe('bounded request bodies (listen.maxBodySize)', () => {
       routes:
         route('upload') +
         route('early') +
+        // A body transform holds the answer: the call goes through undici's request(), not stream().
+        route('held', '    policies:\n      - transformResponse: { body: { remove: [/received] } }\n') +
         route('validated', '    policies:\n      - validateRequest: { maxBodySize: 500 }\n') +
         route('validated-large', '    policies:\n      - validateRequest: { maxBodySize: 4000 }\n'),
-      products: '  uploads:\n    routes: [upload, early, validated, validated-large]\n',
+      products: '  uploads:\n    routes: [upload, early, held, validated, validated-large]\n',
     });
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, await gw.client('uploads'))).body.access_token;
     helloToken = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, await gw.client('hello'))).body.access_token;
@@ -185,6 +187,30 @@ describe('bounded request bodies (listen.maxBodySize)', () => {
     assert.equal(upstream.seen.length, seen + 1);
     const line = gw.logs.filter((l) => l.includes('"path":"/v1/upload"')).at(-1);
     assert.ok(line?.includes('"status":413') && line.includes('"error":"payload_too_large"'), line);
+  });
+
+  test('the same on a route whose answer is held for a response policy', async () => {
+    const seen = upstream.seen.length;
+    const exchange = open(gw.url, chunkedHead('/v1/held'));
+    exchange.chunk('a'.repeat(600));
+    await until(() => upstream.seen[seen]?.body.length === 600, 'the upstream has the first chunk');
+    exchange.chunk('b'.repeat(600));
+    const answer = parse(await exchange.closed);
+    assert.equal(answer.status, 413);
+    assert.equal(answer.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(answer.body), tooLarge(LIMIT));
+    const got = upstream.seen[seen]!;
+    await got.closed;
+    assert.equal(got.ended, false);
+    assert.equal(got.body, 'a'.repeat(600));
+
+    const fits = open(gw.url, [...chunkedHead('/v1/held'), 'Connection: close']);
+    fits.chunk('a'.repeat(LIMIT));
+    fits.chunk('');
+    const whole = parse(await fits.closed);
+    assert.equal(whole.status, 200);
+    assert.deepEqual(JSON.parse(whole.body), {});
+    assert.equal(upstream.seen.at(-1)!.ended, true);
   });
 
   test('the limit crossed after the upstream answered: the client connection is cut, the upstream request too', async () => {
