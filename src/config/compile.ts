@@ -32,7 +32,7 @@ export function compileRoutes(deps: Deps): RouteTable {
 
   const targets = new Map<string, Target>();
   const requestHeaders = createRequestHeaders(config.listen);
-  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, deps.clock));
+  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, config.listen.maxBodySize, deps.clock));
 
   // A product's quota counts an app's calls across all of the product's routes.
   const productQuotas = new Map<string, Step>();

@@ -1,8 +1,12 @@
 import type { IncomingMessage } from 'node:http';
+import { Transform, type Readable } from 'node:stream';
 import { GatewayError } from '../errors.ts';
 
 // The rest of the body is left unread, so the connection closes after the answer.
 export const tooLarge = (limit: number) => new GatewayError(413, 'payload_too_large', `request body exceeds ${limit} bytes`, { headers: { connection: 'close' } });
+
+// The client went away mid-body: its error, and not worth an error-level log line.
+const aborted = (cause?: unknown) => new GatewayError(400, 'request_aborted', 'the request body ended early', { cause });
 
 const EMPTY = Buffer.alloc(0);
 
@@ -33,11 +37,49 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       stop();
       resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     }
-    // The client went away mid-body: its error, and not worth an error-level log line.
     function onAbort(err?: Error): void {
       stop();
-      reject(new GatewayError(400, 'request_aborted', 'the request body ended early', { cause: err }));
+      reject(aborted(err));
     }
     req.on('data', onData).on('end', onEnd).on('error', onAbort).on('close', onAbort);
   });
+}
+
+/** What undici sends as a streamed request's body, and the signal that aborts the request when the body is refused. */
+export interface StreamedBody {
+  body: Readable;
+  signal: AbortSignal | null;
+}
+
+/**
+ * The body to stream to an upstream, held to `limit` bytes. A declared length was checked when
+ * the request arrived, and Node's parser delivers exactly that many bytes: the request itself
+ * goes. A chunked body passes through a counter; the chunk that takes it past `limit` is dropped
+ * and the upstream request aborted with tooLarge, so the upstream never reads the end of the body
+ * (undici destroys its connection) and the caller answers 413. The request is unpiped, not
+ * destroyed: destroying an unfinished request destroys the client's socket, and the 413 with it.
+ * The abort goes through the signal, and the counter never emits 'error': undici 8's stream()
+ * destroys the body with the request's error and then reports that error a second time, which
+ * throws (uncaught) once the answer has begun.
+ */
+export function upstreamBody(req: IncomingMessage, limit: number): StreamedBody {
+  if (req.headers['content-length'] !== undefined) return { body: req, signal: null };
+  const controller = new AbortController();
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size <= limit) return done(null, chunk);
+      req.unpipe(counted);
+      done();
+      controller.abort(tooLarge(limit));
+    },
+    destroy: (_err, done) => done(null),
+  });
+  // pipe() does not pass on a source that closes before its end: a client leaving mid-body
+  // would leave the upstream waiting for the rest until its timeout.
+  req.once('close', () => {
+    if (!req.complete) controller.abort(aborted());
+  });
+  return { body: req.pipe(counted), signal: controller.signal };
 }

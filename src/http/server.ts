@@ -14,7 +14,7 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port.ts';
-import { GatewayError } from '../errors.ts';
+import { tooLarge } from './body.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
 import { splitTarget } from './request.ts';
@@ -36,8 +36,9 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   ]);
   const metadata = createMetadataEndpoint(deps.config);
   const { maxBodySize } = deps.config.listen;
-  // Refused before anything reads it; the connection closes rather than drain the body.
-  const tooLarge = new GatewayError(413, 'payload_too_large', `the request body is larger than ${maxBodySize} bytes`, { headers: { connection: 'close' } });
+  // A declared length is refused before anything reads the body; a chunked one is counted as it
+  // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
+  const bodyTooLarge = tooLarge(maxBodySize);
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
@@ -69,7 +70,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
         return;
       }
       const length = req.headers['content-length'];
-      if (length !== undefined && Number(length) > maxBodySize) throw tooLarge;
+      if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
       const pending = runSteps(routes.lookup(req.method ?? 'GET', path), ctx);
       if (pending !== undefined) await pending;
       logAccess(req, res, path, started, undefined, ctx.token);

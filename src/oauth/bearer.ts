@@ -78,6 +78,8 @@ function formBodyToCheck(req: IncomingMessage): boolean {
  */
 export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   const { store, clock } = deps;
+  // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
+  const formLimit = Math.min(FORM_BODY_LIMIT, deps.config.listen.maxBodySize);
   /**
    * The digest of the last token presented on each connection. A client sends the same token call
    * after call on a keep-alive connection, and its SHA-256 is the costliest step of verification
@@ -123,8 +125,8 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
   }
   /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
   async function checkFormBody(ctx: RequestContext): Promise<void> {
-    ctx.body = await readBody(ctx.req, FORM_BODY_LIMIT).catch((err: unknown) => {
-      throw err instanceof GatewayError && err.status === 413 ? formTooLarge : err;
+    ctx.body = await readBody(ctx.req, formLimit).catch((err: unknown) => {
+      throw err instanceof GatewayError && err.status === 413 && formLimit === FORM_BODY_LIMIT ? formTooLarge : err;
     });
     if (new URLSearchParams(ctx.body.toString('latin1')).has('access_token')) {
       throw errors.invalidRequest('the access token must be sent in one way only, not in the header and the body');

@@ -22,7 +22,7 @@ const ValidateRequestOptions = Type.Object(
     body: Type.Optional(JsonSchema),
     /** Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON). */
     openapi: Type.Optional(Type.String({ minLength: 1 })),
-    /** Largest body accepted, in bytes (default 1 MiB); larger: 413. */
+    /** Largest body accepted, in bytes (default 1 MiB, and never more than listen.maxBodySize); larger: 413. */
     maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
     /** Media types a body may have (default application/json); others: 415. */
     contentTypes: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$' }), { minItems: 1 })),
@@ -179,7 +179,8 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
     const compiled = compile(options, env);
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
     const { query: checkQuery, declared, integers, body: checkBody, bodyRequired } = compiled;
-    const limit = options.maxBodySize ?? 1024 * 1024;
+    // listen.maxBodySize bounds every body, so a chunked one too: it is not raised here.
+    const limit = Math.min(options.maxBodySize ?? 1024 * 1024, env.deps.config.listen.maxBodySize);
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
     const readsBody = checkBody !== undefined || bodyRequired || options.maxBodySize !== undefined;

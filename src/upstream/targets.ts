@@ -2,11 +2,12 @@
 // passive health checks, retries), or a built-in mock or echo target; and the responder that
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Dispatcher, Pool as UndiciPool } from 'undici';
 import { Pool } from './undici.ts';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
-import { readBody } from '../http/body.ts';
+import { readBody, upstreamBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
 import { withRateLimit, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
@@ -20,14 +21,15 @@ export interface Target {
   close(): Promise<void>;
 }
 
-export function createTarget(settings: UpstreamSettings, requestHeaders: RequestHeaders, clock: () => number = Date.now): Target {
+/** `maxBodySize` is the listener's bound on every request body (listen.maxBodySize). */
+export function createTarget(settings: UpstreamSettings, requestHeaders: RequestHeaders, maxBodySize: number, clock: () => number = Date.now): Target {
   switch (settings.kind) {
     case 'http':
-      return createProxy(settings, requestHeaders, clock);
+      return createProxy(settings, requestHeaders, maxBodySize, clock);
     case 'mock':
       return held(createMock(settings));
     case 'echo':
-      return held(createEcho(requestHeaders));
+      return held(createEcho(requestHeaders, Math.min(ECHO_BODY_LIMIT, maxBodySize)));
   }
 }
 
@@ -103,7 +105,7 @@ interface Member {
   downUntil: number;
 }
 
-function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upstreamRequestHeaders: RequestHeaders, clock: () => number): Target {
+function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upstreamRequestHeaders: RequestHeaders, maxBodySize: number, clock: () => number): Target {
   const connect = {
     timeout: settings.connectTimeoutMs,
     ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
@@ -162,10 +164,14 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
     // A held answer is read by policies: it must come uncompressed.
     if (identity) headers['accept-encoding'] = 'identity';
     const target = ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`);
+    // A streamed body growing past the bound aborts the upstream request; the call fails with a 413.
+    let body: Buffer | Readable | null = ctx.body ?? null;
+    let signal: AbortSignal | null = null;
+    if (body === null && withBody) ({ body, signal } = upstreamBody(req, maxBodySize));
     for (let attempt = 0; ; attempt++) {
       const m = pick(clock());
       try {
-        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body: ctx.body ?? (withBody ? req : null) });
+        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal });
       } catch (err) {
         if (err instanceof GatewayError) throw err;
         const code = (err as { code?: string }).code ?? '';
@@ -250,9 +256,9 @@ function createMock(settings: Extract<UpstreamSettings, { kind: 'mock' }>): () =
 const ECHO_BODY_LIMIT = 1024 * 1024;
 
 /** Answers with what an upstream would have received: method, path, query, headers and body. */
-function createEcho(upstreamRequestHeaders: RequestHeaders) {
+function createEcho(upstreamRequestHeaders: RequestHeaders, limit: number) {
   return async function echo(ctx: RequestContext): Promise<HeldResponse> {
-    const body = ctx.body ?? (await readBody(ctx.req, ECHO_BODY_LIMIT));
+    const body = ctx.body ?? (await readBody(ctx.req, limit));
     const payload = JSON.stringify({
       method: ctx.req.method,
       path: ctx.path,

@@ -113,7 +113,7 @@ describe('parseConfig: valid configurations', () => {
       servername: undefined,
     });
 
-    assert.deepEqual([...config.routes.keys()], ['hello', 'quota', 'spike', 'private', 'search', 'echo', 'orders-list', 'orders-get']);
+    assert.deepEqual([...config.routes.keys()], ['hello', 'quota', 'spike', 'private', 'search', 'echo', 'orders-list', 'orders-get', 'orders-create']);
     const ordersGet = get(config.routes, 'orders-get');
     assert.equal(ordersGet.method, 'GET');
     assert.equal(ordersGet.path, '/v1/orders/{id}');

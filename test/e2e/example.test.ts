@@ -1,12 +1,14 @@
 // gateway.example.yaml does what its comments and the README promise, policy by policy.
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway, type Gateway } from '../../src/main.ts';
-import { bearer, call, tempDir, tokenRequest } from '../helpers.ts';
+import { createOrdersBackend } from '../../scripts/demo-backend/server.ts';
+import { bearer, call, closeServer, listenOn, startAuthServer, tempDir, tokenRequest, type AuthServer } from '../helpers.ts';
 
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
 
@@ -14,9 +16,23 @@ describe('gateway.example.yaml', () => {
   let gw: Gateway;
   let token: string;
   let ordersApp: { key: string; secret: string };
+  // The demo backend as `npm run demo:backend` serves it, and an authorization server that knows alice.
+  let backend: Server;
+  let authServer: AuthServer;
   const dir = tempDir();
   before(async () => {
-    const config = loadConfigFile(EXAMPLE, { env: { GATEWAY_HOST: '127.0.0.1', GATEWAY_DB: path.join(dir.dir, 'gateway.db'), LOG_LEVEL: 'silent', PORTAL_PORT: '0' } });
+    backend = createOrdersBackend();
+    authServer = await startAuthServer();
+    authServer.answer = ({ username, password }) => (username === 'alice' && password === 'wonderland' ? { status: 200, body: { sub: 'user-1001' } } : { status: 401 });
+    const env = {
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_DB: path.join(dir.dir, 'gateway.db'),
+      LOG_LEVEL: 'silent',
+      PORTAL_PORT: '0',
+      ORDERS_URL: await listenOn(backend),
+      AUTHSERVER_URL: authServer.url,
+    };
+    const config = loadConfigFile(EXAMPLE, { env });
     gw = await startGateway({ config, port: 0, logger: createLogger('silent') });
     const deps = { config, store: gw.deps.store, secretKey: gw.deps.secretKey, clock: gw.deps.clock, passwords: gw.deps.passwords };
     await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
@@ -26,6 +42,8 @@ describe('gateway.example.yaml', () => {
   });
   after(async () => {
     await gw.close();
+    await closeServer(backend);
+    await authServer.close();
     dir.remove();
   });
 
@@ -81,6 +99,31 @@ describe('gateway.example.yaml', () => {
       const res = await call(`${gw.url}${path}`, { headers: bearer(own.body.access_token) });
       assert.equal(res.status, 403, path);
       assert.equal(res.body.code, 'insufficient_scope');
+    }
+    const create = await call(`${gw.url}/v1/orders`, { method: 'POST', headers: { ...bearer(own.body.access_token), 'content-type': 'application/json' }, body: '{"item":"kettle","quantity":1}' });
+    assert.equal(create.status, 403);
+    assert.equal(create.body.code, 'insufficient_scope');
+  });
+
+  test("POST /v1/orders: a user's token creates an order at the demo backend (201), which then lists it; a bad body is the backend's 400", async () => {
+    const login = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, ordersApp);
+    assert.equal(login.status, 200, login.text);
+    assert.equal(login.body.scope, 'orders:read orders:write');
+    const auth = bearer(login.body.access_token);
+    const post = (body: string) => call(`${gw.url}/v1/orders`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body });
+
+    const created = await post('{"item":"kettle","quantity":2}');
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get('location'), '/v1/orders/3');
+    assert.deepEqual(created.body, { subject: 'user-1001', order: { id: '3', item: 'kettle', quantity: 2 } });
+    const got = await call(`${gw.url}/v1/orders/3`, { headers: auth });
+    assert.deepEqual(got.body, { subject: 'user-1001', order: { id: '3', item: 'kettle', quantity: 2 } });
+    assert.deepEqual((await call(`${gw.url}/v1/orders`, { headers: auth })).body.orders.at(-1), { id: '3', item: 'kettle', quantity: 2 });
+
+    for (const bad of ['{"item":"kettle","quantity":0}', '{"item":"kettle","quantity":1.5}', '{"item":"","quantity":1}', '{"quantity":1}', '[]', 'kettle']) {
+      const refused = await post(bad);
+      assert.equal(refused.status, 400, bad);
+      assert.deepEqual(refused.body, { error: 'the body must be JSON: {"item": a non-empty string, "quantity": an integer of at least 1}' });
     }
   });
 });

@@ -55,7 +55,7 @@ test('the executable, alone with the example config: two workers serve its route
     assert.equal(r.status, 0, `${argv.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  assert.equal(ok('config', 'check'), `${file}: ok (2 products, 8 routes, 3 upstreams)\n`);
+  assert.equal(ok('config', 'check'), `${file}: ok (2 products, 9 routes, 3 upstreams)\n`);
   assert.equal((JSON.parse(run('config', 'schema').stdout) as { title: string }).title, 'token gateway configuration');
   assert.equal(ok('healthcheck'), `healthy: ${url}/.well-known/oauth-authorization-server answered 200\n`);
 
