@@ -52,18 +52,18 @@ export interface StreamedBody {
 }
 
 /**
- * The body to stream to an upstream, held to `limit` bytes. A declared length was checked when
- * the request arrived, and Node's parser delivers exactly that many bytes: the request itself
- * goes. A chunked body passes through a counter; the chunk that takes it past `limit` is dropped
- * and the upstream request aborted with tooLarge, so the upstream never reads the end of the body
- * (undici destroys its connection) and the caller answers 413. The request is unpiped, not
- * destroyed: destroying an unfinished request destroys the client's socket, and the 413 with it.
- * The abort goes through the signal, and the counter never emits 'error': undici 8's stream()
+ * The body to stream to an upstream, held to `limit` bytes. It passes through a counter; the
+ * chunk that takes it past `limit` is dropped and the upstream request aborted with tooLarge, so
+ * the upstream never reads the end of the body (undici destroys its connection) and the caller
+ * answers 413. A declared length was checked when the request arrived, and Node's parser delivers
+ * exactly that many bytes, but that body goes through the counter too: every failure must reach
+ * undici through the signal, never as an error of the body it streams. undici 8's stream()
  * destroys the body with the request's error and then reports that error a second time, which
- * throws (uncaught) once the answer has begun.
+ * throws (uncaught: the process exits) once the answer has begun, as when a client leaves mid-body.
+ * The request is unpiped, not destroyed: destroying an unfinished request destroys the client's
+ * socket, and the 413 with it.
  */
 export function upstreamBody(req: IncomingMessage, limit: number): StreamedBody {
-  if (req.headers['content-length'] !== undefined) return { body: req, signal: null };
   const controller = new AbortController();
   let size = 0;
   const counted = new Transform({
