@@ -41,8 +41,11 @@ async function assertFailingStore(gw: TestGateway, app: { key: string; secret: s
   assert.ok(!gw.logs.join('').includes('"status":500'), 'nothing answered 500');
 }
 
+const INTROSPECTOR = { key: 'backend', secret: 'introspection-secret-0123' };
+
 async function started(dir: string): Promise<{ gw: TestGateway; app: { key: string; secret: string }; verified: string; unverified: string }> {
-  const gw = await startTestGateway({ extra: PORTAL }, { dir });
+  const oauth = `  introspection:\n    clients: [{ id: ${INTROSPECTOR.key}, secret: ${INTROSPECTOR.secret} }]\n`;
+  const gw = await startTestGateway({ extra: PORTAL, oauth }, { dir });
   const app = await gw.client('hello');
   const verified = await issue(gw, app);
   const unverified = await issue(gw, app);
@@ -136,7 +139,7 @@ test('store-fault read-only database file: the gateway starts and serves what it
   }
 });
 
-test('store-fault a token that cannot be read is refused with 503, never let through', async () => {
+test('store-fault a token that cannot be read is refused with 503 on a route and at introspection, never let through', async () => {
   const temp = tempDir();
   const { gw, unverified } = await started(temp.dir);
   try {
@@ -145,6 +148,7 @@ test('store-fault a token that cannot be read is refused with 503, never let thr
     const res = await call(`${gw.url}/v1/hello`, { headers: bearer(unverified) });
     assert.deepEqual([res.status, res.headers.get('retry-after'), res.headers.get('content-type')], [503, '1', 'application/problem+json'], res.text);
     assert.equal((res.body as { code: string }).code, 'temporarily_unavailable');
+    assertUnavailable(await tokenRequest(gw.url, { token: unverified }, INTROSPECTOR, '/oauth2/introspect'), 'introspect');
   } finally {
     await gw.close().catch(() => {});
     temp.remove();
