@@ -10,7 +10,7 @@ import { bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
 import { gateway, serve } from './children.ts';
 
 const CLIENTS = 8;
-const LOAD_MS = 1500;
+const LOAD_MS = 2000;
 
 const { dir, remove } = tempDir();
 after(remove);
