@@ -1,12 +1,14 @@
 // `gateway admin …`: thin wrappers over src/admin, against the store the config names.
+import path from 'node:path';
 import type { Command } from 'commander';
 import * as ops from '../admin/operations.ts';
 import { createPasswords } from '../admin/passwords.ts';
+import { backupDatabase, BackupError } from '../store/backup.ts';
 import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
 import { isLive, type App, type Developer } from '../store/port.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
-import { isoDate, table, terminalText, type CliIo } from './io.ts';
+import { CliError, isoDate, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
   config: string;
@@ -166,4 +168,23 @@ export function registerAdmin(program: Command, io: CliIo): void {
     await ops.revokeKey(deps, args[0]!);
     show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
   });
+
+  // Not a leaf: it reads the store through a connection of its own and never opens (or migrates) it.
+  admin
+    .command('backup')
+    .description("copy the live database and its secret key file, consistently, while the gateway serves")
+    .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
+    .option('--json', 'machine-readable output')
+    .requiredOption('--to <file>', 'the copy; its key file is <file>.key')
+    .option('--force', 'replace the copy and its key file if they exist')
+    .action(async (opts: Common & { to: string; force?: boolean }, cmd: Command) => {
+      const { store } = commandConfig(cmd, io);
+      const to = path.resolve(opts.to);
+      try {
+        const { pages, keyFile } = await backupDatabase(store.path, to, { keyFile: store.secretKeyFile, force: opts.force === true });
+        show(opts, { database: store.path, to, pages, keyFile }, () => `backed up ${store.path} to ${to} (${pages} pages, key file ${keyFile})`);
+      } catch (err) {
+        throw err instanceof BackupError ? new CliError(err.message) : err;
+      }
+    });
 }

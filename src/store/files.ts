@@ -13,14 +13,8 @@ const FILE_MODE = 0o600;
  */
 export function prepareDatabaseFiles(database: string, keyFile: string): string[] {
   const folder = path.dirname(database);
-  if (!existsSync(folder)) {
-    mkdirSync(folder, { recursive: true, mode: FOLDER_MODE });
-    chmodSync(folder, FOLDER_MODE);
-  }
-  if (!existsSync(database)) {
-    closeSync(openSync(database, 'wx', FILE_MODE));
-    chmodSync(database, FILE_MODE);
-  }
+  createPrivateFolder(folder);
+  if (!existsSync(database)) createPrivateFile(database);
   const wider: string[] = [];
   for (const [file, mode] of [
     [folder, FOLDER_MODE],
@@ -35,4 +29,17 @@ export function prepareDatabaseFiles(database: string, keyFile: string): string[
     }
   }
   return wider;
+}
+
+/** Creates `folder` and its missing parents with mode 0700, when it does not exist. */
+export function createPrivateFolder(folder: string): void {
+  if (existsSync(folder)) return;
+  mkdirSync(folder, { recursive: true, mode: FOLDER_MODE });
+  chmodSync(folder, FOLDER_MODE);
+}
+
+/** Creates `file` empty with mode 0600 whatever the umask; fails if it exists. */
+export function createPrivateFile(file: string): void {
+  closeSync(openSync(file, 'wx', FILE_MODE));
+  chmodSync(file, FILE_MODE);
 }

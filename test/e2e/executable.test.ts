@@ -75,6 +75,8 @@ test('the executable, alone with the example config: two workers serve its route
   ok('admin', 'apps', 'delete', orders.key);
   const rotated = JSON.parse(ok('admin', 'keys', 'rotate', app.key, '--json')) as { key: string; secret: string };
   ok('admin', 'keys', 'revoke', app.key);
+  const copy = path.join(home.dir, 'backup', 'gateway.db');
+  assert.match(ok('admin', 'backup', '--to', copy), new RegExp(`^backed up .+ to ${copy} \\(\\d+ pages, key file ${copy}\\.key\\)\n$`));
 
   const refused = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
   assert.equal(refused.status, 401);

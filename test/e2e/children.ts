@@ -1,0 +1,92 @@
+// The real `bin/gateway.js` as a child process: a command run to completion, or a gateway served
+// until stopped. (test/e2e/cli.test.ts has its own copy of these, with more options.)
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CHILD_TIMEOUT_MS = 60_000;
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Result extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+after(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+function launch(args: readonly string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/gateway.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<Exit>((resolve) =>
+    child.once('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return { child, exited, stderr: () => stderr };
+}
+
+/** Runs `gateway …args` to completion. */
+export async function gateway(...args: string[]): Promise<Result> {
+  const { child, exited, stderr } = launch(args);
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
+  const exit = await exited;
+  clearTimeout(timer);
+  return { ...exit, stdout, stderr: stderr() };
+}
+
+export interface Served {
+  url: string;
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+/** Starts `gateway --config f --port 0` and waits for its "gateway listening" log line. */
+export async function serve(config: string): Promise<Served> {
+  const { child, exited, stderr } = launch(['--config', config, '--port', '0']);
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "gateway listening" line in ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr()}`)), CHILD_TIMEOUT_MS);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        let entry: { msg?: unknown; url?: unknown } = {};
+        try {
+          entry = JSON.parse(line) as typeof entry;
+        } catch {}
+        if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
+          clearTimeout(timer);
+          resolve(entry.url);
+        }
+      });
+      void exited.then((exit) => {
+        clearTimeout(timer);
+        reject(new Error(`the gateway exited (${exit.code ?? exit.signal}) before listening; stderr: ${stderr()}`));
+      });
+    });
+    return {
+      url,
+      stop(signal = 'SIGTERM') {
+        child.kill(signal);
+        return exited;
+      },
+    };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
