@@ -76,8 +76,8 @@ describe('gateway admin backup', () => {
       mkdirSync(folder);
       writeFileSync(config, configYaml());
     }
-    ok(await gateway('admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', liveConfig));
-    app = JSON.parse(ok(await gateway('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig)).stdout);
+    ok(await gateway(['admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', liveConfig]));
+    app = JSON.parse(ok(await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig])).stdout);
     bulk = insertTokens(path.join(live, 'gateway.db'), app, BULK_TOKENS);
     gw = await serve(liveConfig);
     issuedBefore = await issueToken(gw.url, app);
@@ -107,7 +107,7 @@ describe('gateway admin backup', () => {
     };
     const loops = [callLoop(), callLoop(), callLoop(), issueLoop()];
     const started = performance.now();
-    const result = await gateway('admin', 'backup', '--config', liveConfig, '--to', copy);
+    const result = await gateway(['admin', 'backup', '--config', liveConfig, '--to', copy]);
     const ms = performance.now() - started;
     backingUp = false;
     await Promise.all(loops);
@@ -142,7 +142,7 @@ describe('gateway admin backup', () => {
       for (const token of [issuedBefore, ...bulk]) await assertServes(restoredGw.url, token);
       // The app's secret verifies: the key file came along.
       await assertServes(restoredGw.url, await issueToken(restoredGw.url, app));
-      const apps = JSON.parse(ok(await gateway('admin', 'apps', 'list', '--json', '--config', copyConfig)).stdout) as { name: string }[];
+      const apps = JSON.parse(ok(await gateway(['admin', 'apps', 'list', '--json', '--config', copyConfig])).stdout) as { name: string }[];
       assert.deepEqual(apps.map((a) => a.name), ['kept']);
     } finally {
       assert.deepEqual(await restoredGw.stop(), { code: 0, signal: null });
@@ -152,18 +152,18 @@ describe('gateway admin backup', () => {
   test('refuses a copy that exists, and the live store even with --force', async () => {
     const before = readFileSync(copy);
     const mtime = statSync(copy).mtimeMs;
-    fails(await gateway('admin', 'backup', '--config', liveConfig, '--to', copy), `${copy} exists; name another file, or pass --force to replace it`);
+    fails(await gateway(['admin', 'backup', '--config', liveConfig, '--to', copy]), `${copy} exists; name another file, or pass --force to replace it`);
     assert.deepEqual(readFileSync(copy), before);
     assert.equal(statSync(copy).mtimeMs, mtime);
 
     const liveDb = path.join(live, 'gateway.db');
-    fails(await gateway('admin', 'backup', '--config', liveConfig, '--to', liveDb, '--force'), `${liveDb} is the live store's own file; name another`);
+    fails(await gateway(['admin', 'backup', '--config', liveConfig, '--to', liveDb, '--force']), `${liveDb} is the live store's own file; name another`);
     await assertServes(gw.url, issuedBefore);
   });
 
   test('--force replaces the copy, and drops a log left beside it', async () => {
     writeFileSync(`${copy}-wal`, 'not the log of the new copy');
-    const out = ok(await gateway('admin', 'backup', '--config', liveConfig, '--to', copy, '--force', '--json')).stdout;
+    const out = ok(await gateway(['admin', 'backup', '--config', liveConfig, '--to', copy, '--force', '--json'])).stdout;
     const json = JSON.parse(out) as Record<string, unknown>;
     assert.deepEqual(Object.keys(json).sort(), ['database', 'keyFile', 'pages', 'to']);
     assert.deepEqual(readdirSync(restored).sort(), ['gateway.db', 'gateway.db.key', 'gateway.yaml']);

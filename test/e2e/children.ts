@@ -1,5 +1,5 @@
 // The real `bin/gateway.js` as a child process: a command run to completion, or a gateway served
-// until stopped. (test/e2e/cli.test.ts has its own copy of these, with more options.)
+// until stopped; every child is killed when the test file ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD_TIMEOUT_MS = 60_000;
+
+export type Env = Record<string, string | undefined>;
 
 export interface Exit {
   code: number | null;
@@ -25,10 +27,19 @@ after(() => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-function launch(args: readonly string[]) {
+/** Our environment with `extra` applied (an undefined value removes the variable). */
+function childEnv(extra: Env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.NODE_TEST_CONTEXT;
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/gateway.js'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+function launch(args: readonly string[], env: Env, cwd = ROOT) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/gateway.js'), ...args], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
@@ -41,9 +52,9 @@ function launch(args: readonly string[]) {
   return { child, exited, stderr: () => stderr };
 }
 
-/** Runs `gateway …args` to completion. */
-export async function gateway(...args: string[]): Promise<Result> {
-  const { child, exited, stderr } = launch(args);
+/** Runs `gateway …args` to completion, in the repository's folder unless `cwd` names another. */
+export async function gateway(args: readonly string[], env: Env = {}, cwd?: string): Promise<Result> {
+  const { child, exited, stderr } = launch(args, env, cwd);
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
   const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
@@ -54,20 +65,27 @@ export async function gateway(...args: string[]): Promise<Result> {
 
 export interface Served {
   url: string;
+  /** The pino lines written to stdout so far. */
+  logs: Record<string, unknown>[];
+  exited: Promise<Exit>;
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
-/** Starts `gateway --config f --port 0` and waits for its "gateway listening" log line. */
-export async function serve(config: string): Promise<Served> {
-  const { child, exited, stderr } = launch(['--config', config, '--port', '0']);
+/** Starts `gateway --config f …args` and waits for its "gateway listening" log line. */
+export async function serve(config: string, options: { args?: readonly string[]; env?: Env } = {}): Promise<Served> {
+  const { child, exited, stderr } = launch(['--config', config, ...(options.args ?? ['--port', '0'])], options.env ?? {});
+  const logs: Record<string, unknown>[] = [];
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no "gateway listening" line in ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr()}`)), CHILD_TIMEOUT_MS);
       createInterface({ input: child.stdout }).on('line', (line) => {
-        let entry: { msg?: unknown; url?: unknown } = {};
+        let entry: Record<string, unknown>;
         try {
-          entry = JSON.parse(line) as typeof entry;
-        } catch {}
+          entry = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          entry = { msg: line };
+        }
+        logs.push(entry);
         if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
           clearTimeout(timer);
           resolve(entry.url);
@@ -80,6 +98,8 @@ export async function serve(config: string): Promise<Served> {
     });
     return {
       url,
+      logs,
+      exited,
       stop(signal = 'SIGTERM') {
         child.kill(signal);
         return exited;

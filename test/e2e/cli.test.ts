@@ -2,124 +2,14 @@
 // dir. The admin CLI, `config check`, serving, revocation from another process, restart and
 // kill -9 durability.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { freePort } from '../../src/http/server.ts';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../../src/store/sqlite.ts';
 import { bearer, call, configYaml, tempDir, tokenRequest, type Answer } from '../helpers.ts';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CHILD_TIMEOUT_MS = 30_000;
-
-// ---------------------------------------------------------------------------------------------
-// Child processes
-
-type Env = Record<string, string | undefined>;
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Result extends Exit {
-  stdout: string;
-  stderr: string;
-}
-
-const children = new Set<ChildProcess>();
-
-after(() => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-/** Our environment with `extra` applied (an undefined value removes the variable). */
-function childEnv(extra: Env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  for (const [name, value] of Object.entries(extra)) {
-    if (value === undefined) delete env[name];
-    else env[name] = value;
-  }
-  return env;
-}
-
-function launch(args: readonly string[], env: Env, cwd = ROOT) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/gateway.js'), ...args], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-  const exited = new Promise<Exit>((resolve) =>
-    child.once('close', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return { child, exited, stderr: () => stderr };
-}
-
-/** Runs `gateway …args` to completion, in the repository's folder unless `cwd` names another. */
-async function gateway(args: readonly string[], env: Env = {}, cwd?: string): Promise<Result> {
-  const { child, exited, stderr } = launch(args, env, cwd);
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS);
-  const exit = await exited;
-  clearTimeout(timer);
-  return { ...exit, stdout, stderr: stderr() };
-}
-
-interface Served {
-  url: string;
-  /** The pino lines written to stdout so far. */
-  logs: Record<string, unknown>[];
-  exited: Promise<Exit>;
-  stop(signal?: NodeJS.Signals): Promise<Exit>;
-}
-
-/** Starts `gateway --config f …args` and waits for its "gateway listening" log line. */
-async function serve(config: string, options: { args?: readonly string[]; env?: Env } = {}): Promise<Served> {
-  const { child, exited, stderr } = launch(['--config', config, ...(options.args ?? ['--port', '0'])], options.env ?? {});
-  const logs: Record<string, unknown>[] = [];
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "gateway listening" line in ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr()}`)), CHILD_TIMEOUT_MS);
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        let entry: Record<string, unknown>;
-        try {
-          entry = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          entry = { msg: line };
-        }
-        logs.push(entry);
-        if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
-          clearTimeout(timer);
-          resolve(entry.url);
-        }
-      });
-      void exited.then((exit) => {
-        clearTimeout(timer);
-        reject(new Error(`the gateway exited (${exit.code ?? exit.signal}) before listening; stderr: ${stderr()}`));
-      });
-    });
-    return {
-      url,
-      logs,
-      exited,
-      stop(signal = 'SIGTERM') {
-        child.kill(signal);
-        return exited;
-      },
-    };
-  } catch (err) {
-    child.kill('SIGKILL');
-    throw err;
-  }
-}
+import { gateway, serve, type Env, type Result, type Served } from './children.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Workspaces: a temp dir holding gateway.yaml; the store lands next to it (./gateway.db)

@@ -18,8 +18,8 @@ after(remove);
 test('every token answered with 200 before a kill -9 verifies after the restart', async (t) => {
   const config = path.join(dir, 'gateway.yaml');
   writeFileSync(config, configYaml());
-  assert.equal((await gateway('admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', config)).code, 0);
-  const created = await gateway('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'busy', '--product', 'hello', '--json', '--config', config);
+  assert.equal((await gateway(['admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', config])).code, 0);
+  const created = await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'busy', '--product', 'hello', '--json', '--config', config]);
   assert.equal(created.code, 0, created.stderr);
   const app = JSON.parse(created.stdout) as { key: string; secret: string };
 
