@@ -529,10 +529,11 @@ export class SqliteStore implements Store {
     const now = performance.now();
     if (now - this.#syncedAt < 1) return;
     this.#syncedAt = now;
-    const version = (this.#dataVersionStmt.get() as unknown as [number])[0];
+    // At most once a millisecond: the read, and its failure mapped, stay off the cached path.
+    const version = (this.#read(() => this.#dataVersionStmt.get()) as unknown as [number])[0];
     if (version === this.#dataVersion) return;
     this.#dataVersion = version;
-    const rows = this.#revocationsSince.all(this.#seenRevocation) as unknown as (Revocation & { seq: number })[];
+    const rows = this.#read(() => this.#revocationsSince.all(this.#seenRevocation)) as unknown as (Revocation & { seq: number })[];
     if (rows.length === 0) return;
     // Rows purged before this instance read them leave a gap; then nothing cached is trusted.
     if (rows[0]!.seq !== this.#seenRevocation + 1) {
@@ -805,7 +806,7 @@ export class SqliteStore implements Store {
   }
 
   async findClient(key: string): Promise<Client | undefined> {
-    this.#read(() => this.#syncCache());
+    this.#syncCache();
     const cached = this.#clients.get(key);
     if (cached !== undefined) return cached;
     if (this.#unknownClients.has(key)) return undefined;
@@ -870,7 +871,7 @@ export class SqliteStore implements Store {
 
   findAccessToken(hash: Buffer, now: number): ActiveToken | undefined {
     // A token that cannot be checked is never taken as valid: StoreUnavailable, not undefined.
-    this.#read(() => this.#syncCache());
+    this.#syncCache();
     const id = hash.toString('latin1');
     const cached = this.#cache.get(id);
     if (cached !== undefined) {
