@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { AuthServerClient } from './authserver/client.ts';
 import type { Config } from './config/load.ts';
 import type { Counters } from './policies/counters.ts';
-import type { Store } from './store/port.ts';
+import type { Store } from './store/port/index.ts';
 import type { Passwords } from './admin/passwords.ts';
 import type { Mailer } from './mail.ts';
 import type { Usage } from './usage.ts';

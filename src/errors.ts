@@ -1,6 +1,6 @@
 // The base of every error that becomes a response. Each protocol renders it in one place:
 // src/oauth/errors.ts (RFC 6749 §5.2), src/oauth/bearer.ts (RFC 6750), src/http/problem.ts (RFC 9457).
-import { StoreUnavailable } from './store/port.ts';
+import { StoreUnavailable } from './store/port/index.ts';
 
 export class GatewayError extends Error {
   /** HTTP status of the response. */

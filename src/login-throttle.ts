@@ -3,7 +3,7 @@
 // checked, so parallel guesses cannot slip past; past a few failures each account must wait
 // longer between attempts (exponential backoff), rather than being locked for a fixed time that
 // anyone could renew to keep its owner out.
-import type { AttemptAccount, BackoffRule, Store } from './store/port.ts';
+import type { AttemptAccount, BackoffRule, Store } from './store/port/index.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -36,19 +36,19 @@ export type Accounts = readonly AttemptAccount[];
  * resolves to the seconds to wait (for Retry-After). Undefined: counted, go ahead.
  */
 export async function admitAttempt(store: Store, accounts: Accounts, now: number): Promise<number | undefined> {
-  const result = await store.countAttempts(accounts, now);
+  const result = await store.throttles.countAttempts(accounts, now);
   return result.allowed ? undefined : Math.max(1, Math.ceil((result.retryAt - now) / SECOND));
 }
 
 /** A right password: the accounts in `clear` start over, the others get the attempt back. */
 export async function attemptSucceeded(store: Store, clear: readonly string[], takeBack: readonly string[] = []): Promise<void> {
-  for (const account of clear) await store.clearLoginFailures(account);
-  for (const account of takeBack) await store.takeBackLoginFailure(account);
+  for (const account of clear) await store.throttles.clearLoginFailures(account);
+  for (const account of takeBack) await store.throttles.takeBackLoginFailure(account);
 }
 
 /** An attempt nobody could judge (the authorization server was down or too slow) counts against no account. */
 export async function attemptUndecided(store: Store, accounts: Accounts): Promise<void> {
-  for (const { account } of accounts) await store.takeBackLoginFailure(account);
+  for (const { account } of accounts) await store.throttles.takeBackLoginFailure(account);
 }
 
 /** "try again in 4 seconds", "… in 15 minutes". */

@@ -9,7 +9,7 @@ import { createLogger } from './log.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
 import { startPortal } from './portal/server.ts';
 import { openStore } from './store/open.ts';
-import type { Store } from './store/port.ts';
+import type { Store } from './store/port/index.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
 import { createPasswords } from './admin/passwords.ts';

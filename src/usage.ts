@@ -2,7 +2,7 @@
 // few seconds (and at close): the developer portal charts them. A worker counts its own calls;
 // the store adds every worker's counts up.
 import type { Logger } from 'pino';
-import type { Store, UsageCount } from './store/port.ts';
+import type { Store, UsageCount } from './store/port/index.ts';
 
 export const HOUR_MS = 3_600_000;
 const FLUSH_EVERY_MS = 5_000;
@@ -32,7 +32,7 @@ export function startUsage(store: Store, logger: Logger): Usage {
     const batch = earlier;
     earlier = [];
     try {
-      await store.addUsage(batch);
+      await store.usage.add(batch);
     } catch (err) {
       // Kept for the next flush: the counts are added, so none may be dropped or sent twice.
       earlier = [...batch, ...earlier];

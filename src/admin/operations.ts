@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { hasUnsafeCharacters } from '../text.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose } from '../store/port.ts';
+import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose } from '../store/port/index.ts';
 
 export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
 
@@ -49,21 +49,21 @@ export async function createDeveloper(deps: AdminDeps, input: { email: string; n
   const name = requireName(input.name, 'the developer name');
   const now = deps.clock();
   try {
-    return await deps.store.createDeveloper({ email, name, now });
+    return await deps.store.accounts.createDeveloper({ email, name, now });
   } catch (err) {
     if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    const replaced = await deps.store.replaceUnverifiedDeveloper({ email, name, now });
+    const replaced = await deps.store.accounts.replaceUnverifiedDeveloper({ email, name, now });
     if (replaced === undefined) throw new AdminError('duplicate_developer', `developer ${email} already exists`);
     return replaced;
   }
 }
 
 export async function listDevelopers(deps: AdminDeps): Promise<Developer[]> {
-  return deps.store.listDevelopers();
+  return deps.store.accounts.listDevelopers();
 }
 
 async function requireDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
-  const dev = await deps.store.findDeveloper(normaliseEmail(email));
+  const dev = await deps.store.accounts.findDeveloper(normaliseEmail(email));
   if (dev === undefined) throw new AdminError('unknown_developer', `no developer ${email.trim().toLowerCase()}`);
   return dev;
 }
@@ -71,7 +71,7 @@ async function requireDeveloper(deps: AdminDeps, email: string): Promise<Develop
 /** Disabling a developer stops token issuance to their apps and invalidates the tokens they hold. */
 export async function setDeveloperStatus(deps: AdminDeps, email: string, status: Developer['status']): Promise<Developer> {
   const dev = await requireDeveloper(deps, email);
-  return (await deps.store.setDeveloperStatus(dev.email, status))!;
+  return (await deps.store.accounts.setDeveloperStatus(dev.email, status, deps.clock()))!;
 }
 
 export interface CreatedApp {
@@ -99,7 +99,7 @@ async function requireActiveDeveloper(deps: AdminDeps, email: string): Promise<D
  * belong to an account since disabled, or replaced by another under the same address.
  */
 async function requireSessionDeveloper(deps: AdminDeps, developer: Developer): Promise<Developer> {
-  const dev = await deps.store.findDeveloperById(developer.id);
+  const dev = await deps.store.accounts.findDeveloperById(developer.id);
   if (dev === undefined) throw new AdminError('unknown_developer', 'your account no longer exists: log in again');
   return activeDeveloper(dev);
 }
@@ -116,7 +116,7 @@ async function insertApp(deps: AdminDeps, dev: Developer, name: string, product:
   const key = newKey();
   const secret = newSecret();
   try {
-    const app = await deps.store.createApp({
+    const app = await deps.store.apps.createApp({
       developerId: dev.id,
       name,
       product: product.name,
@@ -160,7 +160,7 @@ export async function registerOwnApp(deps: AdminDeps, developer: Developer, inpu
   const product = requireProduct(deps, input.product);
   const name = requireName(input.name, 'the app name');
   const dev = await requireSessionDeveloper(deps, developer);
-  const held = await deps.store.findApp(dev.email, name);
+  const held = await deps.store.apps.findApp(dev.email, name);
   if (held?.status === 'disabled') throw disabledApp(held);
   const maxApps = deps.config.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
   return insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
@@ -172,40 +172,40 @@ export interface AppDetails extends App {
 
 /** Apps, each with its keys (`show`, `disable` and `revoke` take a key). */
 export async function listApps(deps: AdminDeps, filter: { developer?: string } = {}): Promise<AppDetails[]> {
-  if (filter.developer === undefined) return withCredentials(deps, await deps.store.listApps());
+  if (filter.developer === undefined) return withCredentials(deps, await deps.store.apps.listApps());
   const dev = await requireDeveloper(deps, filter.developer);
-  return withCredentials(deps, await deps.store.listApps({ developerEmail: dev.email }));
+  return withCredentials(deps, await deps.store.apps.listApps({ developerEmail: dev.email }));
 }
 
 /** A developer's app by its id, with its keys; another developer's is as absent as an unknown one. */
 export async function findOwnApp(deps: AdminDeps, developer: Developer, id: string): Promise<AppDetails | undefined> {
-  const app = await deps.store.findAppById(id);
+  const app = await deps.store.apps.findAppById(id);
   if (app === undefined || app.developerId !== developer.id) return undefined;
-  return { ...app, credentials: await deps.store.listCredentials(app.id) };
+  return { ...app, credentials: await deps.store.apps.listCredentials(app.id) };
 }
 
 /** A developer's apps, each with its keys. */
 export async function listOwnApps(deps: AdminDeps, developer: Developer): Promise<AppDetails[]> {
-  return withCredentials(deps, await deps.store.listApps({ developerEmail: developer.email }));
+  return withCredentials(deps, await deps.store.apps.listApps({ developerEmail: developer.email }));
 }
 
 function withCredentials(deps: AdminDeps, apps: readonly App[]): Promise<AppDetails[]> {
-  return Promise.all(apps.map(async (app) => ({ ...app, credentials: await deps.store.listCredentials(app.id) })));
+  return Promise.all(apps.map(async (app) => ({ ...app, credentials: await deps.store.apps.listCredentials(app.id) })));
 }
 
 /** An app by its key, or by developer and name. */
 export async function findApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
-  const app = 'key' in ref ? await deps.store.findAppByKey(ref.key) : await deps.store.findApp(normaliseEmail(ref.developer), ref.name);
+  const app = 'key' in ref ? await deps.store.apps.findAppByKey(ref.key) : await deps.store.apps.findApp(normaliseEmail(ref.developer), ref.name);
   if (app === undefined) {
     throw new AdminError('unknown_app', 'key' in ref ? `no app with key ${ref.key}` : `developer ${ref.developer} has no app "${ref.name}"`);
   }
-  return { ...app, credentials: await deps.store.listCredentials(app.id) };
+  return { ...app, credentials: await deps.store.apps.listCredentials(app.id) };
 }
 
 /** Disabling an app stops token issuance and invalidates its tokens at once. */
 export async function setAppStatus(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }, status: App['status']): Promise<AppDetails> {
   const app = await findApp(deps, ref);
-  const updated = await deps.store.setAppStatus(app.id, status);
+  const updated = await deps.store.apps.setAppStatus(app.id, status, deps.clock());
   return { ...(updated ?? app), credentials: app.credentials };
 }
 
@@ -226,7 +226,7 @@ async function rotate(deps: AdminDeps, app: App): Promise<RotatedKey> {
   const overlapUntil = now + (deps.config.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
   const key = newKey();
   const secret = newSecret();
-  await deps.store.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
+  await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
   return { app, key, secret, overlapUntil };
 }
 
@@ -252,8 +252,8 @@ export async function deleteOwnApp(deps: AdminDeps, developer: Developer, id: st
   if (app.status === 'disabled') throw disabledApp(app);
   await requireSessionDeveloper(deps, developer);
   // Checked again in the store's transaction, in case an operator disables it meanwhile.
-  if (!(await deps.store.deleteApp(app.id, { onlyIfActive: true }))) {
-    const now = await deps.store.findAppById(app.id);
+  if (!(await deps.store.apps.deleteApp(app.id, deps.clock(), { onlyIfActive: true }))) {
+    const now = await deps.store.apps.findAppById(app.id);
     if (now === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
     if (now.status === 'disabled') throw disabledApp(now);
     throw new AdminError('developer_disabled', `developer ${developer.email} is disabled`);
@@ -264,21 +264,21 @@ export async function deleteOwnApp(deps: AdminDeps, developer: Developer, id: st
 /** An operator lets an app registered in the portal use its keys (idempotent). */
 export async function approveApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
   const app = await findApp(deps, ref);
-  const updated = await deps.store.setAppApproval(app.id, 'approved');
+  const updated = await deps.store.apps.setAppApproval(app.id, 'approved', deps.clock());
   return { ...(updated ?? app), credentials: app.credentials };
 }
 
 /** An operator deletes the app with its keys; its tokens stop working at once. */
 export async function deleteApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<App> {
   const app = await findApp(deps, ref);
-  if (!(await deps.store.deleteApp(app.id))) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+  if (!(await deps.store.apps.deleteApp(app.id, deps.clock()))) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
   return app;
 }
 
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it. */
 export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
-  if (!(await deps.store.revokeCredential(key))) {
-    const app = await deps.store.findAppByKey(key);
+  if (!(await deps.store.apps.revokeCredential(key, deps.clock()))) {
+    const app = await deps.store.apps.findAppByKey(key);
     throw new AdminError(app === undefined ? 'unknown_key' : 'already_revoked', app === undefined ? `no key ${key}` : `key ${key} is already revoked`);
   }
 }
@@ -295,10 +295,10 @@ export const INVITATION_VALID_MS = 7 * 86_400_000;
  */
 export async function inviteDeveloper(deps: AdminDeps, email: string, validMs = INVITATION_VALID_MS): Promise<{ developer: Developer; code: string; expiresAt: number }> {
   const found = await requireDeveloper(deps, email);
-  const developer = found.verified ? found : ((await deps.store.replaceUnverifiedDeveloper({ email: found.email, name: found.name, now: deps.clock() })) ?? found);
+  const developer = found.verified ? found : ((await deps.store.accounts.replaceUnverifiedDeveloper({ email: found.email, name: found.name, now: deps.clock() })) ?? found);
   const code = newInvitation();
   const expiresAt = deps.clock() + validMs;
-  await deps.store.setInvitation(developer.email, sha256(code), expiresAt);
+  await deps.store.accounts.setInvitation(developer.email, sha256(code), expiresAt);
   return { developer, code, expiresAt };
 }
 
@@ -308,7 +308,7 @@ export async function acceptInvitation(deps: AdminDeps, input: { email: string; 
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.password);
-  const dev = await deps.store.acceptInvitation({ email, codeHash: sha256(input.invitation.trim()), passwordHash, now: deps.clock() });
+  const dev = await deps.store.accounts.acceptInvitation({ email, codeHash: sha256(input.invitation.trim()), passwordHash, now: deps.clock() });
   if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
   return { developer: dev, passwordHash };
 }
@@ -333,7 +333,7 @@ async function newMailLink(deps: AdminDeps, developer: Developer, purpose: Email
   const token = newMailLinkToken();
   const now = deps.clock();
   const validMs = purpose === 'verify' ? CONFIRM_LINK_VALID_MS : RESET_LINK_VALID_MS;
-  await deps.store.saveEmailToken({ hash: sha256(token), developerId: developer.id, purpose, now, expiresAt: now + validMs });
+  await deps.store.accounts.saveEmailToken({ hash: sha256(token), developerId: developer.id, purpose, now, expiresAt: now + validMs });
   return token;
 }
 
@@ -355,11 +355,11 @@ export async function openSignUp(deps: AdminDeps, input: { email: string; name: 
   // Hashed whether or not the address is taken, so that both answers take as long.
   const passwordHash = await deps.passwords.hash(input.password);
   try {
-    const developer = await deps.store.createDeveloper({ email, name, now: deps.clock(), passwordHash, verified: false });
+    const developer = await deps.store.accounts.createDeveloper({ email, name, now: deps.clock(), passwordHash, verified: false });
     return { kind: 'created', developer, token: await newMailLink(deps, developer, 'verify') };
   } catch (err) {
     if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    const developer = await deps.store.findDeveloper(email);
+    const developer = await deps.store.accounts.findDeveloper(email);
     if (developer === undefined) throw err;
     return { kind: 'taken', developer };
   }
@@ -377,7 +377,7 @@ export async function confirmEmail(deps: AdminDeps, input: { token: string; emai
   const login = await checkPassword(deps, input).catch((err: unknown) => {
     throw err instanceof AdminError && err.code === 'login_failed' ? invalid : err;
   });
-  const confirmed = await deps.store.confirmEmail({ hash: sha256(input.token.trim()), developerId: login.developer.id, now: deps.clock() });
+  const confirmed = await deps.store.accounts.confirmEmail({ hash: sha256(input.token.trim()), developerId: login.developer.id, now: deps.clock() });
   if (confirmed === undefined) throw invalid;
   await login.accepted();
   return { developer: confirmed, passwordHash: login.passwordHash };
@@ -396,7 +396,7 @@ export async function requestPasswordReset(
   await countMailRequest(deps, input.clientIp);
   return {
     async later() {
-      const developer = await deps.store.findDeveloper(email);
+      const developer = await deps.store.accounts.findDeveloper(email);
       if (developer === undefined || developer.status !== 'active') return undefined;
       return { developer, token: await newMailLink(deps, developer, 'reset') };
     },
@@ -411,9 +411,9 @@ export async function resetPassword(deps: AdminDeps, input: { token: string; pas
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.password);
-  const dev = await deps.store.resetPassword({ hash: sha256(input.token.trim()), passwordHash, now: deps.clock() });
+  const dev = await deps.store.accounts.resetPassword({ hash: sha256(input.token.trim()), passwordHash, now: deps.clock() });
   if (dev === undefined) throw new AdminError('invalid_link', 'this link is wrong, used or expired: ask for a new one');
-  await deps.store.clearLoginFailures(`portal|${dev.email}`);
+  await deps.store.throttles.clearLoginFailures(`portal|${dev.email}`);
   return dev;
 }
 
@@ -445,9 +445,9 @@ async function checkPassword(deps: AdminDeps, input: { email: string; password: 
   if (retryAfter !== undefined) {
     throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${waitText(retryAfter)}`, retryAfter);
   }
-  const passwordHash = await deps.store.findPasswordHash(email);
+  const passwordHash = await deps.store.accounts.findPasswordHash(email);
   const matches = await deps.passwords.verify(input.password, passwordHash);
-  const dev = matches ? await deps.store.findDeveloper(email) : undefined;
+  const dev = matches ? await deps.store.accounts.findDeveloper(email) : undefined;
   if (dev === undefined || dev.status !== 'active' || typeof passwordHash !== 'string') throw loginFailed();
   return { developer: dev, passwordHash, accepted: () => attemptSucceeded(deps.store, [account]) };
 }
@@ -473,7 +473,7 @@ export async function changePassword(deps: AdminDeps, developer: Developer, inpu
   const problem = passwordProblem(input.next);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.next);
-  await deps.store.setPasswordHash(developer.email, passwordHash);
-  await deps.store.deleteSessions(developer.id);
+  await deps.store.accounts.setPasswordHash(developer.email, passwordHash);
+  await deps.store.accounts.deleteSessions(developer.id);
   return { developer, passwordHash };
 }

@@ -6,7 +6,7 @@ import { createPasswords } from '../admin/passwords.ts';
 import { backupDatabase, BackupError } from '../store/backup.ts';
 import { openStore } from '../store/open.ts';
 import { loadSecretKey } from '../store/secret-key.ts';
-import { isLive, type App, type Developer } from '../store/port.ts';
+import { isLive, type App, type Developer } from '../store/port/index.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, isoDate, table, terminalText, type CliIo } from './io.ts';
 

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { AdminError } from '../admin/operations.ts';
 import { ConfigError } from '../config/load.ts';
-import { StoreUnavailable } from '../store/port.ts';
+import { StoreUnavailable } from '../store/port/index.ts';
 import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
 import { registerHealthcheck } from './healthcheck.ts';

@@ -13,7 +13,7 @@ import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.t
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
-import type { ActiveToken } from '../store/port.ts';
+import type { ActiveToken } from '../store/port/index.ts';
 import { tooLarge } from './body.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';

@@ -9,7 +9,7 @@ import { readBody } from '../http/body.ts';
 import { hasBody, mediaType } from '../http/request.ts';
 import { contentCharset } from './form.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { ActiveToken } from '../store/port.ts';
+import type { ActiveToken } from '../store/port/index.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -119,7 +119,7 @@ export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
     return found instanceof Promise ? found.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
   };
   function lookUp(ctx: RequestContext, digest: Buffer): void | Promise<void> {
-    const found = store.findAccessToken(digest, clock());
+    const found = store.cache.findAccessToken(digest, clock());
     if (found instanceof Promise) return found.then((t) => accept(ctx, t));
     accept(ctx, found);
   }

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { safeEqual, secretHash } from '../crypto.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import type { KeyObject } from 'node:crypto';
-import type { Client, Store } from '../store/port.ts';
+import type { Client, Store } from '../store/port/index.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import { formDecode } from './form.ts';
 
@@ -55,7 +55,7 @@ export async function authenticateClient(
   now: number,
 ): Promise<Client> {
   // Only the shape of key this gateway makes is looked up; the secret is hashed either way.
-  const client = KEY_SHAPE.test(presented.id) ? await store.findClient(presented.id) : undefined;
+  const client = KEY_SHAPE.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
   // Hash and compare even for an unknown key, so both failures cost the same.
   const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
   if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');

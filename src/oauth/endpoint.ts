@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.ts';
 import { readBody } from '../http/body.ts';
-import type { Client } from '../store/port.ts';
+import type { Client } from '../store/port/index.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { GatewayError } from '../errors.ts';
 import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';

@@ -2,7 +2,7 @@
 // that writes them.
 import type { ServerResponse } from 'node:http';
 import { asGatewayError, GatewayError } from '../errors.ts';
-import { StoreUnavailable } from '../store/port.ts';
+import { StoreUnavailable } from '../store/port/index.ts';
 
 export class OAuthError extends GatewayError {}
 

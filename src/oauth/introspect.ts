@@ -39,7 +39,7 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
       const digest = tokenDigest(PREFIX.access, token);
       let active;
       try {
-        active = digest === undefined ? undefined : await deps.store.findAccessToken(digest, ctx.now);
+        active = digest === undefined ? undefined : await deps.store.cache.findAccessToken(digest, ctx.now);
       } catch (err) {
         throw temporarilyUnavailable('the store failed to answer', err);
       }

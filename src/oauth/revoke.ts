@@ -22,7 +22,7 @@ export function createRevocationEndpoint(deps: Deps, policies: readonly Step[] =
       let revoked = false;
       if (digest !== undefined) {
         try {
-          revoked = await deps.store.revokeToken(digest, ctx.client!.app.id, ctx.now);
+          revoked = await deps.store.tokens.revokeToken(digest, ctx.client!.app.id, ctx.now);
         } catch (err) {
           // Never a 200 while the token may still work (§2.2.1).
           throw temporarilyUnavailable('the store failed to revoke', err);

@@ -1,7 +1,7 @@
 // Minting: opaque tokens with a prefix, their SHA-256 for the store, and the RFC 6749 §5.1 body.
 import { newToken, orderedId, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
-import type { Client, TokenRecord } from '../store/port.ts';
+import type { Client, TokenRecord } from '../store/port/index.ts';
 
 export interface TokenResponseBody {
   access_token: string;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ActiveToken } from '../store/port.ts';
+import type { ActiveToken } from '../store/port/index.ts';
 
 /** Everything a step of a route may read or set; created once per request. */
 export interface RequestContext {

@@ -3,7 +3,7 @@
 // takes the table's lock (Atomics) for well under a microsecond. Quota windows are saved to the
 // store every second and at shutdown by the thread that owns the store, and loaded at start.
 import type { Logger } from 'pino';
-import type { QuotaWindow, Store } from '../store/port.ts';
+import type { QuotaWindow, Store } from '../store/port/index.ts';
 
 export interface QuotaResult {
   allowed: boolean;
@@ -286,7 +286,7 @@ export async function persistCounters(
   clock: () => number,
   logger: Logger,
 ): Promise<{ close(): Promise<void> }> {
-  counters.load(await store.loadQuotaWindows(clock()));
+  counters.load(await store.quotas.load(clock()));
   // Windows a failed save left unsaved, by key; a newer value of the same window replaces one.
   let unsaved = new Map<string, QuotaWindow>();
   const flush = async () => {
@@ -294,7 +294,7 @@ export async function persistCounters(
     const batch = unsaved;
     unsaved = new Map();
     try {
-      await store.saveQuotaWindows([...batch.values()]);
+      await store.quotas.save([...batch.values()]);
     } catch (err) {
       for (const [key, w] of batch) if (!unsaved.has(key)) unsaved.set(key, w);
       throw err;

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Strict } from '../config/fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { ActiveToken } from '../store/port.ts';
+import type { ActiveToken } from '../store/port/index.ts';
 import type { Counters, WindowOf } from './counters.ts';
 import type { RequestPolicy } from './policy.ts';
 

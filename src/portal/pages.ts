@@ -1,7 +1,7 @@
 // The portal's pages. Each takes what it shows and returns Html; the layout wraps them.
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
-import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port.ts';
+import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
 

@@ -14,7 +14,7 @@ import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { HOUR_MS } from '../usage.ts';
 import type { Message } from '../mail.ts';
-import { isLive, type Developer } from '../store/port.ts';
+import { isLive, type Developer } from '../store/port/index.ts';
 import { CSS, JS } from './assets.ts';
 import type { Html } from './html.ts';
 import * as mails from './mails.ts';
@@ -128,7 +128,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       app,
       product,
       credentials: app.credentials,
-      usage: await store.usage(app.id, current - 23 * HOUR_MS),
+      usage: await store.usage.since(app.id, current - 23 * HOUR_MS),
       quota:
         product?.quota === undefined
           ? undefined

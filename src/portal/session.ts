@@ -6,7 +6,7 @@ import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, sha256 } from '../crypto.ts';
 import type { Login } from '../admin/operations.ts';
-import type { Developer, Store } from '../store/port.ts';
+import type { Developer, Store } from '../store/port/index.ts';
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
 
@@ -45,15 +45,15 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
     async visitor(req) {
       const id = readCookie(req.headers.cookie, cookieName);
       if (id === undefined || !ID.test(id)) return { id: newVisitorId(), developer: undefined, fresh: true };
-      return { id, developer: await store.findSession(sha256(id), clock()), fresh: false };
+      return { id, developer: await store.accounts.findSession(sha256(id), clock()), fresh: false };
     },
     async start(login) {
       const id = newVisitorId();
       const now = clock();
-      const started = await store.createSession({ idHash: sha256(id), developerId: login.developer.id, passwordHash: login.passwordHash, now, expiresAt: now + lifetimeMs });
+      const started = await store.accounts.createSession({ idHash: sha256(id), developerId: login.developer.id, passwordHash: login.passwordHash, now, expiresAt: now + lifetimeMs });
       return started ? id : undefined;
     },
-    end: (id) => store.deleteSession(sha256(id)),
+    end: (id) => store.accounts.deleteSession(sha256(id)),
     cookie: (id) => `${cookieName}=${id}${attributes}`,
     csrfToken,
     checkCsrf: (id, token) => token !== undefined && safeEqual(Buffer.from(token), Buffer.from(csrfToken(id))),

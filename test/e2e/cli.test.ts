@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { freePort } from '../../src/http/server.ts';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SqliteStore } from '../../src/store/sqlite.ts';
+import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { bearer, call, configYaml, tempDir, tokenRequest, type Answer } from '../helpers.ts';
 import { gateway, serve, type Env, type Result, type Served } from './children.ts';
 
@@ -388,10 +388,10 @@ describe('gateway admin and control characters', () => {
 
   test('terminal-escape: names stored before this check are printed escaped in tables and messages, as is in --json', async () => {
     // As a store written by an earlier version holds them.
-    const store = new SqliteStore({ path: path.join(ws.dir, 'gateway.db') });
+    const store = openSqliteStore({ path: path.join(ws.dir, 'gateway.db') });
     try {
-      const dev = await store.createDeveloper({ email: 'old@example.com', name: 'Old\x1b[31mRed\u202e', now: Date.now() });
-      await store.createApp({ developerId: dev.id, name: 'app\x1b]0;owned\x07', product: 'hello', key: 'K'.repeat(32), secretHash: Buffer.alloc(32), now: Date.now() });
+      const dev = await store.accounts.createDeveloper({ email: 'old@example.com', name: 'Old\x1b[31mRed\u202e', now: Date.now() });
+      await store.apps.createApp({ developerId: dev.id, name: 'app\x1b]0;owned\x07', product: 'hello', key: 'K'.repeat(32), secretHash: Buffer.alloc(32), now: Date.now() });
     } finally {
       await store.close();
     }

@@ -10,7 +10,7 @@ import { createApp, createDeveloper, revokeKey, type AdminDeps } from '../../src
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
-import type { Store } from '../../src/store/port.ts';
+import type { Store } from '../../src/store/port/index.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
 import { startWorkers, type Workers } from '../../src/workers.ts';
 import { configYaml, tempDir, tokenRequest } from '../helpers.ts';

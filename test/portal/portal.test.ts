@@ -639,9 +639,9 @@ describe('portal: disable undo', () => {
     const del = await visitor.post(`/apps/${app.id}/delete`, { csrf: page.csrf! });
     assert.equal(del.status, 303);
     assert.equal(del.headers.get('location'), '/login');
-    const developer = (await gw.admin.store.findDeveloper(who))!;
+    const developer = (await gw.admin.store.accounts.findDeveloper(who))!;
     await assert.rejects(deleteOwnApp(gw.admin, developer, app.id), { code: 'developer_disabled', message: `developer ${who} is disabled` });
-    assert.ok(await gw.admin.store.findAppById(app.id), 'still there');
+    assert.ok(await gw.admin.store.apps.findAppById(app.id), 'still there');
   });
 
   test('disable undo: portal.maxAppsPerDeveloper bounds the apps a developer holds through the portal', async () => {

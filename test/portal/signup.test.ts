@@ -168,7 +168,7 @@ describe('open sign-up with a mail transport', () => {
     assert.equal(refused.status, 400);
     assert.match(refused.text, /this link is wrong, used or expired, or the email or password is wrong/);
     assert.equal((await post(attacker, '/login', '/login', { email: 'victim@example.org', password: PASSWORD })).status, 401, 'still unverified: no login');
-    assert.equal((await gw.admin.store.findDeveloper('victim@example.org'))?.verified, false);
+    assert.equal((await gw.admin.store.accounts.findDeveloper('victim@example.org'))?.verified, false);
   });
 
   test('account pre-hijack: a password reset proves the address: it sets the password, verifies the account and ends every session', async () => {
@@ -224,11 +224,11 @@ describe('open sign-up with a mail transport', () => {
     await post(squatter, '/signup', '/signup', { email: 'acme@example.org', name: 'Acme (not really)', password: PASSWORD });
     await mailbox.next('acme@example.org');
     // An app the unverified account holds: registered before confirmation was required.
-    const held = (await gw.admin.store.findDeveloper('acme@example.org'))!;
+    const held = (await gw.admin.store.accounts.findDeveloper('acme@example.org'))!;
     assert.equal(held.verified, false);
     const key = newKey();
     const secret = newSecret();
-    await gw.admin.store.createApp({ developerId: held.id, name: 'squat', product: 'public', key, secretHash: secretHash(gw.admin.secretKey, secret), now: Date.now() });
+    await gw.admin.store.apps.createApp({ developerId: held.id, name: 'squat', product: 'public', key, secretHash: secretHash(gw.admin.secretKey, secret), now: Date.now() });
     const issued = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key, secret });
     assert.equal(issued.status, 200);
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(issued.body.access_token) })).status, 200);
@@ -247,7 +247,7 @@ describe('open sign-up with a mail transport', () => {
   test('account pre-hijack: an invitation for an address an unverified account holds replaces it; for a verified one it keeps the account and its apps', async () => {
     await post(new Visitor(base), '/signup', '/signup', { email: 'invitee@example.org', name: 'Squatter', password: PASSWORD });
     await mailbox.next('invitee@example.org');
-    const held = (await gw.admin.store.findDeveloper('invitee@example.org'))!;
+    const held = (await gw.admin.store.accounts.findDeveloper('invitee@example.org'))!;
     const { developer, code } = await inviteDeveloper(gw.admin, 'invitee@example.org');
     assert.notEqual(developer.id, held.id);
     assert.equal(developer.verified, true);
@@ -257,7 +257,7 @@ describe('open sign-up with a mail transport', () => {
     assert.equal((await register(invited, 'kept')).status, 201);
     const again = await inviteDeveloper(gw.admin, 'invitee@example.org');
     assert.equal(again.developer.id, developer.id, 'a verified account is kept');
-    assert.equal((await gw.admin.store.listApps({ developerEmail: 'invitee@example.org' })).length, 1);
+    assert.equal((await gw.admin.store.apps.listApps({ developerEmail: 'invitee@example.org' })).length, 1);
   });
 });
 

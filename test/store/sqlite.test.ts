@@ -1,4 +1,4 @@
-// SqliteStore: the store contract on a real file, with and without the access-token cache, and
+// The SQLite driver: the store contract on a real file, with and without the access-token cache, and
 // what only SQLite has: several connections to one file (the gateway and `gateway admin`), WAL,
 // schema versions.
 import assert from 'node:assert/strict';
@@ -7,26 +7,38 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { Store, TokenRecord } from '../../src/store/port.ts';
-import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite.ts';
+import type { Store, TokenRecord } from '../../src/store/port/index.ts';
+import { openSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
+import { TokenCache, withTokenCache } from '../../src/store/token-cache.ts';
 import { tempDir } from '../helpers.ts';
-import { storeContract, type OpenedStore } from './contract.ts';
+import { storeContract, type OpenedStore } from './contract/index.ts';
 
-/** Migrations in src/store/sqlite.ts; raise it together with a new migration. */
+/** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
 const MIGRATION_COUNT = 5;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
-function opener(options: Omit<SqliteStoreOptions, 'path'> = {}): () => Promise<OpenedStore> {
+interface Options {
+  tokenCacheSize?: number;
+  busyTimeoutMs?: number;
+}
+
+/** The store as the gateway opens it: the SQLite driver behind the token cache. */
+function openSqlite(file: string, options: Options = {}): Store {
+  const { tokenCacheSize = 100_000, ...driver } = options;
+  return withTokenCache(openSqliteStore({ path: file, ...driver }), { size: tokenCacheSize });
+}
+
+function opener(options: Options = {}): () => Promise<OpenedStore> {
   return async () => {
     const temp = tempDir();
     // A folder that does not exist yet: the store creates it.
     const file = path.join(temp.dir, 'data', 'gateway.db');
-    const stores: SqliteStore[] = [new SqliteStore({ path: file, ...options })];
+    const stores: Store[] = [openSqlite(file, options)];
     return {
       store: stores[0]!,
       reopen: async () => {
-        const store = new SqliteStore({ path: file, ...options });
+        const store = openSqlite(file, options);
         stores.push(store);
         return store;
       },
@@ -45,9 +57,9 @@ storeContract('SqliteStore with a one-token cache', opener({ tokenCacheSize: 1 }
 describe('SqliteStore on one file shared with another process', () => {
   let temp: ReturnType<typeof tempDir>;
   let file: string;
-  const open: SqliteStore[] = [];
-  const openStore = (options: Omit<SqliteStoreOptions, 'path'> = {}) => {
-    const store = new SqliteStore({ path: file, ...options });
+  const open: Store[] = [];
+  const openStore = (options: Options = {}) => {
+    const store = openSqlite(file, options);
     open.push(store);
     return store;
   };
@@ -62,12 +74,12 @@ describe('SqliteStore on one file shared with another process', () => {
   });
 
   /** The gateway's store with one app and a cached access token, and `admin`, a second connection. */
-  async function setup(options: Omit<SqliteStoreOptions, 'path'> = {}) {
+  async function setup(options: Options = {}) {
     const gateway = openStore(options);
     const admin = openStore(options);
-    const developer = await gateway.createDeveloper({ email: 'dev@example.com', name: 'Dev', now: T0 });
+    const developer = await gateway.accounts.createDeveloper({ email: 'dev@example.com', name: 'Dev', now: T0 });
     const key = `key-${randomBytes(6).toString('hex')}`;
-    const app = await gateway.createApp({ developerId: developer.id, name: 'shop', product: 'orders', key, secretHash: randomBytes(32), now: T0 });
+    const app = await gateway.apps.createApp({ developerId: developer.id, name: 'shop', product: 'orders', key, secretHash: randomBytes(32), now: T0 });
     const access: TokenRecord = {
       hash: randomBytes(32),
       kind: 'access',
@@ -81,12 +93,12 @@ describe('SqliteStore on one file shared with another process', () => {
       expiresAt: T0 + HOUR,
     };
     const refresh: TokenRecord = { ...access, hash: randomBytes(32), kind: 'refresh', expiresAt: T0 + 24 * HOUR };
-    await gateway.saveTokens([access, refresh]);
-    assert.ok(await gateway.findAccessToken(access.hash, T0 + 1), 'found, and now cached');
+    await gateway.tokens.saveTokens([access, refresh]);
+    assert.ok(await gateway.cache.findAccessToken(access.hash, T0 + 1), 'found, and now cached');
     return { gateway, admin, developer, app, key, access, refresh };
   }
 
-  const stillFound = async (store: Store, token: TokenRecord) => (await store.findAccessToken(token.hash, T0 + 2)) !== undefined;
+  const stillFound = async (store: Store, token: TokenRecord) => (await store.cache.findAccessToken(token.hash, T0 + 2)) !== undefined;
 
   it('the token is served from the cache while nothing was revoked', async () => {
     const { gateway, admin, access } = await setup();
@@ -94,31 +106,31 @@ describe('SqliteStore on one file shared with another process', () => {
     const raw = new DatabaseSync(file);
     raw.prepare('DELETE FROM tokens WHERE hash = ?').run(access.hash);
     raw.close();
-    await admin.createDeveloper({ email: 'unrelated@example.com', name: 'Other', now: T0 });
+    await admin.accounts.createDeveloper({ email: 'unrelated@example.com', name: 'Other', now: T0 });
     await sleep(5);
     assert.equal(await stillFound(gateway, access), true, 'an unrelated write elsewhere keeps the cache');
   });
 
   it('a credential revoked by another connection stops the cached token', async () => {
     const { gateway, admin, key, access } = await setup();
-    assert.equal(await admin.revokeCredential(key), true);
+    assert.equal(await admin.apps.revokeCredential(key, T0 + 1), true);
     await sleep(5);
     assert.equal(await stillFound(gateway, access), false);
   });
 
   it('an app disabled by another connection stops the cached token', async () => {
     const { gateway, admin, app, access } = await setup();
-    assert.ok(await admin.setAppStatus(app.id, 'disabled'));
+    assert.ok(await admin.apps.setAppStatus(app.id, 'disabled', T0 + 1));
     await sleep(5);
     assert.equal(await stillFound(gateway, access), false);
-    assert.ok(await admin.setAppStatus(app.id, 'active'));
+    assert.ok(await admin.apps.setAppStatus(app.id, 'active', T0 + 1));
     await sleep(5);
     assert.equal(await stillFound(gateway, access), false, 'enabling again does not bring the token back');
   });
 
   it('a developer disabled by another connection stops the cached token', async () => {
     const { gateway, admin, developer, access } = await setup();
-    assert.ok(await admin.setDeveloperStatus(developer.email, 'disabled'));
+    assert.ok(await admin.accounts.setDeveloperStatus(developer.email, 'disabled', T0 + 1));
     await sleep(5);
     assert.equal(await stillFound(gateway, access), false);
   });
@@ -126,7 +138,7 @@ describe('SqliteStore on one file shared with another process', () => {
   it('a family revoked through refresh token reuse on another connection stops the cached token', async () => {
     const { gateway, admin, app, access, refresh } = await setup();
     const rotate = (store: Store) =>
-      store.rotateRefreshToken({
+      store.tokens.rotateRefreshToken({
         hash: refresh.hash,
         appId: app.id,
         now: T0 + 1,
@@ -147,7 +159,7 @@ describe('SqliteStore on one file shared with another process', () => {
     const { gateway, admin, app, key, access } = await setup();
     const bystander: TokenRecord = { ...access, hash: randomBytes(32), family: 'family-2' };
     const reused: TokenRecord = { ...access, hash: randomBytes(32), kind: 'refresh', family: 'family-3', expiresAt: T0 + 24 * HOUR };
-    await gateway.saveTokens([bystander, reused]);
+    await gateway.tokens.saveTokens([bystander, reused]);
     assert.ok(await stillFound(gateway, bystander), 'cached');
     // Behind the store's back: only a cache can still answer for the bystander.
     const raw = new DatabaseSync(file);
@@ -162,9 +174,9 @@ describe('SqliteStore on one file shared with another process', () => {
       refreshHash: randomBytes(32),
       refreshExpiresAt: T0 + 24 * HOUR,
     };
-    assert.equal((await admin.rotateRefreshToken({ ...rotation, now: T0 + 1 })).ok, true);
-    assert.deepEqual(await admin.rotateRefreshToken({ ...rotation, now: T0 + 2, accessHash: randomBytes(32), refreshHash: randomBytes(32) }), { ok: false, reason: 'reused' });
-    await admin.revokeCredential(`${key}-other`);
+    assert.equal((await admin.tokens.rotateRefreshToken({ ...rotation, now: T0 + 1 })).ok, true);
+    assert.deepEqual(await admin.tokens.rotateRefreshToken({ ...rotation, now: T0 + 2, accessHash: randomBytes(32), refreshHash: randomBytes(32) }), { ok: false, reason: 'reused' });
+    await admin.apps.revokeCredential(`${key}-other`, T0 + 1);
     await sleep(5);
     assert.equal(await stillFound(gateway, bystander), true, 'family-3 revoked, family-2 still cached');
     assert.equal(await stillFound(gateway, access), true);
@@ -172,22 +184,22 @@ describe('SqliteStore on one file shared with another process', () => {
 
   it("a client read once follows another connection's changes: disabled, enabled, revoked", async () => {
     const { gateway, admin, app, key } = await setup();
-    assert.equal((await gateway.findClient(key))?.app.status, 'active');
-    await admin.setAppStatus(app.id, 'disabled');
+    assert.equal((await gateway.cache.findClient(key))?.app.status, 'active');
+    await admin.apps.setAppStatus(app.id, 'disabled', T0 + 1);
     await sleep(5);
-    assert.equal((await gateway.findClient(key))?.app.status, 'disabled');
-    await admin.setAppStatus(app.id, 'active');
+    assert.equal((await gateway.cache.findClient(key))?.app.status, 'disabled');
+    await admin.apps.setAppStatus(app.id, 'active', T0 + 1);
     await sleep(5);
-    assert.equal((await gateway.findClient(key))?.app.status, 'active');
-    await admin.revokeCredential(key);
+    assert.equal((await gateway.cache.findClient(key))?.app.status, 'active');
+    await admin.apps.revokeCredential(key, T0 + 1);
     await sleep(5);
-    assert.equal((await gateway.findClient(key))?.credential.status, 'revoked');
+    assert.equal((await gateway.cache.findClient(key))?.credential.status, 'revoked');
   });
 
   it('works the same without a cache', async () => {
     const { gateway, admin, key, access } = await setup({ tokenCacheSize: 0 });
     assert.equal(await stillFound(gateway, access), true);
-    await admin.revokeCredential(key);
+    await admin.apps.revokeCredential(key, T0 + 1);
     assert.equal(await stillFound(gateway, access), false);
   });
 
@@ -205,15 +217,15 @@ describe('SqliteStore on one file shared with another process', () => {
       issuedAt: T0,
       expiresAt: T0 + HOUR,
     };
-    await gateway.saveTokens([record]);
-    assert.ok(await admin.findAccessToken(record.hash, T0 + 1));
+    await gateway.tokens.saveTokens([record]);
+    assert.ok(await admin.cache.findAccessToken(record.hash, T0 + 1));
   });
 
   it('sees data written by the other connection', async () => {
     const { gateway, admin, app } = await setup();
-    await admin.setAppStatus(app.id, 'disabled');
-    assert.equal((await gateway.findApp('dev@example.com', 'shop'))?.status, 'disabled');
-    assert.equal((await gateway.listDevelopers()).length, 1);
+    await admin.apps.setAppStatus(app.id, 'disabled', T0 + 1);
+    assert.equal((await gateway.apps.findApp('dev@example.com', 'shop'))?.status, 'disabled');
+    assert.equal((await gateway.accounts.listDevelopers()).length, 1);
   });
 });
 
@@ -236,7 +248,7 @@ describe('SqliteStore database file', () => {
   }
 
   it('is in WAL mode', async () => {
-    const store = new SqliteStore({ path: file });
+    const store = openSqlite(file);
     try {
       assert.equal(pragma('journal_mode'), 'wal');
     } finally {
@@ -246,26 +258,26 @@ describe('SqliteStore database file', () => {
   });
 
   it('records the number of migrations in user_version, and reopens without migrating again', async () => {
-    await new SqliteStore({ path: file }).close();
+    await openSqlite(file).close();
     assert.equal(pragma('user_version'), MIGRATION_COUNT);
-    const store = new SqliteStore({ path: file });
-    await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+    const store = openSqlite(file);
+    await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
     await store.close();
     assert.equal(pragma('user_version'), MIGRATION_COUNT);
-    const again = new SqliteStore({ path: file });
-    assert.equal((await again.listDevelopers()).length, 1);
+    const again = openSqlite(file);
+    assert.equal((await again.accounts.listDevelopers()).length, 1);
     await again.close();
   });
 
   it('refuses a database written by a newer gateway, and leaves it as it was', async () => {
-    const store = new SqliteStore({ path: file });
-    await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+    const store = openSqlite(file);
+    await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
     await store.close();
     const db = new DatabaseSync(file);
     db.exec(`PRAGMA user_version = ${MIGRATION_COUNT + 1}`);
     db.close();
 
-    assert.throws(() => new SqliteStore({ path: file }), {
+    assert.throws(() => openSqlite(file), {
       message: `database schema version ${MIGRATION_COUNT + 1} is newer than this gateway (${MIGRATION_COUNT})`,
     });
     assert.equal(pragma('user_version'), MIGRATION_COUNT + 1);
@@ -275,40 +287,35 @@ describe('SqliteStore database file', () => {
   });
 
   it('refuses bad options with a TypeError', () => {
-    const bad: unknown[] = [
-      {},
-      { path: '' },
-      { path: 42 },
-      { path: file, tokenCacheSize: -1 },
-      { path: file, tokenCacheSize: 1.5 },
-      { path: file, tokenCacheSize: Number.NaN },
-      { path: file, tokenCacheSize: Number.POSITIVE_INFINITY },
-      { path: file, tokenCacheSize: '10' },
-    ];
+    const bad: unknown[] = [{}, { path: '' }, { path: 42 }, { path: file, busyTimeoutMs: -1 }, { path: file, busyTimeoutMs: '10' }];
     for (const options of bad) {
-      assert.throws(() => new SqliteStore(options as SqliteStoreOptions), TypeError, JSON.stringify(options));
+      assert.throws(() => openSqliteStore(options as SqliteStoreOptions), TypeError, JSON.stringify(options));
+    }
+    for (const size of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '10']) {
+      // Checked before the cache touches its driver.
+      assert.throws(() => new TokenCache(undefined as never, { size: size as number }), TypeError, String(size));
     }
   });
 
   it('works with tokenCacheSize 0', async () => {
-    const store = new SqliteStore({ path: file, tokenCacheSize: 0 });
+    const store = openSqlite(file, { tokenCacheSize: 0 });
     try {
-      const developer = await store.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
-      const app = await store.createApp({ developerId: developer.id, name: 'app', product: 'p', key: 'k', secretHash: randomBytes(32), now: T0 });
+      const developer = await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+      const app = await store.apps.createApp({ developerId: developer.id, name: 'app', product: 'p', key: 'k', secretHash: randomBytes(32), now: T0 });
       const h = randomBytes(32);
-      await store.saveTokens([
+      await store.tokens.saveTokens([
         { hash: h, kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: 'f', issuedAt: T0, expiresAt: T0 + HOUR },
       ]);
-      for (let i = 0; i < 3; i++) assert.equal((await store.findAccessToken(h, T0 + i))?.appName, 'app');
-      await store.revokeCredential('k');
-      assert.equal(await store.findAccessToken(h, T0 + 5), undefined);
+      for (let i = 0; i < 3; i++) assert.equal((await store.cache.findAccessToken(h, T0 + i))?.appName, 'app');
+      await store.apps.revokeCredential('k', T0 + 1);
+      assert.equal(await store.cache.findAccessToken(h, T0 + 5), undefined);
     } finally {
       await store.close();
     }
   });
 
   it('close is idempotent', async () => {
-    const store = new SqliteStore({ path: file });
+    const store = openSqlite(file);
     await store.close();
     await store.close();
   });

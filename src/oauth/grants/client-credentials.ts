@@ -9,6 +9,6 @@ export const parameters: ReadonlySet<string> = new Set();
 export async function handle({ client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
   const granted = (scope ?? product.scopes).join(' ');
   const minted = mintAccess(product, now);
-  await deps.store.saveTokens(grantRecords(client, product, minted, granted, null, now));
+  await deps.store.tokens.saveTokens(grantRecords(client, product, minted, granted, null, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { GrantTypeName } from '../../config/schema.ts';
 import type { ProductSettings } from '../../config/load.ts';
 import type { Deps } from '../../deps.ts';
-import type { Client } from '../../store/port.ts';
+import type { Client } from '../../store/port/index.ts';
 import type { TokenResponseBody } from '../tokens.ts';
 
 /** What a grant handler gets once the client is authenticated and the grant and scope are allowed. */

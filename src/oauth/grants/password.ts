@@ -69,6 +69,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   await attemptSucceeded(store, [userByApp, user], [app]);
   const granted = (scope ?? product.scopes).join(' ');
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
-  await deps.store.saveTokens(grantRecords(client, product, minted, granted, subject, now));
+  await deps.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -18,7 +18,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   const hash = tokenDigest(PREFIX.refresh, presented);
   if (hash === undefined) throw invalidGrant('the refresh token is invalid, expired or revoked', 'not a refresh token of this gateway');
   const minted = mintPair(product, now);
-  const result = await deps.store.rotateRefreshToken({
+  const result = await deps.store.tokens.rotateRefreshToken({
     hash,
     appId: client.app.id,
     now,

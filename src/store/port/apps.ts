@@ -1,0 +1,81 @@
+// Apps and their credentials (key and secret hash), and what client authentication reads.
+
+export type Status = 'active' | 'disabled';
+/** Whether an operator let the app use its keys: apps registered in the portal for a product with `approval: manual` start pending. */
+export type Approval = 'approved' | 'pending';
+export type CredentialStatus = 'approved' | 'revoked';
+
+export interface App {
+  id: string;
+  developerId: string;
+  developerEmail: string;
+  name: string;
+  product: string;
+  status: Status;
+  approval: Approval;
+  createdAt: number;
+}
+
+export interface Credential {
+  key: string;
+  appId: string;
+  status: CredentialStatus;
+  /** Epoch ms after which the secret no longer authenticates; null: no expiry. */
+  expiresAt: number | null;
+  createdAt: number;
+}
+
+/** Whether a key still authenticates: approved, and the overlap after a rotation, if any, not over. */
+export function isLive(c: Credential, now: number): boolean {
+  return c.status === 'approved' && (c.expiresAt === null || c.expiresAt > now);
+}
+
+/** What client authentication needs: the credential, its app and the app's developer. */
+export interface Client {
+  credential: Credential;
+  secretHash: Buffer;
+  app: App;
+  developerStatus: Status;
+}
+
+/** What createApp needs: the app, its first credential, and the limit on the developer's apps. */
+export interface NewApp {
+  developerId: string;
+  name: string;
+  product: string;
+  key: string;
+  secretHash: Buffer;
+  now: number;
+  approval?: Approval;
+  maxAppsOfDeveloper?: number;
+}
+
+export interface AppStore {
+  /**
+   * Creates the app (approved unless `approval` says otherwise) and its first credential
+   * atomically. StoreError 'conflict' on a duplicate name; 'limit' when the developer already
+   * holds `maxAppsOfDeveloper` apps.
+   */
+  createApp(input: NewApp): Promise<App>;
+  findApp(developerEmail: string, name: string): Promise<App | undefined>;
+  findAppByKey(key: string): Promise<App | undefined>;
+  findAppById(id: string): Promise<App | undefined>;
+  listApps(filter?: { developerEmail?: string }): Promise<App[]>;
+  /** Disabling also revokes every token issued to the app; enabling does not bring them back. */
+  setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined>;
+  setAppApproval(appId: string, approval: Approval, now: number): Promise<App | undefined>;
+  listCredentials(appId: string): Promise<Credential[]>;
+  revokeCredential(key: string, now: number): Promise<boolean>;
+  /**
+   * Adds a credential to the app and gives each of its other approved credentials an expiry of
+   * `overlapUntil` at the latest: they keep working until then, and so do their tokens.
+   */
+  rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void>;
+  /**
+   * Deletes the app, its credentials, tokens and usage; its tokens stop working at once. With
+   * `onlyIfActive`, only if the app and its developer are active (false otherwise).
+   */
+  deleteApp(appId: string, now: number, options?: { onlyIfActive?: boolean }): Promise<boolean>;
+  /** The credential with its app and developer, read from the driver; the gateway reads it through the TokenCache. */
+  findClient(key: string): Promise<Client | undefined>;
+}

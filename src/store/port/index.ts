@@ -1,0 +1,90 @@
+// The store port: the narrow interfaces, one per aggregate, that the gateway needs from durable
+// state. A driver (src/store/sqlite/, and Redis next) implements StoreDriver and nothing else; the
+// gateway uses it through withTokenCache (src/store/token-cache.ts), which serves verified tokens
+// and clients from memory and forgets them when the driver reports a change. Every driver runs
+// the contract suite in test/store/contract/.
+import type { AccountStore } from './accounts.ts';
+import type { AppStore, Client } from './apps.ts';
+import type { QuotaStore, UsageStore } from './counters.ts';
+import type { ThrottleStore } from './throttles.ts';
+import type { ActiveToken, TokenStore } from './tokens.ts';
+
+export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
+export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
+export type { QuotaStore, QuotaWindow, UsageCount, UsageStore } from './counters.ts';
+export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
+export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
+
+/**
+ * A change to what a verified token or client is worth: a token family revoked; a key revoked,
+ * created or given an expiry; an app or a developer (by email) changed in any way. `everything`:
+ * changes may have been missed, so nothing remembered can be trusted.
+ */
+export type Change = { kind: 'family' | 'app' | 'developer' | 'key'; ref: string } | { kind: 'everything' };
+
+/** How a driver reports changes, made through it or by any other process on the same data. */
+export interface ChangeFeed {
+  /** `listener` hears each change, those of this process as they are made. */
+  listen(listener: (change: Change) => void): void;
+  /**
+   * Delivers, synchronously, the changes other processes have made since the last call that a
+   * driver does not push by itself. Called before every answer from memory, so it must be cheap.
+   */
+  catchUp(): void;
+}
+
+/** What a driver implements. */
+export interface StoreDriver {
+  readonly accounts: AccountStore;
+  readonly apps: AppStore;
+  readonly tokens: TokenStore;
+  readonly throttles: ThrottleStore;
+  readonly quotas: QuotaStore;
+  readonly usage: UsageStore;
+  readonly changes: ChangeFeed;
+  /** Removes expired tokens, sessions, links and ended counters; resolves to the number of tokens removed. */
+  purgeExpired(now: number): Promise<number>;
+  /** Commits what is pending, then closes. */
+  close(): Promise<void>;
+}
+
+/** Verified tokens and clients, answered from memory when they are there. */
+export interface VerifiedCache {
+  /**
+   * The access token if it is unexpired and unrevoked, and its credential, app and developer
+   * active. Answers without a promise when the token is in memory: every call but the first for
+   * a token, on the path every proxied request takes.
+   */
+  findAccessToken(hash: Buffer, now: number): ActiveToken | undefined | Promise<ActiveToken | undefined>;
+  findClient(key: string): Promise<Client | undefined>;
+}
+
+/** What the gateway uses: the driver's ports, with tokens and clients read through the cache. */
+export interface Store {
+  readonly accounts: AccountStore;
+  readonly apps: Omit<AppStore, 'findClient'>;
+  readonly tokens: Omit<TokenStore, 'findAccessToken'>;
+  readonly throttles: ThrottleStore;
+  readonly quotas: QuotaStore;
+  readonly usage: UsageStore;
+  readonly cache: VerifiedCache;
+  purgeExpired(now: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  readonly code: 'conflict' | 'limit';
+  constructor(code: 'conflict' | 'limit', message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/**
+ * The store cannot answer now: another process holds its lock past the busy timeout, or its
+ * database is read-only, full or gone. The call may succeed later; every surface answers 503.
+ */
+export class StoreUnavailable extends Error {
+  override readonly name = 'StoreUnavailable';
+}

@@ -1,0 +1,212 @@
+// Apps and credentials on SQLite. Every write that changes what a key, an app or its tokens are
+// worth reports the change (SqliteDb.changed) inside its transaction.
+import { newId } from '../../crypto.ts';
+import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
+import type { SqliteUsage } from './counters.ts';
+import { conflictOr, type Row, type SqliteDb } from './db.ts';
+import type { SqliteTokens } from './tokens.ts';
+
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at';
+
+export class SqliteApps implements AppStore {
+  readonly #db: SqliteDb;
+  readonly #tokens: SqliteTokens;
+  readonly #usage: SqliteUsage;
+  readonly #insertApp;
+  readonly #insertCredential;
+  readonly #appByName;
+  readonly #appById;
+  readonly #appByKey;
+  readonly #apps;
+  readonly #appsOfDeveloper;
+  readonly #appIdsOfDeveloper;
+  readonly #setStatus;
+  readonly #setApproval;
+  readonly #appCountOfDeveloper;
+  readonly #appActive;
+  readonly #credentialsOfApp;
+  readonly #revokeCredential;
+  readonly #approvedKeysOfApp;
+  readonly #expireOtherCredentials;
+  readonly #client;
+  readonly #deleteRows;
+
+  constructor(db: SqliteDb, tokens: SqliteTokens, usage: SqliteUsage) {
+    this.#db = db;
+    this.#tokens = tokens;
+    this.#usage = usage;
+    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.#insertCredential = db.prepare(
+      'INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    const appFrom = `SELECT ${APP_COLUMNS} FROM apps a JOIN developers d ON d.id = a.developer_id`;
+    this.#appByName = db.prepare(`${appFrom} WHERE d.email = ? AND a.name = ?`);
+    this.#appById = db.prepare(`${appFrom} WHERE a.id = ?`);
+    this.#appByKey = db.prepare(`${appFrom} JOIN credentials c ON c.app_id = a.id WHERE c.key = ?`);
+    this.#apps = db.prepare(`${appFrom} ORDER BY d.email, a.name`);
+    this.#appsOfDeveloper = db.prepare(`${appFrom} WHERE d.email = ? ORDER BY a.name`);
+    this.#appIdsOfDeveloper = db.prepare('SELECT id FROM apps WHERE developer_id = ?');
+    this.#setStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
+    this.#setApproval = db.prepare('UPDATE apps SET approval = ? WHERE id = ?');
+    this.#appCountOfDeveloper = db.prepare('SELECT count(*) AS n FROM apps WHERE developer_id = ?');
+    this.#appActive = db.prepare(
+      `SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`,
+    );
+    this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
+    this.#revokeCredential = db.prepare(`UPDATE credentials SET status = 'revoked' WHERE key = ? AND status <> 'revoked'`);
+    this.#approvedKeysOfApp = db.prepare(`SELECT key FROM credentials WHERE app_id = ? AND status = 'approved' AND key <> ?`);
+    this.#expireOtherCredentials = db.prepare(
+      `UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`,
+    );
+    this.#client = db.prepare(
+      `SELECT c.key, c.secret_hash, c.status AS credential_status, c.expires_at AS credential_expires_at,
+              c.created_at AS credential_created_at, ${APP_COLUMNS}, d.status AS developer_status
+         FROM credentials c JOIN apps a ON a.id = c.app_id JOIN developers d ON d.id = a.developer_id
+        WHERE c.key = ?`,
+    );
+    this.#deleteRows = [db.prepare('DELETE FROM credentials WHERE app_id = ?'), db.prepare('DELETE FROM apps WHERE id = ?')];
+  }
+
+  async createApp(input: NewApp): Promise<App> {
+    const id = newId();
+    try {
+      await this.#db.write(() => {
+        // Counted inside the write transaction, so parallel registrations cannot pass the bound together.
+        if (input.maxAppsOfDeveloper !== undefined && (this.#appCountOfDeveloper.get(input.developerId) as { n: number }).n >= input.maxAppsOfDeveloper) {
+          throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
+        }
+        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.approval ?? 'approved', input.now);
+        this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
+        // A key presented before it existed is no longer unknown.
+        this.#db.changed({ kind: 'key', ref: input.key }, input.now);
+      });
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      throw conflictOr(err, `app "${input.name}" already exists for this developer`);
+    }
+    return toApp(this.#db.read(() => this.#appById.get(id)) as Row);
+  }
+
+  async findApp(developerEmail: string, name: string): Promise<App | undefined> {
+    const row = this.#db.read(() => this.#appByName.get(developerEmail, name)) as Row | undefined;
+    return row && toApp(row);
+  }
+
+  async findAppById(id: string): Promise<App | undefined> {
+    const row = this.#db.read(() => this.#appById.get(id)) as Row | undefined;
+    return row && toApp(row);
+  }
+
+  async findAppByKey(key: string): Promise<App | undefined> {
+    const row = this.#db.read(() => this.#appByKey.get(key)) as Row | undefined;
+    return row && toApp(row);
+  }
+
+  async listApps(filter: { developerEmail?: string } = {}): Promise<App[]> {
+    const rows = this.#db.read(() => (filter.developerEmail === undefined ? this.#apps.all() : this.#appsOfDeveloper.all(filter.developerEmail)));
+    return (rows as Row[]).map(toApp);
+  }
+
+  async setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined> {
+    return this.#db.write(() => {
+      if (this.#setStatus.run(status, appId).changes === 0) return undefined;
+      if (status === 'disabled') this.#tokens.revokeOfApp(appId, now);
+      this.#db.changed({ kind: 'app', ref: appId }, now);
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
+  async setAppApproval(appId: string, approval: Approval, now: number): Promise<App | undefined> {
+    return this.#db.write(() => {
+      if (this.#setApproval.run(approval, appId).changes === 0) return undefined;
+      // Cached clients of the app are read again, with their approval.
+      this.#db.changed({ kind: 'app', ref: appId }, now);
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
+  async listCredentials(appId: string): Promise<Credential[]> {
+    return (this.#db.read(() => this.#credentialsOfApp.all(appId)) as Row[]).map(toCredential);
+  }
+
+  async revokeCredential(key: string, now: number): Promise<boolean> {
+    return this.#db.write(() => {
+      if (this.#revokeCredential.run(key).changes === 0) return false;
+      // The tokens stay in place: a revoked credential never comes back, and verification joins its status.
+      this.#db.changed({ kind: 'key', ref: key }, now);
+      return true;
+    });
+  }
+
+  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
+    await this.#db.write(() => {
+      const old = (this.#approvedKeysOfApp.all(input.appId, input.key) as Row[]).map((r) => r.key as string);
+      this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
+      this.#expireOtherCredentials.run(input.overlapUntil, input.overlapUntil, input.appId, input.key);
+      // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
+      for (const key of [input.key, ...old]) this.#db.changed({ kind: 'key', ref: key }, input.now);
+    });
+  }
+
+  async deleteApp(appId: string, now: number, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
+    return this.#db.write(() => {
+      const row = this.#appActive.get(appId) as { active: number } | undefined;
+      if (row === undefined || (options.onlyIfActive === true && row.active !== 1)) return false;
+      this.deleteRows(appId, now);
+      return true;
+    });
+  }
+
+  /** Inside a write: deletes every app of the developer with its rows (the developer is being deleted). */
+  deleteOfDeveloper(developerId: string, now: number): void {
+    for (const app of this.#appIdsOfDeveloper.all(developerId) as Row[]) this.deleteRows(app.id as string, now);
+  }
+
+  /** Inside a write: deletes the app with its tokens, usage and credentials. */
+  deleteRows(appId: string, now: number): void {
+    this.#tokens.deleteOfApp(appId);
+    this.#usage.deleteOfApp(appId);
+    for (const statement of this.#deleteRows) statement.run(appId);
+    this.#db.changed({ kind: 'app', ref: appId }, now);
+  }
+
+  async findClient(key: string): Promise<Client | undefined> {
+    const row = this.#db.read(() => this.#client.get(key)) as Row | undefined;
+    if (!row) return undefined;
+    return {
+      credential: {
+        key: row.key as string,
+        appId: row.id as string,
+        status: row.credential_status as Credential['status'],
+        expiresAt: (row.credential_expires_at as number | null) ?? null,
+        createdAt: row.credential_created_at as number,
+      },
+      secretHash: Buffer.from(row.secret_hash as Uint8Array),
+      app: toApp(row),
+      developerStatus: row.developer_status as Status,
+    };
+  }
+}
+
+function toApp(r: Row): App {
+  return {
+    id: r.id as string,
+    developerId: r.developer_id as string,
+    developerEmail: r.developer_email as string,
+    name: r.name as string,
+    product: r.product as string,
+    status: r.status as Status,
+    approval: r.approval as Approval,
+    createdAt: r.created_at as number,
+  };
+}
+
+function toCredential(r: Row): Credential {
+  return {
+    key: r.key as string,
+    appId: r.app_id as string,
+    status: r.status as Credential['status'],
+    expiresAt: (r.expires_at as number | null) ?? null,
+    createdAt: r.created_at as number,
+  };
+}

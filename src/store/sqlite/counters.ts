@@ -1,0 +1,86 @@
+// Quota windows and hourly usage on SQLite.
+import type { QuotaStore, QuotaWindow, UsageCount, UsageStore } from '../port/index.ts';
+import type { Row, SqliteDb } from './db.ts';
+
+/** Hourly usage is kept a week; the portal shows the last 24 hours. */
+const USAGE_KEPT_MS = 7 * 86_400_000;
+
+export class SqliteQuotas implements QuotaStore {
+  readonly #db: SqliteDb;
+  readonly #windows;
+  readonly #save;
+  readonly #purge;
+
+  constructor(db: SqliteDb) {
+    this.#db = db;
+    this.#windows = db.prepare('SELECT key, window_start, window_end, count, previous_count FROM quota_counters WHERE 2 * window_end - window_start > ?');
+    this.#save = db.prepare(
+      `INSERT INTO quota_counters (key, window_start, window_end, count, previous_count) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, window_end = excluded.window_end,
+         count = excluded.count, previous_count = excluded.previous_count`,
+    );
+    // Kept one interval past their end: a rolling quota reads the previous window.
+    this.#purge = db.prepare('DELETE FROM quota_counters WHERE 2 * window_end - window_start <= ?');
+  }
+
+  async load(now: number): Promise<QuotaWindow[]> {
+    return (this.#db.read(() => this.#windows.all(now)) as Row[]).map((r) => ({
+      key: r.key as string,
+      start: r.window_start as number,
+      end: r.window_end as number,
+      count: r.count as number,
+      previous: r.previous_count as number,
+    }));
+  }
+
+  async save(windows: readonly QuotaWindow[]): Promise<void> {
+    if (windows.length === 0) return;
+    await this.#db.write(() => {
+      for (const w of windows) this.#save.run(w.key, w.start, w.end, w.count, w.previous);
+    });
+  }
+
+  /** Inside a write: removes windows a rolling quota no longer reads. */
+  purgeExpired(now: number): void {
+    this.#purge.run(now);
+  }
+}
+
+export class SqliteUsage implements UsageStore {
+  readonly #db: SqliteDb;
+  readonly #add;
+  readonly #since;
+  readonly #deleteOfApp;
+  readonly #purge;
+
+  constructor(db: SqliteDb) {
+    this.#db = db;
+    this.#add = db.prepare(
+      'INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count',
+    );
+    this.#since = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
+    this.#deleteOfApp = db.prepare('DELETE FROM app_usage WHERE app_id = ?');
+    this.#purge = db.prepare('DELETE FROM app_usage WHERE hour < ?');
+  }
+
+  async add(counts: readonly UsageCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    await this.#db.write(() => {
+      for (const c of counts) this.#add.run(c.appId, c.hour, c.count);
+    });
+  }
+
+  async since(appId: string, fromHour: number): Promise<UsageCount[]> {
+    return (this.#db.read(() => this.#since.all(appId, fromHour)) as Row[]).map((r) => ({ appId: r.app_id as string, hour: r.hour as number, count: r.count as number }));
+  }
+
+  /** Inside a write: deletes the app's counts (the app is being deleted). */
+  deleteOfApp(appId: string): void {
+    this.#deleteOfApp.run(appId);
+  }
+
+  /** Inside a write: removes counts older than a week. */
+  purgeExpired(now: number): void {
+    this.#purge.run(now - USAGE_KEPT_MS);
+  }
+}

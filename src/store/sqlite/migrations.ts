@@ -1,0 +1,99 @@
+// The SQLite schema, as the migrations that build it: append only, a migration, once released,
+// never changes. PRAGMA user_version holds the count applied.
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE developers (
+     id TEXT PRIMARY KEY,
+     email TEXT NOT NULL UNIQUE,
+     name TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE apps (
+     id TEXT PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id),
+     name TEXT NOT NULL,
+     product TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active', 'disabled')),
+     created_at INTEGER NOT NULL,
+     UNIQUE (developer_id, name)
+   ) STRICT;
+   CREATE TABLE credentials (
+     key TEXT PRIMARY KEY,
+     app_id TEXT NOT NULL REFERENCES apps(id),
+     secret_hash BLOB NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('approved', 'revoked')),
+     expires_at INTEGER,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE INDEX credentials_app ON credentials(app_id);
+   CREATE TABLE tokens (
+     hash BLOB PRIMARY KEY,
+     kind TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+     app_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     product TEXT NOT NULL,
+     scope TEXT NOT NULL,
+     subject TEXT,
+     family TEXT NOT NULL,
+     issued_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     used_at INTEGER,
+     revoked_at INTEGER
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX tokens_family ON tokens(family);
+   CREATE INDEX tokens_app ON tokens(app_id);
+   CREATE INDEX tokens_expires ON tokens(expires_at);
+   CREATE TABLE revocations (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL CHECK (kind IN ('family', 'app', 'developer', 'key')),
+     ref TEXT NOT NULL,
+     at INTEGER NOT NULL
+   ) STRICT;`,
+  `CREATE TABLE quota_counters (
+     key TEXT PRIMARY KEY,
+     window_start INTEGER NOT NULL,
+     window_end INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     previous_count INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;`,
+  // The developer portal: passwords (scrypt, as "scrypt$N$r$p$salt$hash"), invitations and
+  // sessions (by the SHA-256 of their code and id), failed logins per account, and calls per app and hour.
+  `ALTER TABLE developers ADD COLUMN password_hash TEXT;
+   ALTER TABLE developers ADD COLUMN invite_hash BLOB;
+   ALTER TABLE developers ADD COLUMN invite_expires_at INTEGER;
+   CREATE TABLE portal_sessions (
+     id_hash BLOB PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id) ON DELETE CASCADE,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX portal_sessions_developer ON portal_sessions(developer_id);
+   CREATE TABLE login_failures (
+     account TEXT PRIMARY KEY,
+     count INTEGER NOT NULL,
+     first_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE TABLE app_usage (
+     app_id TEXT NOT NULL,
+     hour INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (app_id, hour)
+   ) STRICT, WITHOUT ROWID;`,
+  // Operator approval of apps registered in the portal; login attempts slowed by backoff from the last one.
+  `ALTER TABLE apps ADD COLUMN approval TEXT NOT NULL DEFAULT 'approved' CHECK (approval IN ('approved', 'pending'));
+   ALTER TABLE login_failures ADD COLUMN last_at INTEGER;`,
+  // Proven email addresses, and the mailed links that prove them or reset a password (by the
+  // SHA-256 of their token). Developers from before count as verified: operators' and invited
+  // ones cannot be told apart from open sign-ups, and treating them as unverified would let an
+  // invitation delete their apps.
+  `ALTER TABLE developers ADD COLUMN verified_at INTEGER;
+   UPDATE developers SET verified_at = created_at;
+   CREATE TABLE email_tokens (
+     hash BLOB PRIMARY KEY,
+     developer_id TEXT NOT NULL REFERENCES developers(id) ON DELETE CASCADE,
+     purpose TEXT NOT NULL CHECK (purpose IN ('verify', 'reset')),
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX email_tokens_developer ON email_tokens(developer_id, purpose);`,
+];
