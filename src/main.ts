@@ -8,7 +8,7 @@ import { createHandler, listen } from './http/server.ts';
 import { createLogger } from './log.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
 import { startPortal } from './portal/server.ts';
-import { openStore } from './store/open.ts';
+import { openStore, storeShared } from './store/open.ts';
 import type { Store } from './store/port/index.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
@@ -26,7 +26,7 @@ export interface GatewayOptions {
    * A worker of several (src/workers.ts): it shares the main thread's counters, listens with
    * SO_REUSEPORT beside the other workers, and leaves saving counters and purging to the main thread.
    */
-  worker?: { counters: Counters };
+  worker?: { counters: Counters; storeShared: SharedArrayBuffer };
 }
 
 export interface Gateway {
@@ -43,7 +43,10 @@ const PURGE_EVERY_MS = 60_000;
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger(config.log.level);
-  const store = options.store ?? openStore(config, (message) => logger.warn(message));
+  const store = options.store ?? openStore(config, {
+      warn: (message) => logger.warn(message),
+      serving: options.worker === undefined ? { shared: storeShared(), maintains: true } : { shared: options.worker.storeShared, maintains: false },
+    });
   const clock = options.clock ?? Date.now;
   const counters = options.worker?.counters ?? new Counters({ slots: DEFAULT_SLOTS });
   const saving = options.worker === undefined ? await persistCounters(counters, store, clock, logger) : undefined;

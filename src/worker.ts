@@ -8,7 +8,7 @@ import type { WorkerData } from './workers.ts';
 const data = workerData as WorkerData;
 const config = loadConfigFile(data.configFile, { env: data.env });
 // No top-level await: the single executable runs this bundled as a CommonJS script.
-void startGateway({ config, port: data.port, worker: { counters: new Counters({ buffer: data.counters }) } }).then((gateway) => {
+void startGateway({ config, port: data.port, worker: { counters: new Counters({ buffer: data.counters }), storeShared: data.storeShared } }).then((gateway) => {
   parentPort!.once('message', () => {
     void gateway.close().then(() => process.exit(0));
   });

@@ -12,7 +12,7 @@ import { createLogger } from './log.ts';
 import { startPurging } from './main.ts';
 import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
 import { startPortal } from './portal/server.ts';
-import { openStore } from './store/open.ts';
+import { openStore, storeShared } from './store/open.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage } from './usage.ts';
 import { createPasswords } from './admin/passwords.ts';
@@ -37,6 +37,7 @@ export interface WorkerData {
   env: Record<string, string | undefined>;
   port: number;
   counters: SharedArrayBuffer;
+  storeShared: SharedArrayBuffer;
 }
 
 export interface Workers {
@@ -48,7 +49,9 @@ export interface Workers {
 
 export async function startWorkers(config: Config, options: { env: Record<string, string | undefined>; port?: number; logger?: Logger }): Promise<Workers> {
   const logger = options.logger ?? createLogger(config.log.level);
-  const store = openStore(config, (message) => logger.warn(message)); // runs the migrations before any worker opens the file
+  const shared = storeShared();
+  // Opened first: it runs the migrations before any worker opens the file.
+  const store = openStore(config, { warn: (message) => logger.warn(message), serving: { shared, maintains: true } });
   const counters = new Counters({ slots: DEFAULT_SLOTS });
   const saving = await persistCounters(counters, store, Date.now, logger);
   const purge = startPurging(store, Date.now, logger);
@@ -56,7 +59,7 @@ export async function startWorkers(config: Config, options: { env: Record<string
   const wanted = options.port ?? config.listen.port;
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
 
-  const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer };
+  const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer, storeShared: shared };
   const workers = Array.from({ length: config.workers }, () => startWorker(data));
   try {
     await Promise.all(

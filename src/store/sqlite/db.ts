@@ -11,12 +11,20 @@ import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { StoreError, StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
+import { checkpointWaiting, SAFETY_NET_PAGES, startCheckpoints, type Checkpointer } from './checkpoints.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export interface SqliteDbOptions {
   path: string;
   /** How long a write waits for a lock another connection holds before it fails with StoreUnavailable (default 2000). */
   busyTimeoutMs?: number;
+  /**
+   * For a serving gateway: the write-ahead log is checkpointed by a thread (src/store/sqlite/checkpoints.ts),
+   * which `run` starts, and which every connection sharing `signal` leaves the write lock to when it asks.
+   */
+  checkpoints?: { signal: SharedArrayBuffer; run: boolean };
+  /** Hears of failures in the background (the checkpoint thread). */
+  warn?: (message: string) => void;
 }
 
 export type Row = Record<string, unknown>;
@@ -56,6 +64,9 @@ export class SqliteDb implements ChangeFeed {
   readonly #revocationsSince: StatementSync;
   readonly #insertRevocation: StatementSync;
   readonly #purgeRevocations: StatementSync;
+  readonly #checkpointer: Checkpointer | undefined;
+  /** Set while the checkpoint thread waits for the write lock. */
+  readonly #checkpointSignal: Int32Array | undefined;
 
   constructor(options: SqliteDbOptions) {
     if (typeof options.path !== 'string' || options.path === '') throw new TypeError('SqliteStore: path must be a non-empty string');
@@ -85,6 +96,14 @@ export class SqliteDb implements ChangeFeed {
     this.#insertRevocation = this.#db.prepare('INSERT INTO revocations (kind, ref, at) VALUES (?, ?, ?)');
     this.#purgeRevocations = this.#db.prepare('DELETE FROM revocations WHERE at <= ?');
     this.#seenRevocation = (this.#db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM revocations').get() as { seq: number }).seq;
+    if (options.checkpoints !== undefined && options.path !== ':memory:') {
+      this.#db.exec(`PRAGMA wal_autocheckpoint = ${SAFETY_NET_PAGES}`);
+      this.#checkpointSignal = new Int32Array(options.checkpoints.signal);
+      const warn = options.warn ?? (() => {});
+      if (options.checkpoints.run) {
+        this.#checkpointer = startCheckpoints(options.path, options.checkpoints.signal, (err) => warn(`the WAL checkpoint thread stopped: ${err.message}`));
+      }
+    }
   }
 
   #migrate(): void {
@@ -134,6 +153,7 @@ export class SqliteDb implements ChangeFeed {
     while (this.#writes.length > 0) {
       const head = this.#writes[0]!;
       try {
+        if (this.#checkpointSignal !== undefined && checkpointWaiting(this.#checkpointSignal)) throw CHECKPOINTING;
         this.#db.exec('BEGIN IMMEDIATE');
       } catch (err) {
         if (!isBusy(err)) {
@@ -229,9 +249,13 @@ export class SqliteDb implements ChangeFeed {
   async close(): Promise<void> {
     // Writes waiting for a lock end within the busy timeout, committed or failed.
     while (this.#writes.length > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await this.#checkpointer?.stop();
     if (this.#db.isOpen) this.#db.close();
   }
 }
+
+/** What a writer meets while the checkpoint thread wants the lock: busy, as if it held it already. */
+const CHECKPOINTING = Object.assign(new Error('the checkpoint thread wants the write lock'), { errcode: SQLITE_BUSY });
 
 function isBusy(err: unknown): boolean {
   return ((err as { errcode?: number }).errcode ?? 0) % 256 === SQLITE_BUSY;
