@@ -3,6 +3,7 @@
 // schema versions.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -309,6 +310,47 @@ describe('SqliteStore database file', () => {
       for (let i = 0; i < 3; i++) assert.equal((await store.cache.findAccessToken(h, T0 + i))?.appName, 'app');
       await store.apps.revokeCredential('k', T0 + 1);
       assert.equal(await store.cache.findAccessToken(h, T0 + 5), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a serving store checkpoints its write-ahead log in a thread: the database file takes the pages its own connection leaves in the log', async () => {
+    const store = openSqliteStore({ path: file, checkpoints: { signal: new SharedArrayBuffer(4), run: true } });
+    try {
+      const developer = await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
+      const app = await store.apps.createApp({ developerId: developer.id, name: 'app', product: 'p', key: 'k', secretHash: randomBytes(32), now: T0 });
+      const before = statSync(file).size;
+      // About 4,000 pages of log: past the thread's restart point (1,000), far below the
+      // connection's own bound (20,000), so only the thread can have copied them.
+      for (let i = 0; i < 200; i++) {
+        const records = Array.from({ length: 20 }, (): TokenRecord => ({
+          hash: randomBytes(48), kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: `f${i}`, issuedAt: T0, expiresAt: T0 + HOUR,
+        }));
+        await store.tokens.saveTokens(records);
+      }
+      for (let waited = 0; statSync(file).size < before + 1_000_000 && waited < 10_000; waited += 50) await sleep(50);
+      assert.ok(statSync(file).size >= before + 1_000_000, `the database file grew from ${before} to ${statSync(file).size} bytes`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("leaves the write lock to the checkpoint thread while it asks: writes wait in their queue, then commit, or fail after the busy timeout", async () => {
+    const signal = new SharedArrayBuffer(4);
+    const store = openSqliteStore({ path: file, busyTimeoutMs: 300, checkpoints: { signal, run: false } });
+    try {
+      Atomics.store(new Int32Array(signal), 0, 1);
+      let done = false;
+      const created = store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 }).finally(() => (done = true));
+      await sleep(100);
+      assert.equal(done, false, 'waiting');
+      Atomics.store(new Int32Array(signal), 0, 0);
+      assert.equal((await created).email, 'a@example.com');
+      Atomics.store(new Int32Array(signal), 0, 1);
+      await assert.rejects(store.accounts.createDeveloper({ email: 'b@example.com', name: 'B', now: T0 }), { name: 'StoreUnavailable' });
+      Atomics.store(new Int32Array(signal), 0, 0);
+      assert.deepEqual((await store.accounts.listDevelopers()).map((d) => d.email), ['a@example.com']);
     } finally {
       await store.close();
     }
