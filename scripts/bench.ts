@@ -24,6 +24,7 @@ import autocannon from 'autocannon';
 import { freePort } from '../src/http/server.ts';
 import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
+import { checkpointLines } from './bench/checkpoints.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -33,7 +34,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '64' },
     /** Issue this many tokens, then measure RSS and verification again (default: 1e6, none with --quick). */
     million: { type: 'string' },
-    /** `--only start`: the start-up figures alone. */
+    /** `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone. */
     only: { type: 'string' },
   },
 });
@@ -204,6 +205,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
   const children: ChildProcess[] = [];
   try {
+    if (args.only === 'checkpoints') {
+      process.stdout.write(`${(await checkpointLines(quick ? 3000 : 10_000, quick ? 1 : 3)).join('\n')}\n`);
+      return;
+    }
     const startLines = await startup(dir, executable);
     if (args.only === 'start') {
       process.stdout.write(`${startLines.join('\n')}\n`);
@@ -358,6 +363,8 @@ ${extra}`,
       ...(many === '' ? [] : [many]),
       '',
       ...startLines,
+      '',
+      ...(await checkpointLines(quick ? 3000 : 10_000, quick ? 1 : 3)),
       '',
       `${rounds} round(s) of ${duration} s, ${connections} connections, every process run as node ${RUNTIME_FLAGS.join(' ')} (the gateway as dist/gateway.mjs), ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
     ];
