@@ -29,7 +29,7 @@ export class GatewayError extends Error {
 
   /** Whether `message` may be shown to the client. */
   get expose(): boolean {
-    return this.status < 500 || this.status === 502 || this.status === 503 || this.status === 504;
+    return this.status < 500 || this.status === 501 || this.status === 502 || this.status === 503 || this.status === 504;
   }
 }
 

@@ -14,6 +14,7 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { runSteps, withRateLimit, type RequestContext } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port/index.ts';
+import { GatewayError } from '../errors.ts';
 import { tooLarge } from './body.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
@@ -39,6 +40,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
+  const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
@@ -55,7 +57,20 @@ export function createHandler(deps: Deps, routes: RouteTable) {
     const started = performance.now();
     let path = '(rejected)';
     let ctx: RequestContext | undefined;
+    // An answer given before the body was read (a 401, a 404, a refused form) must not leave Node
+    // reading and throwing away whatever the client goes on sending, without bound, on a
+    // connection kept alive: until the body has been read, the answer closes the connection.
+    const encoding = req.headers['transfer-encoding'];
+    if (encoding !== undefined || (req.headers['content-length'] ?? '0') !== '0') {
+      res.setHeader('connection', 'close');
+      req.once('end', () => {
+        if (!res.headersSent) res.removeHeader('connection');
+      });
+    }
     try {
+      // RFC 9112 §6.1: a transfer coding the gateway does not decode is refused, not passed on
+      // as if the bytes were the content.
+      if (encoding !== undefined && encoding.trim().toLowerCase() !== 'chunked') throw unknownCoding;
       const target = splitTarget(req.url ?? '/');
       path = target.path;
       ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined, body: undefined };

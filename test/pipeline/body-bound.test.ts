@@ -189,6 +189,44 @@ describe('bounded request bodies (listen.maxBodySize)', () => {
     assert.ok(line?.includes('"status":413') && line.includes('"error":"payload_too_large"'), line);
   });
 
+  test('an answer given before the body was read closes the connection: a client sending without end is cut off, not read for a minute', async () => {
+    const seen = upstream.seen.length;
+    const exchange = open(gw.url, ['POST /v1/upload HTTP/1.1', 'Host: gw.test', 'Transfer-Encoding: chunked']);
+    const megabyte = 'x'.repeat(1 << 20);
+    const sending = setInterval(() => exchange.chunk(megabyte), 5);
+    try {
+      const answer = parse(await exchange.closed);
+      assert.equal(answer.status, 401);
+      assert.equal(answer.headers.connection, 'close');
+    } finally {
+      clearInterval(sending);
+    }
+    assert.equal(upstream.seen.length, seen, 'the upstream was not called');
+  });
+
+  test('a body read to its end keeps the connection alive for the next request', async () => {
+    const exchange = open(gw.url, chunkedHead('/v1/upload'));
+    exchange.chunk('a'.repeat(10));
+    exchange.chunk('');
+    await until(() => exchange.received().includes('\r\n\r\n'), 'the answer');
+    assert.equal(parse(exchange.received()).status, 200);
+    assert.equal(parse(exchange.received()).headers.connection, undefined, 'HTTP/1.1: kept alive');
+    assert.equal(await Promise.race([exchange.closed.then(() => 'closed'), sleep(300).then(() => 'open')]), 'open');
+    exchange.destroy();
+  });
+
+  test('RFC 9112 §6.1: a transfer coding other than chunked is refused with 501, and never reaches the upstream', async () => {
+    const seen = upstream.seen.length;
+    const exchange = open(gw.url, ['POST /v1/upload HTTP/1.1', 'Host: gw.test', `Authorization: Bearer ${token}`, 'Transfer-Encoding: gzip, chunked']);
+    exchange.chunk('{"a":1}');
+    exchange.chunk('');
+    const answer = parse(await exchange.closed);
+    assert.equal(answer.status, 501);
+    assert.equal(answer.headers.connection, 'close');
+    assert.deepEqual(JSON.parse(answer.body), { type: 'about:blank', title: 'Not Implemented', status: 501, detail: 'only the chunked transfer coding is supported', code: 'not_implemented' });
+    assert.equal(upstream.seen.length, seen);
+  });
+
   test('the same on a route whose answer is held for a response policy', async () => {
     const seen = upstream.seen.length;
     const exchange = open(gw.url, chunkedHead('/v1/held'));
