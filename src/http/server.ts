@@ -40,7 +40,6 @@ export function createHandler(deps: Deps, routes: RouteTable) {
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
-  const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });
   const clientIp = createClientIp(deps.config.listen.trustedProxies);
   const { logger, usage, clock } = deps;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
@@ -68,9 +67,7 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       });
     }
     try {
-      // RFC 9112 §6.1: a transfer coding the gateway does not decode is refused, not passed on
-      // as if the bytes were the content.
-      if (encoding !== undefined && encoding.trim().toLowerCase() !== 'chunked') throw unknownCoding;
+      if (encoding !== undefined) checkCodings(encoding);
       const target = splitTarget(req.url ?? '/');
       path = target.path;
       ctx = { req, res, path, query: target.query, clientIp: clientIp(req), protocol: 'http', token: undefined, rateLimit: undefined, body: undefined };
@@ -98,6 +95,20 @@ export function createHandler(deps: Deps, routes: RouteTable) {
       if (ctx?.token !== undefined) usage.count(ctx.token.appId, clock());
     }
   };
+}
+
+const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });
+const unknownLength = new GatewayError(400, 'invalid_request', 'the body must be chunked as its last transfer coding', { headers: { connection: 'close' } });
+
+/**
+ * RFC 9112 §6.3: a request whose last transfer coding is not chunked has no length one can
+ * trust (400); §6.1: any other coding is one the gateway does not decode, refused (501) rather
+ * than passed on as if the bytes were the content.
+ */
+function checkCodings(encoding: string): void {
+  const codings = encoding.toLowerCase().split(',').map((c) => c.trim());
+  if (codings.at(-1) !== 'chunked') throw unknownLength;
+  if (codings.length > 1) throw unknownCoding;
 }
 
 /** A port free on `host` now (the kernel's choice), for what must know its port before it listens. */
