@@ -18,7 +18,7 @@ import { GatewayError } from '../errors.ts';
 import { tooLarge } from './body.ts';
 import { sendProblem } from './problem.ts';
 import { createClientIp } from './ip.ts';
-import { splitTarget } from './request.ts';
+import { hasBody, splitTarget } from './request.ts';
 
 export interface Listener {
   server: Server;
@@ -59,14 +59,14 @@ export function createHandler(deps: Deps, routes: RouteTable) {
     // An answer given before the body was read (a 401, a 404, a refused form) must not leave Node
     // reading and throwing away whatever the client goes on sending, without bound, on a
     // connection kept alive: until the body has been read, the answer closes the connection.
-    const encoding = req.headers['transfer-encoding'];
-    if (encoding !== undefined || (req.headers['content-length'] ?? '0') !== '0') {
+    if (hasBody(req)) {
       res.setHeader('connection', 'close');
       req.once('end', () => {
         if (!res.headersSent) res.removeHeader('connection');
       });
     }
     try {
+      const encoding = req.headers['transfer-encoding'];
       if (encoding !== undefined) checkCodings(encoding);
       const target = splitTarget(req.url ?? '/');
       path = target.path;

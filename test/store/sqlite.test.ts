@@ -325,7 +325,16 @@ describe('SqliteStore database file', () => {
       // connection's own bound (20,000), so only the thread can have copied them.
       for (let i = 0; i < 200; i++) {
         const records = Array.from({ length: 20 }, (): TokenRecord => ({
-          hash: randomBytes(48), kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: `f${i}`, issuedAt: T0, expiresAt: T0 + HOUR,
+          hash: randomBytes(48),
+          kind: 'access',
+          appId: app.id,
+          key: 'k',
+          product: 'p',
+          scope: '',
+          subject: null,
+          family: `f${i}`,
+          issuedAt: T0,
+          expiresAt: T0 + HOUR,
         }));
         await store.tokens.saveTokens(records);
       }

@@ -213,7 +213,7 @@ export class SqliteDb implements ChangeFeed {
    * worth: revocations, created and rotated keys, and any change of an app or a developer. The
    * listeners hear of it at once; a rollback only makes them forget more than they had to.
    */
-  changed(change: Change & { ref: string }, now: number): void {
+  changed(change: Extract<Change, { ref: string }>, now: number): void {
     this.#insertRevocation.run(change.kind, change.ref, now);
     for (const listener of this.#listeners) listener(change);
   }
@@ -230,7 +230,7 @@ export class SqliteDb implements ChangeFeed {
     const version = (this.read(() => this.#dataVersionStmt.get()) as unknown as [number])[0];
     if (version === this.#dataVersion) return;
     this.#dataVersion = version;
-    const rows = this.read(() => this.#revocationsSince.all(this.#seenRevocation)) as unknown as (Change & { ref: string; seq: number })[];
+    const rows = this.read(() => this.#revocationsSince.all(this.#seenRevocation)) as unknown as (Extract<Change, { ref: string }> & { seq: number })[];
     if (rows.length === 0) return;
     // Rows purged before this process read them leave a gap; then nothing remembered is trusted.
     // (This process's own rows come back here too, and evict again what they evicted.)
