@@ -21,7 +21,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freePort } from '../src/http/server.ts';
+import { freePort } from '../src/http/listener.ts';
 import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 import { checkpointLines } from './bench/checkpoints.ts';

@@ -12,12 +12,14 @@ export class GatewayError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
   /** Further members of the problem body (RFC 9457 §3.2), e.g. the list of validation failures. */
   readonly extensions: Readonly<Record<string, unknown>> | undefined;
+  /** The policy that refused (quota, validateRequest…), for the metrics; undefined: the gateway's own check. */
+  readonly policy: string | undefined;
 
   constructor(
     status: number,
     code: string,
     message: string,
-    options: { detail?: string; headers?: Record<string, string>; extensions?: Record<string, unknown>; cause?: unknown } = {},
+    options: { detail?: string; headers?: Record<string, string>; extensions?: Record<string, unknown>; cause?: unknown; policy?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.status = status;
@@ -25,6 +27,7 @@ export class GatewayError extends Error {
     this.detail = options.detail;
     this.headers = options.headers;
     this.extensions = options.extensions;
+    this.policy = options.policy;
   }
 
   /** Whether `message` may be shown to the client. */

@@ -1,32 +1,34 @@
-// Wires the store, clock, logger, authorization servers and routes together and starts serving.
+// A serving gateway: the services, the compiled runtime the listener hands each request to, the
+// portal and the admin listener; reload swaps the runtime, close drains and stops.
+import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { createAuthServerClient } from './authserver/client.ts';
-import { compileRoutes } from './config/compile.ts';
-import type { Config } from './config/load.ts';
-import type { Deps } from './deps.ts';
-import { createHandler, listen } from './http/server.ts';
-import { createLogger } from './log.ts';
-import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { startAdminListener, type AdminListener } from './admin-listener/server.ts';
+import { ConfigError, loadConfigFile, parseConfig, type Config } from './config/load.ts';
+import { listen, type Listener, type TlsFiles } from './http/listener.ts';
 import { startPortal } from './portal/server.ts';
-import { openStore, storeShared } from './store/open.ts';
+import { restartNeeded, type ReloadResult } from './runtime/reload.ts';
+import { compileRuntime, type Runtime } from './runtime/index.ts';
+import { exposition } from './metrics.ts';
+import { createServices, type Services } from './services.ts';
 import type { Store } from './store/port/index.ts';
-import { loadSecretKey } from './store/secret-key.ts';
-import { startUsage } from './usage.ts';
-import { createPasswords } from './admin/passwords.ts';
-import { createMailer } from './mail.ts';
 
 export interface GatewayOptions {
   config: Config;
+  /** What ${VAR} in the file is substituted with when a reload reads it again. */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Overrides the listener's port from the config (0: any free port). */
   port?: number;
+  /** Overrides the admin listener's port from the config (0: any free port). */
+  adminPort?: number;
   logger?: Logger;
   clock?: () => number;
   store?: Store;
   /**
-   * A worker of several (src/workers.ts): it shares the main thread's counters, listens with
-   * SO_REUSEPORT beside the other workers, and leaves saving counters and purging to the main thread.
+   * A worker of several (src/workers.ts): it shares the main thread's counters and store signal,
+   * listens with SO_REUSEPORT beside the other workers, and leaves the store's upkeep, the portal
+   * and the admin listener to the main thread.
    */
-  worker?: { counters: Counters; storeShared: SharedArrayBuffer };
+  worker?: { shared: Services['shared'] };
 }
 
 export interface Gateway {
@@ -34,70 +36,135 @@ export interface Gateway {
   port: number;
   /** The developer portal's address, when the config declares one. */
   portalUrl: string | undefined;
-  deps: Deps;
+  /** The admin listener's address, unless the config turns it off. */
+  adminUrl: string | undefined;
+  services: Services;
+  /** The runtime serving now. */
+  runtime(): Runtime;
+  /**
+   * Reads the config file again (or takes its `text`, as the main thread read it for every
+   * worker) and swaps it in, or keeps the old one and says why.
+   */
+  reload(text?: string): Promise<ReloadResult>;
+  /** Stops accepting, drains the connections, waits for calls in flight (shutdownTimeout), saves and closes. */
   close(): Promise<void>;
 }
 
-const PURGE_EVERY_MS = 60_000;
-
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const { config } = options;
-  const logger = options.logger ?? createLogger(config.log.level);
-  const store = options.store ?? openStore(config, {
-      warn: (message) => logger.warn(message),
-      serving: options.worker === undefined ? { shared: storeShared(), maintains: true } : { shared: options.worker.storeShared, maintains: false },
-    });
-  const clock = options.clock ?? Date.now;
-  const counters = options.worker?.counters ?? new Counters({ slots: DEFAULT_SLOTS });
-  const saving = options.worker === undefined ? await persistCounters(counters, store, clock, logger) : undefined;
-  const deps: Deps = {
-    config,
-    store,
-    secretKey: loadSecretKey(config.store.secretKeyFile),
-    clock,
-    logger,
-    authServers: new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)])),
-    counters,
-    usage: startUsage(store, logger),
-    passwords: createPasswords(),
-    mailer: config.mail && createMailer(config.mail, logger),
-  };
-  const routes = compileRoutes(deps);
-  const listener = await listen(createHandler(deps, routes), config.listen.host, options.port ?? config.listen.port, {
+  let config = options.config;
+  const services = await createServices(config, {
+    role: options.worker === undefined ? { kind: 'main' } : { kind: 'worker', shared: options.worker.shared },
+    ...(options.logger && { logger: options.logger }),
+    ...(options.clock && { clock: options.clock }),
+    ...(options.store && { store: options.store }),
+  });
+  const { logger } = services;
+  let runtime = compileRuntime(config, services);
+  const listener: Listener = await listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
     reusePort: options.worker !== undefined,
+    tls: config.listen.tls && readTls(config.listen.tls),
     timeouts: config.listen.timeouts,
   });
-
-  const purge = options.worker === undefined ? startPurging(store, clock, logger) : undefined;
   // With workers, the main thread serves the portal (src/workers.ts).
-  const portal = options.worker === undefined ? await startPortal(deps) : undefined;
+  const portal = options.worker === undefined ? await startPortal(config, services, () => config) : undefined;
 
-  logger.info({ url: listener.url, config: config.file, store: config.store.path }, 'gateway listening');
+  let stopping: Promise<void> | undefined;
+  let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
+
+  /** Compiles `next` and swaps it in; the old runtime finishes its calls, then closes. */
+  function swap(next: Config): ReloadResult {
+    let tls: TlsFiles | undefined;
+    let compiled: Runtime;
+    logger.level = next.log.level;
+    try {
+      tls = next.listen.tls && readTls(next.listen.tls);
+      compiled = compileRuntime(next, services);
+    } catch (err) {
+      logger.level = config.log.level;
+      return { ok: false, errors: [`the config could not be compiled: ${(err as Error).message}`] };
+    }
+    const old = runtime;
+    runtime = compiled;
+    config = next;
+    if (tls !== undefined) listener.setCertificate(tls);
+    listener.setTimeouts(next.listen.timeouts);
+    old.close().catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'));
+    return { ok: true };
+  }
+
+  function reload(text?: string): Promise<ReloadResult> {
+    // One at a time: a second reload reads the file after the first has swapped.
+    reloading = reloading.then(() => {
+      if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] } as const;
+      const next = nextConfig(config, options.env ?? {}, text);
+      const result = next.ok ? swap(next.config) : next;
+      // A worker's reload is the main thread's to log (src/workers.ts), once for all.
+      if (options.worker === undefined) logReload(services, config.file, result);
+      return result;
+    });
+    return reloading;
+  }
+
+  const admin: AdminListener | undefined =
+    options.worker === undefined && config.admin !== undefined
+      ? await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
+          logger,
+          ready: async () => {
+            if (stopping !== undefined) return 'stopping';
+            await services.store.ping();
+            return undefined;
+          },
+          reload,
+          metrics: () => exposition(services.metrics.registry, []),
+        })
+      : undefined;
+
+  logger.info({ url: listener.url, config: config.file, store: config.store.path, admin: admin?.url }, 'gateway listening');
   return {
     url: listener.url,
     port: listener.port,
     portalUrl: portal?.url,
-    deps,
-    async close() {
-      clearInterval(purge);
-      await portal?.close();
-      await listener.close();
-      await routes.close();
-      await Promise.all([...deps.authServers.values()].map((a) => a.close()));
-      // Counts that cannot be saved now (the store failing) are logged, and the rest still closes.
-      await saving?.close().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed at close'));
-      await deps.usage.close();
-      deps.mailer?.close();
-      await store.close();
+    adminUrl: admin?.url,
+    services,
+    runtime: () => runtime,
+    reload,
+    close() {
+      stopping ??= (async () => {
+        logger.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: draining connections');
+        await Promise.all([listener.drain(config.shutdownTimeoutMs), portal?.drain(config.shutdownTimeoutMs)]);
+        await runtime.close();
+        await admin?.close();
+        await services.close();
+        logger.info('stopped');
+      })();
+      return stopping;
     },
   };
 }
 
-/** Removes expired tokens and ended quota windows every minute. */
-export function startPurging(store: Store, clock: () => number, logger: Logger): NodeJS.Timeout {
-  const timer = setInterval(() => {
-    store.purgeExpired(clock()).catch((err: unknown) => logger.error({ err }, 'purging expired tokens failed'));
-  }, PURGE_EVERY_MS);
-  timer.unref();
-  return timer;
+/**
+ * `current`'s file loaded again (or `text`, read from it once for every thread), unless it does
+ * not load or changes what only a restart can: the result then says why.
+ */
+export function nextConfig(current: Config, env: Readonly<Record<string, string | undefined>>, text?: string): { ok: true; config: Config } | { ok: false; errors: readonly string[] } {
+  let next: Config;
+  try {
+    next = text === undefined ? loadConfigFile(current.file, { env }) : parseConfig(text, current.file, { env });
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, errors: err.message.split('\n') };
+    throw err;
+  }
+  const errors = restartNeeded(current, next);
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, config: next };
+}
+
+/** The audit line and the metric of a reload: what file, and whether it now serves or why it does not. */
+export function logReload({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, file: string, result: ReloadResult): void {
+  metrics.reloads.labels(result.ok ? 'reloaded' : 'refused').inc();
+  if (result.ok) logger.info({ audit: 'config.reload', file, result: 'reloaded' }, 'config reloaded');
+  else logger.error({ audit: 'config.reload', file, result: 'refused', errors: result.errors }, 'config reload refused; the previous config keeps serving');
+}
+
+function readTls(files: { cert: string; key: string }): TlsFiles {
+  return { cert: readFileSync(files.cert), key: readFileSync(files.key) };
 }

@@ -2,21 +2,20 @@
 // SO_REUSEPORT (the kernel spreads connections over them). They share one counters table
 // (SharedArrayBuffer), so quotas and spike arrests hold exactly across them; each has its own
 // SQLite connection, so a revocation reaches every worker's cache through PRAGMA data_version.
-// The main thread owns the schema, the counters' saving and the purge.
+// The main thread owns the store's upkeep, the portal and the admin listener; a reload is read
+// here once and sent to every worker, and a stop drains every worker.
+import { readFileSync } from 'node:fs';
 import { getAsset, isSea } from 'node:sea';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { startAdminListener, type AdminListener } from './admin-listener/server.ts';
 import type { Config } from './config/load.ts';
-import { freePort } from './http/server.ts';
-import { createLogger } from './log.ts';
-import { startPurging } from './main.ts';
-import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { freePort } from './http/listener.ts';
+import { logReload, nextConfig } from './main.ts';
+import { exposition, type MetricsJson } from './metrics.ts';
 import { startPortal } from './portal/server.ts';
-import { openStore, storeShared } from './store/open.ts';
-import { loadSecretKey } from './store/secret-key.ts';
-import { startUsage } from './usage.ts';
-import { createPasswords } from './admin/passwords.ts';
-import { createMailer } from './mail.ts';
+import type { ReloadResult } from './runtime/reload.ts';
+import { createServices, type Services } from './services.ts';
 
 /**
  * A worker thread running src/worker.ts. In the single executable its bundle is an asset, run as
@@ -36,30 +35,35 @@ export interface WorkerData {
   configFile: string;
   env: Record<string, string | undefined>;
   port: number;
-  counters: SharedArrayBuffer;
-  storeShared: SharedArrayBuffer;
+  shared: Services['shared'];
 }
+
+/** What the main thread asks a worker, and what the worker answers. */
+export type ToWorker = { type: 'reload'; id: number; text: string } | { type: 'metrics'; id: number } | { type: 'stop' };
+export type FromWorker = { type: 'listening' } | { type: 'reloaded'; id: number; result: ReloadResult } | { type: 'metrics'; id: number; metrics: MetricsJson };
 
 export interface Workers {
   url: string;
   port: number;
   portalUrl: string | undefined;
+  adminUrl: string | undefined;
+  reload(): Promise<ReloadResult>;
   close(): Promise<void>;
 }
 
-export async function startWorkers(config: Config, options: { env: Record<string, string | undefined>; port?: number; logger?: Logger }): Promise<Workers> {
-  const logger = options.logger ?? createLogger(config.log.level);
-  const shared = storeShared();
+export async function startWorkers(
+  initial: Config,
+  options: { env: Record<string, string | undefined>; port?: number; adminPort?: number; logger?: Logger },
+): Promise<Workers> {
+  let config = initial;
   // Opened first: it runs the migrations before any worker opens the file.
-  const store = openStore(config, { warn: (message) => logger.warn(message), serving: { shared, maintains: true } });
-  const counters = new Counters({ slots: DEFAULT_SLOTS });
-  const saving = await persistCounters(counters, store, Date.now, logger);
-  const purge = startPurging(store, Date.now, logger);
+  const services = await createServices(config, { role: { kind: 'main' }, ...(options.logger && { logger: options.logger }) });
+  const { logger } = services;
   // Every worker must bind the same port: choose it now when the config says "any".
   const wanted = options.port ?? config.listen.port;
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
 
-  const data: WorkerData = { configFile: config.file, env: options.env, port, counters: counters.buffer, storeShared: shared };
+  const data: WorkerData = { configFile: config.file, env: options.env, port, shared: services.shared };
   const workers = Array.from({ length: config.workers }, () => startWorker(data));
   try {
     await Promise.all(
@@ -74,35 +78,104 @@ export async function startWorkers(config: Config, options: { env: Record<string
     );
   } catch (err) {
     await Promise.all(workers.map((w) => w.terminate()));
+    await services.close();
     throw err;
   }
   const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info({ url, workers: workers.length, config: config.file }, 'gateway listening');
+  const url = `${config.listen.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
-  const usage = startUsage(store, logger);
-  const mailer = config.mail && createMailer(config.mail, logger);
-  const portal = await startPortal({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, counters, usage, passwords: createPasswords(), mailer });
+  const portal = await startPortal(config, services, () => config);
+
+  let stopping: Promise<void> | undefined;
+  let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
+  let asked = 0;
+
+  /** Asks every worker and gathers their answers. */
+  function askWorkers<T extends FromWorker['type']>(ask: (id: number) => ToWorker, answer: T): Promise<Extract<FromWorker, { type: T }>[]> {
+    const id = ++asked;
+    return Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<Extract<FromWorker, { type: T }>>((resolve) => {
+            const hear = (message: FromWorker) => {
+              if (message.type !== answer || !('id' in message) || message.id !== id) return;
+              w.off('message', hear);
+              resolve(message as Extract<FromWorker, { type: T }>);
+            };
+            w.on('message', hear);
+            w.postMessage(ask(id));
+          }),
+      ),
+    );
+  }
+
+  function reload(): Promise<ReloadResult> {
+    reloading = reloading.then(async () => {
+      if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] } as const;
+      // Read once: every worker compiles the same text, even if the file changes meanwhile.
+      let text: string | undefined;
+      try {
+        text = readFileSync(config.file, 'utf8');
+      } catch {
+        text = undefined;
+      }
+      const next = nextConfig(config, options.env, text);
+      let result: ReloadResult = next;
+      if (next.ok) {
+        const results = (await askWorkers((id) => ({ type: 'reload', id, text: text! }), 'reloaded')).map((m) => m.result);
+        const errors = results.flatMap((r, i) => (r.ok ? [] : r.errors.map((e) => `worker ${i}: ${e}`)));
+        result = errors.length === 0 ? { ok: true } : { ok: false, errors };
+        if (result.ok) {
+          config = next.config;
+          logger.level = config.log.level;
+        }
+      }
+      logReload(services, config.file, result);
+      return result;
+    });
+    return reloading;
+  }
+
+  const admin: AdminListener | undefined =
+    config.admin === undefined
+      ? undefined
+      : await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
+          logger,
+          ready: async () => {
+            if (stopping !== undefined) return 'stopping';
+            await services.store.ping();
+            return undefined;
+          },
+          reload,
+          // The process's own metrics are this thread's; the gateway's are the workers', added up.
+          metrics: async () => exposition(services.metrics.registry, (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics')).map((m) => m.metrics)),
+        });
+
+  logger.info({ url, workers: workers.length, config: config.file, admin: admin?.url }, 'gateway listening');
   return {
     url,
     port,
     portalUrl: portal?.url,
-    async close() {
-      clearInterval(purge);
-      await portal?.close();
-      await usage.close();
-      await Promise.all(
-        workers.map(
-          (w) =>
-            new Promise<void>((resolve) => {
-              w.once('exit', () => resolve());
-              w.postMessage('stop');
-            }),
-        ),
-      );
-      await saving.close();
-      mailer?.close();
-      await store.close();
+    adminUrl: admin?.url,
+    reload,
+    close() {
+      stopping ??= (async () => {
+        logger.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: draining connections');
+        await Promise.all([
+          portal?.drain(config.shutdownTimeoutMs),
+          ...workers.map(
+            (w) =>
+              new Promise<void>((resolve) => {
+                w.once('exit', () => resolve());
+                w.postMessage({ type: 'stop' } satisfies ToWorker);
+              }),
+          ),
+        ]);
+        await admin?.close();
+        await services.close();
+        logger.info('stopped');
+      })();
+      return stopping;
     },
   };
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp, createDeveloper, type AdminDeps } from '../src/admin/operations.ts';
-import { loadConfigFile } from '../src/config/load.ts';
+import { loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/main.ts';
 
@@ -116,6 +116,8 @@ store:
   path: ./gateway.db
 log:
   level: info
+admin:
+  port: 0
 oauth:
   realm: test-realm
 ${parts.oauth ?? ''}
@@ -203,7 +205,7 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
     },
   });
   const gateway = await startGateway({ config, logger: createLogger('info', sink), ...(options.clock ? { clock: options.clock } : {}) });
-  const admin: AdminDeps = { config, store: gateway.deps.store, secretKey: gateway.deps.secretKey, clock: gateway.deps.clock, passwords: gateway.deps.passwords };
+  const admin = adminDeps(gateway, config);
   let developer: string | undefined;
   return {
     url: gateway.url,
@@ -225,6 +227,12 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
       temp.remove();
     },
   };
+}
+
+/** What src/admin's operations need, from a running gateway and its config. */
+export function adminDeps(gateway: Gateway, config: Config): AdminDeps {
+  const { store, secretKey, clock, logger, passwords } = gateway.services;
+  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal };
 }
 
 export function basic(id: string, secret: string): string {

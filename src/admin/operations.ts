@@ -1,13 +1,17 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
 import { newInvitation, newKey, newMailLinkToken, newSecret, secretHash, sha256 } from '../crypto.ts';
 import { passwordProblem } from './passwords.ts';
-import type { Deps } from '../deps.ts';
 import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { hasUnsafeCharacters } from '../text.ts';
-import type { ProductSettings } from '../config/load.ts';
+import type { PortalSettings, ProductSettings } from '../config/load.ts';
+import type { AdminServices } from '../services.ts';
 import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose } from '../store/port/index.ts';
 
-export type AdminDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'passwords'>;
+/** What the operations use: the services, the config's products, and its portal settings (limits, sign-up, key overlap). */
+export interface AdminDeps extends AdminServices {
+  products: ReadonlyMap<string, ProductSettings>;
+  portal: PortalSettings | undefined;
+}
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
@@ -82,9 +86,9 @@ export interface CreatedApp {
 }
 
 function requireProduct(deps: AdminDeps, name: string): ProductSettings {
-  const product = deps.config.products.get(name);
+  const product = deps.products.get(name);
   if (product === undefined) {
-    const known = [...deps.config.products.keys()].join(', ');
+    const known = [...deps.products.keys()].join(', ');
     throw new AdminError('unknown_product', `no API product "${name}" (known: ${known})`);
   }
   return product;
@@ -162,7 +166,7 @@ export async function registerOwnApp(deps: AdminDeps, developer: Developer, inpu
   const dev = await requireSessionDeveloper(deps, developer);
   const held = await deps.store.apps.findApp(dev.email, name);
   if (held?.status === 'disabled') throw disabledApp(held);
-  const maxApps = deps.config.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
+  const maxApps = deps.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
   return insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
 }
 
@@ -223,7 +227,7 @@ export async function rotateKey(deps: AdminDeps, ref: { key: string } | { develo
 
 async function rotate(deps: AdminDeps, app: App): Promise<RotatedKey> {
   const now = deps.clock();
-  const overlapUntil = now + (deps.config.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
+  const overlapUntil = now + (deps.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
   const key = newKey();
   const secret = newSecret();
   await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
@@ -346,7 +350,7 @@ export type SignUpResult = { kind: 'created'; developer: Developer; token: strin
  * not tell which addresses have accounts), and an existing account is never taken over.
  */
 export async function openSignUp(deps: AdminDeps, input: { email: string; name: string; password: string; clientIp: string }): Promise<SignUpResult> {
-  if (deps.config.portal?.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
+  if (deps.portal?.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
   const email = normaliseEmail(input.email);
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);

@@ -2,13 +2,12 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import * as ops from '../admin/operations.ts';
-import { createPasswords } from '../admin/passwords.ts';
 import { backupDatabase, BackupError } from '../store/backup.ts';
-import { openStore } from '../store/open.ts';
-import { loadSecretKey } from '../store/secret-key.ts';
+import { createLogger } from '../log.ts';
+import { createAdminServices } from '../services.ts';
 import { isLive, type App, type Developer } from '../store/port/index.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
-import { CliError, isoDate, table, terminalText, type CliIo } from './io.ts';
+import { CliError, isoDate, logStream, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
   config: string;
@@ -31,11 +30,11 @@ export function registerAdmin(program: Command, io: CliIo): void {
         const cmd = argv[argv.length - 1] as Command;
         const opts = cmd.opts<O>();
         const config = commandConfig(cmd, io);
-        const store = openStore(config);
+        const services = createAdminServices(config, createLogger(config.log.level, logStream(io)));
         try {
-          await run({ config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, passwords: createPasswords() }, opts, cmd.args);
+          await run({ ...services, products: config.products, portal: config.portal }, opts, cmd.args);
         } finally {
-          await store.close();
+          await services.store.close();
         }
       });
   }
@@ -64,7 +63,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
     const days = Number(opts.valid);
     if (!Number.isInteger(days) || days < 1 || days > 90) throw new ops.AdminError('usage', '--valid: a number of days from 1 to 90');
     const invite = await ops.inviteDeveloper(deps, args[0]!, days * 86_400_000);
-    const portal = deps.config.portal;
+    const portal = deps.portal;
     const origin = portal && (portal.publicUrl ?? `${portal.tls === undefined ? 'http' : 'https'}://localhost:${portal.port}`);
     const link = origin && `${origin}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
     show(opts, { email: invite.developer.email, code: invite.code, expiresAt: invite.expiresAt, ...(link ? { link } : {}) }, () =>

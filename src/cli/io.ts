@@ -1,4 +1,5 @@
 // Output helpers and the error type every command maps to an exit code.
+import { Writable } from 'node:stream';
 import { escapeUnsafe } from '../text.ts';
 
 export interface CliIo {
@@ -32,4 +33,14 @@ export function table(unsafeRows: readonly Record<string, string>[], columns: re
 
 export function isoDate(ms: number | null): string {
   return ms === null ? '' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A stream of log lines (the audit lines of `gateway admin`) onto the command's error output, which --json leaves clean. */
+export function logStream(io: CliIo): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      io.err(chunk.toString('utf8').trimEnd());
+      done();
+    },
+  });
 }

@@ -5,6 +5,7 @@ import { StoreUnavailable } from '../store/port/index.ts';
 import { registerAdmin } from './admin.ts';
 import { registerConfig } from './config.ts';
 import { registerHealthcheck } from './healthcheck.ts';
+import { registerReload } from './reload.ts';
 import { CliError, terminalText, type CliIo } from './io.ts';
 import { registerRun } from './run.ts';
 import pkg from '../../package.json' with { type: 'json' };
@@ -20,6 +21,7 @@ export function buildProgram(io: CliIo): Command {
   registerConfig(program, io);
   registerAdmin(program, io);
   registerHealthcheck(program, io);
+  registerReload(program, io);
   // Last: subcommands inherit settings from the root when they are made, and only the root may
   // take excess arguments (to call them an unknown command).
   registerRun(program, io);

@@ -4,7 +4,10 @@ import { startWorkers } from '../workers.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
 
-/** `gateway --config f [--port N]`: serve until SIGINT or SIGTERM, then drain and exit. */
+/**
+ * `gateway --config f [--port N]`: serve; SIGHUP reloads the config; SIGINT or SIGTERM drains and
+ * exits 0, and a second one exits at once.
+ */
 export function registerRun(program: Command, io: CliIo): void {
   program
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
@@ -22,14 +25,22 @@ export function registerRun(program: Command, io: CliIo): void {
         if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port: "${opts.port}" is not a port number`);
       }
       const config = commandConfig(cmd, io);
+      const env = { ...io.env };
       const gateway =
         config.workers > 1
-          ? await startWorkers(config, { env: { ...io.env }, ...(port === undefined ? {} : { port }) })
-          : await startGateway({ config, ...(port === undefined ? {} : { port }) });
+          ? await startWorkers(config, { env, ...(port === undefined ? {} : { port }) })
+          : await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
+      // Each reload logs its own result; a failed one leaves the running config serving.
+      const reload = () => void gateway.reload();
+      process.on('SIGHUP', reload);
       await new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
+          process.off('SIGHUP', reload);
+          // An operator who asks twice does not want to wait for the drain.
+          process.once('SIGINT', () => process.exit(1));
+          process.once('SIGTERM', () => process.exit(1));
           resolve();
         };
         process.on('SIGINT', stop);

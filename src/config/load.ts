@@ -7,6 +7,7 @@ import type { ErrorObject } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { parseEntry } from '../http/ip.ts';
+import { checkCertificate } from '../http/listener.ts';
 import type { PolicySite } from '../policies/policy.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import {
@@ -127,9 +128,15 @@ export interface Config {
     maxBodySize: number;
     dropHeaders: readonly string[];
     publicHost: string | undefined;
-    /** How long a client may take to send its headers, and its whole request. */
-    timeouts: { headersMs: number; requestMs: number };
+    /** How long a client may take to send its headers, and its whole request, and may stay idle between requests. */
+    timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
+    /** HTTPS with this certificate chain and key (absolute paths of PEM files). */
+    tls: { cert: string; key: string } | undefined;
   };
+  /** How long a stop waits for calls in flight. */
+  shutdownTimeoutMs: number;
+  /** The admin listener's address; undefined: none. */
+  admin: { host: string; port: number } | undefined;
   store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number; busyTimeoutMs: number };
   log: { level: string; access: boolean };
   workers: number;
@@ -311,11 +318,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       scopes: r.scopes ?? [],
       requireSubject: r.requireSubject ?? false,
       products: routeProducts.get(name) ?? new Set(),
-      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], { configDir: dir, method: r.method, path: r.path }, report),
+      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path }, report),
     });
   }
 
-  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, method: undefined, path: undefined }, report);
+  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, tokenEndpoint: true, method: undefined, path: undefined }, report);
   tokenPolicies.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     if (policies[name].tokenEndpoint?.(options) === true) return;
@@ -324,6 +331,11 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   (raw.listen.trustedProxies ?? []).forEach((entry, i) => {
     if (parseEntry(entry) === undefined) report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
   });
+
+  if (raw.listen.tls !== undefined) {
+    const problem = certificateProblem(path.resolve(dir, raw.listen.tls.cert), path.resolve(dir, raw.listen.tls.key));
+    if (problem !== undefined) report(['listen', 'tls'], problem);
+  }
 
   // Open sign-up proves the address with a mailed link: without a way to mail it, nobody could.
   if (raw.portal?.signup === 'open' && raw.mail === undefined) {
@@ -341,7 +353,10 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       dropHeaders: raw.listen.dropHeaders ?? [],
       publicHost: raw.listen.publicHost,
       timeouts: senderTimeouts(raw.listen, duration, report),
+      tls: raw.listen.tls && { cert: path.resolve(dir, raw.listen.tls.cert), key: path.resolve(dir, raw.listen.tls.key) },
     },
+    shutdownTimeoutMs: duration(raw.shutdownTimeout, 30, ['shutdownTimeout']),
+    admin: raw.admin === false ? undefined : { host: raw.admin?.host ?? '127.0.0.1', port: raw.admin?.port ?? 9901 },
     store: {
       driver: 'sqlite',
       path: storePath,
@@ -444,12 +459,28 @@ function upstreamSettings(
   };
 }
 
+/** Why a certificate chain and key cannot serve TLS (a file unreadable, not PEM, not a pair), or undefined. */
+function certificateProblem(certFile: string, keyFile: string): string | undefined {
+  let files;
+  try {
+    files = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  } catch (err) {
+    return `cannot read ${(err as NodeJS.ErrnoException).path ?? 'the file'}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`;
+  }
+  try {
+    checkCertificate(files);
+  } catch (err) {
+    return `the certificate and key cannot serve TLS: ${(err as Error).message}`;
+  }
+  return undefined;
+}
+
 /** Node refuses a header timeout longer than the request's, which includes the headers. */
 function senderTimeouts(listen: ConfigFile['listen'], duration: (v: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => number, report: Report) {
   const headersMs = duration(listen.headersTimeout, 10, ['listen', 'headersTimeout']);
   const requestMs = duration(listen.requestTimeout, 60, ['listen', 'requestTimeout']);
   if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
-  return { headersMs, requestMs };
+  return { headersMs, requestMs, keepAliveMs: duration(listen.keepAliveTimeout, 65, ['listen', 'keepAliveTimeout']) };
 }
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -2,7 +2,7 @@
 // the TypeScript type is derived from it, and `gateway config schema` prints it for editors.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { policySchema, QuotaOptions } from '../policies/index.ts';
-import { Duration, Name, Strict } from './fragments.ts';
+import { Duration, Name, Strict } from '../fragments.ts';
 
 export { Duration };
 
@@ -32,9 +32,25 @@ const Listener = Type.Object(
     headersTimeout: Type.Optional(Duration),
     /** A client that has not sent its whole request within this time gets 408 (default 60s). */
     requestTimeout: Type.Optional(Duration),
+    /** How long an idle keep-alive connection stays open (default 65s: longer than a load balancer's idle timeout, commonly 60s, so it is the balancer that closes it). */
+    keepAliveTimeout: Type.Optional(Duration),
+    /** Serve HTTPS (TLS 1.2 or later) with this certificate chain and key, PEM files; a reload reads them again. */
+    tls: Type.Optional(Type.Object({ cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, Strict)),
   },
   Strict,
 );
+
+/** The operators' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise. */
+const Admin = Type.Union([
+  Type.Object(
+    {
+      host: Type.Optional(Type.String({ minLength: 1 })),
+      port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    },
+    Strict,
+  ),
+  Type.Literal(false),
+]);
 
 const Portal = Type.Object(
   {
@@ -241,6 +257,10 @@ export const configSchema = Type.Object(
     /** Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core. */
     workers: Type.Optional(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })])),
     oauth: Type.Optional(OAuth),
+    /** How long a stop (SIGTERM, SIGINT) waits for calls in flight before it cuts them (default 30s). */
+    shutdownTimeout: Type.Optional(Duration),
+    /** The admin listener (default 127.0.0.1:9901); false: none. */
+    admin: Type.Optional(Admin),
     /** The developer portal; absent: none. */
     portal: Type.Optional(Portal),
     /** How mail is sent (the portal's confirmation and password-reset links); absent: none is. */

@@ -2,14 +2,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PREFIX, tokenDigest } from '../crypto.ts';
-import type { Deps } from '../deps.ts';
 import { GatewayError } from '../errors.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import { readBody } from '../http/body.ts';
 import { hasBody, mediaType } from '../http/request.ts';
 import { contentCharset } from './form.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { ActiveToken } from '../store/port/index.ts';
+import type { ActiveToken, Store } from '../store/port/index.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -76,10 +75,10 @@ function formBodyToCheck(req: IncomingMessage): boolean {
  * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
  * are two Authorization headers.
  */
-export function createVerifyToken(deps: Deps, errors: BearerErrors): Step {
-  const { store, clock } = deps;
+export function createVerifyToken(env: { store: Store; clock: () => number; maxBodySize: number }, errors: BearerErrors): Step {
+  const { store, clock } = env;
   // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
-  const formLimit = Math.min(FORM_BODY_LIMIT, deps.config.listen.maxBodySize);
+  const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
   /**
    * The digest of the last token presented on each connection. A client sends the same token call
    * after call on a keep-alive connection, and its SHA-256 is the costliest step of verification

@@ -1,9 +1,10 @@
 // The steps the OAuth endpoints share (token, revocation, introspection): POST only, no
 // credentials in the query string, a form body, client authentication.
+import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Deps } from '../deps.ts';
+import type { Logger } from 'pino';
 import { readBody } from '../http/body.ts';
-import type { Client } from '../store/port/index.ts';
+import type { Client, Store } from '../store/port/index.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { GatewayError } from '../errors.ts';
 import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
@@ -31,7 +32,19 @@ export interface FormContext {
   client: Client | undefined;
 }
 
-export type FormStep<C extends FormContext> = (ctx: C, deps: Deps) => void | Promise<void>;
+export type FormStep<C extends FormContext> = (ctx: C) => void | Promise<void>;
+
+/** What every OAuth endpoint is compiled with. */
+export interface OAuthEnv {
+  store: Store;
+  /** Key of the keyed hash of app secrets. */
+  secretKey: KeyObject;
+  /** Epoch milliseconds. */
+  clock: () => number;
+  logger: Logger;
+  /** The realm of the Basic challenge (oauth.realm). */
+  realm: string;
+}
 
 export function requirePost(endpoint: string): FormStep<FormContext> {
   return function requirePost(ctx) {
@@ -55,15 +68,17 @@ export async function parseBody(ctx: FormContext): Promise<void> {
   ctx.form = parseForm((await readBody(ctx.req, BODY_LIMIT)).toString('utf8'));
 }
 
-export async function clientAuth(ctx: FormContext, deps: Deps): Promise<void> {
-  const presented = presentedCredentials(ctx.req, ctx.form);
-  try {
-    ctx.client = await authenticateClient(deps.store, deps.secretKey, presented, ctx.now);
-  } catch (err) {
-    if (err instanceof GatewayError) throw err;
-    // The store failed: the client may be fine, and may try again.
-    throw temporarilyUnavailable('the store failed to authenticate the client', err);
-  }
+export function clientAuth({ store, secretKey }: Pick<OAuthEnv, 'store' | 'secretKey'>): FormStep<FormContext> {
+  return async function clientAuth(ctx) {
+    const presented = presentedCredentials(ctx.req, ctx.form);
+    try {
+      ctx.client = await authenticateClient(store, secretKey, presented, ctx.now);
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      // The store failed: the client may be fine, and may try again.
+      throw temporarilyUnavailable('the store failed to authenticate the client', err);
+    }
+  };
 }
 
 export interface FormEndpointSpec<C extends FormContext> {
@@ -78,22 +93,29 @@ export interface FormEndpointSpec<C extends FormContext> {
   answer: (ctx: C, res: ServerResponse) => Promise<Record<string, string>>;
 }
 
+/** What an OAuth endpoint did: the fields its access line adds (never a credential), and the failure it answered. */
+export interface EndpointOutcome {
+  log: Record<string, string>;
+  error: GatewayError | undefined;
+}
+
 /** An OAuth endpoint: the policies, the steps, the answer; every failure written by sendOAuthError. */
-export function createFormEndpoint<C extends FormContext>(deps: Deps, spec: FormEndpointSpec<C>) {
+export function createFormEndpoint<C extends FormContext>(env: Pick<OAuthEnv, 'clock' | 'logger' | 'realm'>, spec: FormEndpointSpec<C>) {
   // RFC 9110 §15.5.2: every 401 carries a challenge, whichever way the client authenticated.
-  const challenge = `Basic realm="${deps.config.oauth.realm}", charset="UTF-8"`;
+  const challenge = `Basic realm="${env.realm}", charset="UTF-8"`;
+  const { clock, logger } = env;
   const { name, policies, steps, context, answer } = spec;
-  return async function formEndpoint(request: RequestContext): Promise<Record<string, string>> {
+  return async function formEndpoint(request: RequestContext): Promise<EndpointOutcome> {
     const { req, res } = request;
-    const ctx = context({ req, query: request.query, now: deps.clock(), form: new Map(), client: undefined });
+    const ctx = context({ req, query: request.query, now: clock(), form: new Map(), client: undefined });
     try {
       if (policies.length > 0) await runSteps(policies, request);
-      for (const step of steps) await step(ctx, deps);
-      return await answer(ctx, res);
+      for (const step of steps) await step(ctx);
+      return { log: await answer(ctx, res), error: undefined };
     } catch (thrown) {
       const err = sendOAuthError(res, thrown, challenge);
-      if (!err.expose || err.status >= 500) deps.logger.error({ err: err.cause ?? err, detail: err.detail }, `${name} failed`);
-      return { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
+      if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, id: request.requestId }, `${name} failed`);
+      return { log: { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) }, error: err };
     }
   };
 }

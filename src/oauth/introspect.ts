@@ -2,10 +2,9 @@
 // it stands for. Callers authenticate with the credentials the YAML declares under
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
-import type { Deps } from '../deps.ts';
 import type { Step } from '../pipeline/context.ts';
 import { presentedCredentials } from './client-auth.ts';
-import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext } from './endpoint.ts';
+import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type OAuthEnv } from './endpoint.ts';
 import { invalidClient, invalidRequest, NO_STORE, temporarilyUnavailable } from './errors.ts';
 
 const INACTIVE = JSON.stringify({ active: false });
@@ -15,10 +14,13 @@ interface IntrospectionContext extends FormContext {
   caller: string | undefined;
 }
 
-/** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
-export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[] = []) {
+/**
+ * `callers`: who may introspect (oauth.introspection); `policies`: the token endpoint's (an IP
+ * list, a spike arrest), run first.
+ */
+export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, introspectionCallers: readonly { id: string; secret: string }[], policies: readonly Step[] = []) {
   // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
-  const callers = new Map(deps.config.oauth.introspectionClients.map((c) => [c.id, sha256(c.secret)]));
+  const callers = new Map(introspectionCallers.map((c) => [c.id, sha256(c.secret)]));
   const unknown = sha256('');
 
   function callerAuth(ctx: IntrospectionContext): void {
@@ -28,7 +30,7 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
     ctx.caller = id;
   }
 
-  return createFormEndpoint<IntrospectionContext>(deps, {
+  return createFormEndpoint<IntrospectionContext>(env, {
     name: 'introspection endpoint',
     policies,
     steps: [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody, callerAuth],
@@ -39,7 +41,7 @@ export function createIntrospectionEndpoint(deps: Deps, policies: readonly Step[
       const digest = tokenDigest(PREFIX.access, token);
       let active;
       try {
-        active = digest === undefined ? undefined : await deps.store.cache.findAccessToken(digest, ctx.now);
+        active = digest === undefined ? undefined : await env.store.cache.findAccessToken(digest, ctx.now);
       } catch (err) {
         throw temporarilyUnavailable('the store failed to answer', err);
       }

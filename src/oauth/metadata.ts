@@ -1,7 +1,7 @@
 // GET /.well-known/oauth-authorization-server (RFC 8414): what a standard OAuth client needs to
 // find its way, computed once from the YAML.
 import type { ServerResponse } from 'node:http';
-import type { Config } from '../config/load.ts';
+import type { Config, ProductSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
@@ -9,14 +9,14 @@ import { OAUTH_PATHS } from './endpoint.ts';
 import { grants } from './grants/index.ts';
 
 /** Introspection is served only when someone may call it. */
-export function introspectionServed(config: Config): boolean {
-  return config.oauth.introspectionClients.length > 0;
+export function introspectionServed(oauth: Config['oauth']): boolean {
+  return oauth.introspectionClients.length > 0;
 }
 
-function metadataDocument(config: Config): Record<string, unknown> | undefined {
-  const issuer = config.oauth.issuer;
+function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettings>): Record<string, unknown> | undefined {
+  const { issuer } = oauth;
   if (issuer === undefined) return undefined;
-  const products = [...config.products.values()];
+  const products = [...served];
   const enabled = new Set(products.flatMap((p) => [...p.grants]));
   return {
     issuer,
@@ -24,7 +24,7 @@ function metadataDocument(config: Config): Record<string, unknown> | undefined {
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    ...(introspectionServed(config)
+    ...(introspectionServed(oauth)
       ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS }
       : {}),
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
@@ -35,8 +35,8 @@ function metadataDocument(config: Config): Record<string, unknown> | undefined {
 }
 
 /** The metadata answer, serialised once; undefined (not served) without an issuer. */
-export function createMetadataEndpoint(config: Config) {
-  const document = metadataDocument(config);
+export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterable<ProductSettings>) {
+  const document = metadataDocument(oauth, products);
   if (document === undefined) return undefined;
   const body = Buffer.from(JSON.stringify(document));
   const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });

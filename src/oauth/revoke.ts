@@ -2,17 +2,16 @@
 // its whole grant with it, access tokens included (§2.1); an access token takes its grant too,
 // as §2.1 allows, so that a leaked one cannot be refreshed past its revocation.
 import { PREFIX, tokenDigest } from '../crypto.ts';
-import type { Deps } from '../deps.ts';
 import type { Step } from '../pipeline/context.ts';
-import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost } from './endpoint.ts';
+import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type OAuthEnv } from './endpoint.ts';
 import { invalidRequest, NO_STORE, temporarilyUnavailable } from './errors.ts';
 
 /** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
-export function createRevocationEndpoint(deps: Deps, policies: readonly Step[] = []) {
-  return createFormEndpoint(deps, {
+export function createRevocationEndpoint(env: OAuthEnv, policies: readonly Step[] = []) {
+  return createFormEndpoint(env, {
     name: 'revocation endpoint',
     policies,
-    steps: [requirePost('revocation endpoint'), rejectQueryCredentials, parseBody, clientAuth],
+    steps: [requirePost('revocation endpoint'), rejectQueryCredentials, parseBody, clientAuth(env)],
     context: (base) => base,
     async answer(ctx, res) {
       const token = ctx.form.get('token');
@@ -22,7 +21,7 @@ export function createRevocationEndpoint(deps: Deps, policies: readonly Step[] =
       let revoked = false;
       if (digest !== undefined) {
         try {
-          revoked = await deps.store.tokens.revokeToken(digest, ctx.client!.app.id, ctx.now);
+          revoked = await env.store.tokens.revokeToken(digest, ctx.client!.app.id, ctx.now);
         } catch (err) {
           // Never a 200 while the token may still work (§2.2.1).
           throw temporarilyUnavailable('the store failed to revoke', err);

@@ -2,10 +2,9 @@
 // sendOAuthError writes every failure.
 import type { Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
-import type { Deps } from '../deps.ts';
-import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep } from './endpoint.ts';
+import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep, type OAuthEnv } from './endpoint.ts';
 import { invalidRequest, invalidScope, NO_STORE, unauthorizedClient, unsupportedGrantType } from './errors.ts';
-import type { Grant } from './grants/grant.ts';
+import type { Grant, GrantEnv } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
 
 interface TokenContext extends FormContext {
@@ -31,13 +30,15 @@ function stripGrantIrrelevantParameters(ctx: TokenContext): void {
   for (const name of ctx.form.keys()) if (!COMMON_PARAMETERS.has(name) && !parameters.has(name)) ctx.form.delete(name);
 }
 
-function allowedGrantType(ctx: TokenContext, deps: Deps): void {
-  const product = deps.config.products.get(ctx.client!.app.product);
-  if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
-  if (!product.grants.has(ctx.grant!.grantType)) {
-    throw unauthorizedClient(`grant type '${ctx.grant!.grantType}' is not enabled for API product '${product.name}'`);
-  }
-  ctx.product = product;
+function allowedGrantType(products: ReadonlyMap<string, ProductSettings>): Step {
+  return function allowedGrantType(ctx) {
+    const product = products.get(ctx.client!.app.product);
+    if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
+    if (!product.grants.has(ctx.grant!.grantType)) {
+      throw unauthorizedClient(`grant type '${ctx.grant!.grantType}' is not enabled for API product '${product.name}'`);
+    }
+    ctx.product = product;
+  };
 }
 
 function validateScope(ctx: TokenContext): void {
@@ -50,26 +51,31 @@ function validateScope(ctx: TokenContext): void {
   ctx.scope = scope;
 }
 
-const steps: readonly Step[] = [
-  requirePost('token endpoint'),
-  rejectQueryCredentials,
-  parseBody,
-  clientAuth,
-  supportedGrantType,
-  stripGrantIrrelevantParameters,
-  allowedGrantType,
-  validateScope,
-];
+/** What the token endpoint is compiled with: the products it issues for, and what the grants use. */
+export interface TokenEndpointEnv extends OAuthEnv, GrantEnv {
+  products: ReadonlyMap<string, ProductSettings>;
+}
 
 /** The token endpoint; `policies` (an IP list, a spike arrest) run before its own steps. */
-export function createTokenEndpoint(deps: Deps, policies: readonly RequestStep[] = []) {
-  return createFormEndpoint<TokenContext>(deps, {
+export function createTokenEndpoint(env: TokenEndpointEnv, policies: readonly RequestStep[] = []) {
+  const steps: readonly Step[] = [
+    requirePost('token endpoint'),
+    rejectQueryCredentials,
+    parseBody,
+    clientAuth(env),
+    supportedGrantType,
+    stripGrantIrrelevantParameters,
+    allowedGrantType(env.products),
+    validateScope,
+  ];
+  const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers };
+  return createFormEndpoint<TokenContext>(env, {
     name: 'token endpoint',
     policies,
     steps,
     context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined }),
     async answer(ctx, res) {
-      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now }, deps);
+      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now }, grantEnv);
       const payload = JSON.stringify(body);
       res.writeHead(200, { ...NO_STORE, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);

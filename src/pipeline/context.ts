@@ -18,6 +18,10 @@ export interface RequestContext {
   rateLimit: RateLimit | undefined;
   /** The request body, once a step has read it whole (validation); the upstream then gets these bytes. */
   body: Buffer | undefined;
+  /** The client's X-Request-Id when it is a short printable value, else one the gateway made: sent upstream, answered and logged. */
+  requestId: string;
+  /** Milliseconds the upstream took, once it has answered. */
+  upstreamMs: number | undefined;
 }
 
 export interface RateLimit {
@@ -28,14 +32,16 @@ export interface RateLimit {
 }
 
 /**
- * Adds the tightest quota's RateLimit-* headers to `headers`, a fresh object the caller is about
- * to give writeHead. Not through setHeader: once setHeader has been called, writeHead passes
- * every other header of the answer through setHeader too.
+ * Adds the gateway's own headers of an answer to `headers`, a fresh object the caller is about to
+ * give writeHead: X-Request-Id, and the tightest quota's RateLimit-* headers. Not through
+ * setHeader: once setHeader has been called, writeHead passes every other header of the answer
+ * through setHeader too.
  */
-export function withRateLimit<T extends Record<string, unknown>>(ctx: RequestContext | undefined, headers: T): T {
-  const limit = ctx?.rateLimit;
-  if (limit === undefined) return headers;
+export function answerHeaders<T extends Record<string, unknown>>(ctx: RequestContext, headers: T): T {
   const out = headers as Record<string, unknown>;
+  out['x-request-id'] = ctx.requestId;
+  const limit = ctx.rateLimit;
+  if (limit === undefined) return headers;
   out['ratelimit-limit'] = String(limit.limit);
   out['ratelimit-remaining'] = String(limit.remaining);
   out['ratelimit-reset'] = String(limit.reset);

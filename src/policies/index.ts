@@ -1,7 +1,7 @@
 // The policy registry: one explicit entry per policy. A route lists policies as one-key objects,
 // `- quota: {…}`, and the config schema accepts exactly these.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { ipAccess } from './ip-access.ts';
 import type { Policy } from './policy.ts';
 import { quota } from './quota.ts';

@@ -2,7 +2,7 @@
 // Precedence: an address on the deny list is refused; then, if there is an allow list, only the
 // addresses on it pass. IPv4-mapped IPv6 clients (::ffff:a.b.c.d) match IPv4 entries.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { addressSet, parseEntry } from '../http/ip.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -29,7 +29,7 @@ export const ipAccess: RequestPolicy<typeof IpAccessOptions> = {
     const allowed = options.allow === undefined ? undefined : addressSet(options.allow);
     return function ipAccess(ctx: RequestContext): void {
       if (denied?.(ctx.clientIp) === true || (allowed !== undefined && !allowed(ctx.clientIp))) {
-        throw new GatewayError(403, 'ip_denied', 'calls from this address are not allowed');
+        throw new GatewayError(403, 'ip_denied', 'calls from this address are not allowed', { policy: 'ipAccess' });
       }
     };
   },

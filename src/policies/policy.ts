@@ -2,13 +2,20 @@
 // validated with it), an optional check for what a schema cannot say (with the path of each
 // problem), and `create`, which runs once at compile time and returns a named step.
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Deps } from '../deps.ts';
+import type { Logger } from 'pino';
 import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { Counters } from './counters.ts';
 
+/** What a policy is compiled with: where it stands, and the few services policies use. */
 export interface PolicyEnv extends PolicySite {
-  deps: Deps;
-  /** The route the policy guards ('oauth2/token' for the token endpoint). */
+  /** The route's name ('oauth2/token' for the token endpoint): part of the counters' keys, so counts survive a reload. */
   route: string;
+  /** Epoch milliseconds. */
+  clock: () => number;
+  counters: Counters;
+  logger: Logger;
+  /** The listener's bound on any request body (listen.maxBodySize). */
+  maxBodySize: number;
 }
 
 export interface PolicyIssue {
@@ -36,6 +43,8 @@ export interface ResponseHandler {
 /** Where a policy is declared, for checks that depend on it. */
 export interface PolicySite {
   configDir: string;
+  /** On the token endpoint (and the revocation and introspection endpoints) rather than a route: there is no token yet. */
+  tokenEndpoint: boolean;
   /** The route's method and path; undefined on the token endpoint. */
   method: string | undefined;
   path: string | undefined;

@@ -1,7 +1,7 @@
 // Quota: N calls per app (or per developer, across their apps) and API product in a window of a
 // minute, hour, day, week or month.
 import { Type, type Static } from '@sinclair/typebox';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken } from '../store/port/index.ts';
@@ -92,7 +92,7 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
     if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
     if (!result.allowed) {
       const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
-      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) } });
+      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });
     }
   };
 }
@@ -100,5 +100,5 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
 export const quota: RequestPolicy<typeof QuotaOptions> = {
   phase: 'access',
   schema: QuotaOptions,
-  create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.deps.counters, env.deps.clock),
+  create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.counters, env.clock),
 };

@@ -1,7 +1,7 @@
 // Spike arrest: smooths traffic to a rate such as 30ps (one call per 33 ms) with GCRA, keyed
 // per app, per client IP or per route; an optional burst admits that many calls at once.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { RequestPolicy } from './policy.ts';
@@ -23,10 +23,10 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     const count = Number(options.rate.slice(0, -2));
     const intervalMs = (options.rate.endsWith('ps') ? 1000 : 60_000) / count;
     const burst = options.burst ?? 1;
-    const by = options.key ?? (env.route === 'oauth2/token' ? 'ip' : 'app');
+    const by = options.key ?? (env.tokenEndpoint ? 'ip' : 'app');
     // Two spike arrests on one route (say a burst and a sustained rate) keep separate arrival times.
     const prefix = `spike|${env.route}|${options.rate}/${burst}/${by}|`;
-    const { counters, clock } = env.deps;
+    const { counters, clock } = env;
     const keyOf =
       by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
 
@@ -34,6 +34,7 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
       const result = counters.spike(keyOf(ctx), intervalMs, burst, clock());
       if (!result.allowed) {
         throw new GatewayError(429, 'spike_arrest', `rate of ${options.rate} exceeded`, {
+          policy: 'spikeArrest',
           headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
         });
       }

@@ -2,7 +2,7 @@
 // pointer, with constants or values from the request context. Header changes alone keep the body
 // streaming; body changes hold the answer whole.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { isJsonType, mediaType } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -76,7 +76,7 @@ function bodyHandler(body: NonNullable<Options['body']>, route: string): NonNull
       doc = JSON.parse(response.body.toString('utf8'));
     } catch {
       // Fail closed: a field the transform should remove must not slip out in a broken body.
-      throw new GatewayError(502, 'invalid_upstream_response', 'the upstream answered with a JSON body that cannot be read');
+      throw new GatewayError(502, 'invalid_upstream_response', 'the upstream answered with a JSON body that cannot be read', { policy: 'transformResponse' });
     }
     for (const at of removes) removeAt(doc, at);
     for (const [from, to] of renames) {

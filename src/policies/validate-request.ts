@@ -3,7 +3,7 @@
 // Failure: 400 problem+json listing every failure with a JSON pointer; the upstream never sees it.
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
@@ -160,7 +160,7 @@ const notDecimal = (name: string, i: number | undefined, integer: boolean): Fail
 });
 
 function refuse(found: readonly Failure[]): void {
-  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found } });
+  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'validateRequest' });
 }
 
 export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
@@ -180,7 +180,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
     const { query: checkQuery, declared, integers, body: checkBody, bodyRequired } = compiled;
     // listen.maxBodySize bounds every body, so a chunked one too: it is not raised here.
-    const limit = Math.min(options.maxBodySize ?? 1024 * 1024, env.deps.config.listen.maxBodySize);
+    const limit = Math.min(options.maxBodySize ?? 1024 * 1024, env.maxBodySize);
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
     const readsBody = checkBody !== undefined || bodyRequired || options.maxBodySize !== undefined;
@@ -189,7 +189,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       const { req } = ctx;
       const type = mediaType(req.headers['content-type']);
       if (checkBody !== undefined && !types.has(type)) {
-        throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`);
+        throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`, { policy: 'validateRequest' });
       }
       // Bearer verification may have read a form body already (to look for a second token).
       ctx.body ??= await readBody(req, limit);

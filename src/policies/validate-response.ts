@@ -3,7 +3,7 @@
 // client (502); `report`: it is logged and passed through.
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { Strict } from '../config/fragments.ts';
+import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 import { failures, openApiResponseSchemas, routeOperation, tryCompile, userAjv } from './schemas.ts';
@@ -50,7 +50,7 @@ export const validateResponse: ResponsePolicy<typeof ValidateResponseOptions> = 
     const schemas = compile(options, env);
     if (!(schemas instanceof Map)) throw new Error(`validateResponse on ${env.route}: ${schemas.message}`);
     const enforce = (options.mode ?? 'enforce') === 'enforce';
-    const { logger } = env.deps;
+    const { logger } = env;
     return {
       body(ctx, response) {
         const code = String(response.status);
@@ -69,7 +69,7 @@ export const validateResponse: ResponsePolicy<typeof ValidateResponseOptions> = 
         if (found.length === 0) return response;
         logger.warn({ route: env.route, path: ctx.path, status: response.status, errors: found, enforced: enforce }, 'upstream response does not match its schema');
         if (!enforce) return response;
-        throw new GatewayError(502, 'invalid_upstream_response', 'the upstream answered with a response that does not match its schema');
+        throw new GatewayError(502, 'invalid_upstream_response', 'the upstream answered with a response that does not match its schema', { policy: 'validateResponse' });
       },
     };
   },

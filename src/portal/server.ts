@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as ops from '../admin/operations.ts';
-import type { ProductSettings } from '../config/load.ts';
-import type { Deps } from '../deps.ts';
+import type { Config, PortalSettings, ProductSettings } from '../config/load.ts';
+import type { Services } from '../services.ts';
 import { asGatewayError, GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
 import { createClientIp } from '../http/ip.ts';
-import { freePort, listen, type Listener } from '../http/server.ts';
+import { freePort, listen, type Listener } from '../http/listener.ts';
 import { splitTarget } from '../http/request.ts';
 import { isFormContentType, parseForm } from '../oauth/form.ts';
 import { quotaUsed } from '../policies/quota.ts';
@@ -75,18 +75,37 @@ interface Request {
 
 type Handler = (r: Request) => Promise<Answer>;
 
-/** What the portal uses of the gateway's wiring (with workers, the main thread has no routes or authorization servers). */
-export type PortalDeps = Pick<Deps, 'config' | 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
+/** The services the portal uses. */
+export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
 
-export function createPortalHandler(deps: PortalDeps, options: { secure: boolean; origins: PortalOrigins }) {
-  const portal = deps.config.portal!;
-  const { store, clock, logger, config, mailer } = deps;
+/** The products and routes of the config serving now: a reload changes what the portal shows. */
+export type Catalog = () => Pick<Config, 'products' | 'routes'>;
+
+export function createPortalHandler(
+  settings: { portal: PortalSettings; trustedProxies: readonly string[] },
+  services: PortalServices,
+  catalog: Catalog,
+  options: { secure: boolean; origins: PortalOrigins },
+) {
+  const { portal } = settings;
+  const { store, clock, logger, mailer, usage, counters } = services;
+  const deps: ops.AdminDeps = {
+    store,
+    secretKey: services.secretKey,
+    clock,
+    logger,
+    passwords: services.passwords,
+    portal,
+    get products() {
+      return catalog().products;
+    },
+  };
   const { origins } = options;
   const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
-  const clientIp = createClientIp(config.listen.trustedProxies);
+  const clientIp = createClientIp(settings.trustedProxies);
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
-  const visible: readonly ProductSettings[] = [...config.products.values()].filter((p) => p.visible);
-  const visibleProduct = (name: string | undefined) => visible.find((p) => p.name === name);
+  const visible = (): ProductSettings[] => [...catalog().products.values()].filter((p) => p.visible);
+  const visibleProduct = (name: string | undefined) => visible().find((p) => p.name === name);
 
   /** A mailed link: the portal's public address, a path, and the link's token. */
   const link = (path: string, token: string) => `${origins.publicUrl}${path}?${new URLSearchParams({ token })}`;
@@ -121,9 +140,9 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
 
   async function appView(app: ops.AppDetails): Promise<pages.AppView> {
     const now = clock();
-    const product = config.products.get(app.product);
+    const product = catalog().products.get(app.product);
     const current = now - (now % HOUR_MS);
-    await deps.usage.flush();
+    await usage.flush();
     return {
       app,
       product,
@@ -132,13 +151,13 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       quota:
         product?.quota === undefined
           ? undefined
-          : { settings: product.quota, used: quotaUsed(product.quota, 'product', deps.counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
+          : { settings: product.quota, used: quotaUsed(product.quota, 'product', counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
       now,
     };
   }
 
   const publicGet: Record<string, Handler> = {
-    '/': async (r) => page(200, pages.productsPage(r.frame, visible)),
+    '/': async (r) => page(200, pages.productsPage(r.frame, visible())),
     '/login': async (r) => page(200, pages.loginPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password was changed: log in again.' } : {})),
     // An invitation link carries the email and the code: /signup?email=…&invitation=gwi_…
     '/signup': async (r) => page(200, pages.signupPage(r.frame, { email: r.query.get('email') ?? '', invitation: r.query.get('invitation') ?? '' })),
@@ -224,11 +243,11 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       const dev = r.frame.developer!;
       const rows = (await ops.listOwnApps(deps, dev)).map((app) => {
         const live = app.credentials.filter((c) => isLive(c, clock()));
-        return { app, key: live.at(-1)?.key, product: config.products.get(app.product) };
+        return { app, key: live.at(-1)?.key, product: catalog().products.get(app.product) };
       });
       return page(200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
     },
-    '/apps/new': async (r) => page(200, pages.newAppPage(r.frame, visible, r.query.has('product') ? { product: r.query.get('product')! } : {})),
+    '/apps/new': async (r) => page(200, pages.newAppPage(r.frame, visible(), r.query.has('product') ? { product: r.query.get('product')! } : {})),
     '/account': async (r) => page(200, pages.accountPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password is changed.' } : {})),
   };
 
@@ -237,12 +256,12 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       const dev = r.frame.developer!;
       const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '' };
       const product = visibleProduct(form.product);
-      if (product === undefined) return page(400, pages.newAppPage(r.frame, visible, { ...form, error: 'choose one of the API products' }));
+      if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(), { ...form, error: 'choose one of the API products' }));
       try {
         const created = await ops.registerOwnApp(deps, dev, { name: form.name, product: product.name });
         return page(201, pages.secretPage(r.frame, created));
       } catch (err) {
-        return refused(err, (error) => pages.newAppPage(r.frame, visible, { ...form, error }));
+        return refused(err, (error) => pages.newAppPage(r.frame, visible(), { ...form, error }));
       }
     },
     '/account/password': async (r) => {
@@ -307,7 +326,7 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
       if (product !== null) {
         const p = visibleProduct(product[1]);
         if (p === undefined) return notFound(r);
-        return page(200, pages.productPage(r.frame, p, p.routes.map((name) => config.routes.get(name)!)));
+        return page(200, pages.productPage(r.frame, p, p.routes.map((name) => catalog().routes.get(name)!)));
       }
       if (dev === undefined) return privateGet[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);
       return (await privateGet[r.path]?.(r)) ?? (await appRoute(r, 'GET')) ?? notFound(r);
@@ -380,8 +399,8 @@ export function createPortalHandler(deps: PortalDeps, options: { secure: boolean
 }
 
 /** Starts the portal's listener when the config declares one. */
-export async function startPortal(deps: PortalDeps, port?: number): Promise<Listener | undefined> {
-  const portal = deps.config.portal;
+export async function startPortal(config: Config, services: PortalServices, catalog: Catalog, port?: number): Promise<Listener | undefined> {
+  const { portal } = config;
   if (portal === undefined) return undefined;
   const tls = portal.tls && { cert: readFileSync(portal.tls.cert), key: readFileSync(portal.tls.key) };
   // The port is part of the portal's names (its Host and links), so it is chosen before listening.
@@ -389,8 +408,8 @@ export async function startPortal(deps: PortalDeps, port?: number): Promise<List
   const bound = wanted === 0 ? await freePort(portal.host) : wanted;
   const origins = portalOrigins({ host: portal.host, port: bound, secure: tls !== undefined, publicUrl: portal.publicUrl });
   // The same limits on slow senders as the gateway's listener.
-  const timeouts = deps.config.listen.timeouts;
-  const listener = await listen(createPortalHandler(deps, { secure: tls !== undefined, origins }), portal.host, bound, tls === undefined ? { timeouts } : { tls, timeouts });
-  deps.logger.info({ url: listener.url }, 'developer portal listening');
+  const handler = createPortalHandler({ portal, trustedProxies: config.listen.trustedProxies }, services, catalog, { secure: tls !== undefined, origins });
+  const listener = await listen(handler, portal.host, bound, { tls, timeouts: config.listen.timeouts });
+  services.logger.info({ url: listener.url }, 'developer portal listening');
   return listener;
 }

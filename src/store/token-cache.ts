@@ -24,6 +24,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     usage: driver.usage,
     cache: new TokenCache(driver, options),
     purgeExpired: (now) => driver.purgeExpired(now),
+    ping: () => driver.ping(),
     close: () => driver.close(),
   };
 }

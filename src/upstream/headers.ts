@@ -184,6 +184,7 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
       const value = incoming[name];
       if (value !== undefined) out[name] = value;
     }
+    out['x-request-id'] = ctx.requestId;
     out['x-forwarded-for'] = ctx.clientIp;
     out['x-forwarded-proto'] = ctx.protocol;
     const host = forwardedHost(ctx);

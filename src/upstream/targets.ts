@@ -9,7 +9,7 @@ import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, upstreamBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
-import { withRateLimit, type RequestContext, type Step } from '../pipeline/context.ts';
+import { answerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
 import { clientResponseHeaders, type RequestHeaders } from './headers.ts';
 
@@ -53,7 +53,7 @@ export function createResponder(target: Target, handlers: readonly ResponseHandl
 }
 
 function writeHeld(ctx: RequestContext, response: HeldResponse): void {
-  const headers: Record<string, string | string[]> = withRateLimit(ctx, { ...response.headers, 'content-length': String(response.body.length) });
+  const headers: Record<string, string | string[]> = answerHeaders(ctx, { ...response.headers, 'content-length': String(response.body.length) });
   delete headers['transfer-encoding'];
   ctx.res.writeHead(response.status, headers).end(ctx.req.method === 'HEAD' ? undefined : response.body);
 }
@@ -168,6 +168,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
     let body: Buffer | Readable | null = ctx.body ?? null;
     let signal: AbortSignal | null = null;
     if (body === null && withBody) ({ body, signal } = upstreamBody(req, maxBodySize));
+    const started = performance.now();
     for (let attempt = 0; ; attempt++) {
       const m = pick(clock());
       try {
@@ -180,6 +181,8 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
         failed(m);
         const sent = !NOT_SENT.has(code);
         if (attempt >= retries || !replayable || sent) throw upstreamError(name, err);
+      } finally {
+        ctx.upstreamMs = performance.now() - started;
       }
     }
   }
@@ -228,7 +231,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
           answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
-          res.writeHead(head.status, withRateLimit(ctx, head.headers));
+          res.writeHead(head.status, answerHeaders(ctx, head.headers));
           return res;
         }),
       );

@@ -71,7 +71,7 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, { env: {} });
     const dir = path.dirname(EXAMPLE);
     assert.equal(config.file, EXAMPLE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000 } });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: path.join(dir, 'data', 'gateway.db'),
@@ -153,7 +153,7 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, {
       env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db' },
     });
-    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000 } });
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
     assert.equal(config.store.path, '/var/lib/gw.db');
     assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
     assert.equal(get(config.authServers, 'demo').url.href, 'https://auth.example.com/check');
@@ -162,7 +162,7 @@ describe('parseConfig: valid configurations', () => {
   it('fills every default of a minimal configuration', () => {
     const config = parse(MINIMAL);
     assert.equal(config.file, FILE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000 } });
+    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: '/srv/gateway/data/gateway.db',
@@ -171,6 +171,8 @@ describe('parseConfig: valid configurations', () => {
       busyTimeoutMs: 2000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
+    assert.equal(config.shutdownTimeoutMs, 30_000);
+    assert.deepEqual(config.admin, { host: '127.0.0.1', port: 9901 });
     assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [] });
     assert.equal(config.authServers.size, 0);
     assert.deepEqual(get(config.upstreams, 'backend'), {

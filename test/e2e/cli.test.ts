@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { freePort } from '../../src/http/server.ts';
+import { freePort } from '../../src/http/listener.ts';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
@@ -595,7 +595,7 @@ describe('gateway --config f', () => {
 
 describe('a mistyped command, and no config file', () => {
   test('gateway bogus: unknown command, and the list of commands', async () => {
-    fails(await gateway(['bogus']), 1, "unknown command 'bogus' (commands: config, admin, healthcheck; gateway --help describes them)");
+    fails(await gateway(['bogus']), 1, "unknown command 'bogus' (commands: config, admin, healthcheck, reload; gateway --help describes them)");
     fails(await gateway(['admin', 'bogus']), 1, "unknown command 'bogus'");
     // Only the root takes excess arguments; a subcommand still refuses them.
     fails(await gateway(['config', 'check', 'extra']), 1, "too many arguments for 'check'. Expected 0 arguments but got 1.");

@@ -8,7 +8,7 @@ import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway, type Gateway } from '../../src/main.ts';
 import { createOrdersBackend } from '../../scripts/demo-backend/server.ts';
-import { bearer, call, closeServer, listenOn, startAuthServer, tempDir, tokenRequest, type AuthServer } from '../helpers.ts';
+import { adminDeps, bearer, call, closeServer, listenOn, startAuthServer, tempDir, tokenRequest, type AuthServer } from '../helpers.ts';
 
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
 
@@ -33,8 +33,8 @@ describe('gateway.example.yaml', () => {
       AUTHSERVER_URL: authServer.url,
     };
     const config = loadConfigFile(EXAMPLE, { env });
-    gw = await startGateway({ config, port: 0, logger: createLogger('silent') });
-    const deps = { config, store: gw.deps.store, secretKey: gw.deps.secretKey, clock: gw.deps.clock, passwords: gw.deps.passwords };
+    gw = await startGateway({ config, port: 0, adminPort: 0, logger: createLogger('silent') });
+    const deps = adminDeps(gw, config);
     await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
     const app = await createApp(deps, { developer: 'dev@example.com', name: 'example-app', product: 'hello' });
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: app.key, secret: app.secret })).body.access_token;

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { buildExecutable } from '../../scripts/build.ts';
-import { freePort } from '../../src/http/server.ts';
+import { freePort } from '../../src/http/listener.ts';
 import { bearer, call, tempDir, tokenRequest } from '../helpers.ts';
 
 const build = tempDir();

@@ -24,7 +24,7 @@ describe('credential-leak', () => {
       products: '  public:\n    routes: [hello]\n    portal: true\n',
       extra: `portal:\n  listen: { port: 0 }\n  signup: open\n${mailbox.yaml}`,
     });
-    gw.gateway.deps.logger.level = 'debug';
+    gw.gateway.services.logger.level = 'debug';
     secrets.push(['introspection secret', 'introspection-secret-5678'], ['user password', 'alice-password-1234']);
 
     const app = await gw.client('orders', 'leaky');
@@ -68,7 +68,7 @@ describe('credential-leak', () => {
     const reset = tokenIn(linkIn(await mailbox.next('leak@example.com'), origin));
     assert.equal((await new Visitor(base).submit(`/reset?token=${reset}`, '/reset', { token: reset, password: 'reset-password-9753' })).status, 303);
     secrets.push(['reset link token', reset], ['reset password', 'reset-password-9753']);
-    await gw.gateway.deps.usage.flush();
+    await gw.gateway.services.usage.flush();
   });
   after(async () => {
     await gw.close();

@@ -144,7 +144,7 @@ test('store-fault a token that cannot be read is refused with 503 on a route and
   const { gw, unverified } = await started(temp.dir);
   try {
     // The database closed under the gateway: every read fails.
-    await gw.gateway.deps.store.close();
+    await gw.gateway.services.store.close();
     const res = await call(`${gw.url}/v1/hello`, { headers: bearer(unverified) });
     assert.deepEqual([res.status, res.headers.get('retry-after'), res.headers.get('content-type')], [503, '1', 'application/problem+json'], res.text);
     assert.equal((res.body as { code: string }).code, 'temporarily_unavailable');

@@ -40,9 +40,9 @@ describe('workers: 2', () => {
     );
     const config = loadConfigFile(file, { env: {} });
     assert.equal(config.workers, 2);
-    workers = await startWorkers(config, { env: {}, logger: createLogger('silent') });
+    workers = await startWorkers(config, { env: {}, adminPort: 0, logger: createLogger('silent') });
     store = openStore(config);
-    admin = { config, store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, passwords: createPasswords() };
+    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {

@@ -174,7 +174,7 @@ describe('revocation when the store fails', () => {
     try {
       const app = await gw.client('hello');
       const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
-      await gw.gateway.deps.store.close();
+      await gw.gateway.services.store.close();
       const res = await call(`${gw.url}/oauth2/revoke`, form({ token }, basic(app.key, app.secret)));
       assert.equal(res.status, 503);
       assert.deepEqual(res.body, { error: 'temporarily_unavailable', error_description: 'the authorization server is unavailable, try again later' });

@@ -9,7 +9,7 @@ import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway, type Gateway } from '../../src/main.ts';
-import { configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { adminDeps, configYaml, tempDir, tokenRequest } from '../helpers.ts';
 
 const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
 
@@ -41,7 +41,7 @@ describe('world-readable-database', () => {
 
   test('world-readable-database: the folder is made 0700 and the database, -wal, -shm and key files 0600 under umask 000', async () => {
     const { gateway, logs } = await start();
-    const admin = { config: gateway.deps.config, store: gateway.deps.store, secretKey: gateway.deps.secretKey, clock: Date.now, passwords: gateway.deps.passwords };
+    const admin = adminDeps(gateway, loadConfigFile(configFile, { env: {} }));
     await createDeveloper(admin, { email: 'files@example.com', name: 'Files' });
     const app = await createApp(admin, { developer: 'files@example.com', name: 'files', product: 'hello' });
     assert.equal((await tokenRequest(gateway.url, { grant_type: 'client_credentials' }, app)).status, 200);

@@ -1,6 +1,6 @@
 // Upstreams with several targets: round-robin, passive health checks, retries.
 import assert from 'node:assert/strict';
-import { freePort } from '../../src/http/server.ts';
+import { freePort } from '../../src/http/listener.ts';
 import { describe, test } from 'node:test';
 import { bearer, call, startTestGateway, startUpstream, tokenRequest } from '../helpers.ts';
 

@@ -1,14 +1,13 @@
-import type { Deps } from '../../deps.ts';
 import { grantRecords, mintAccess, tokenBody, type TokenResponseBody } from '../tokens.ts';
-import type { GrantRequest } from './grant.ts';
+import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'client_credentials';
 export const parameters: ReadonlySet<string> = new Set();
 
 /** RFC 6749 §4.4: an access token for the client itself, never a refresh token. */
-export async function handle({ client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
+export async function handle({ client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const granted = (scope ?? product.scopes).join(' ');
   const minted = mintAccess(product, now);
-  await deps.store.tokens.saveTokens(grantRecords(client, product, minted, granted, null, now));
+  await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, null, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -1,8 +1,9 @@
+import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { AuthServerClient } from '../../authserver/client.ts';
 import type { GrantTypeName } from '../../config/schema.ts';
 import type { ProductSettings } from '../../config/load.ts';
-import type { Deps } from '../../deps.ts';
-import type { Client } from '../../store/port/index.ts';
+import type { Client, Store } from '../../store/port/index.ts';
 import type { TokenResponseBody } from '../tokens.ts';
 
 /** What a grant handler gets once the client is authenticated and the grant and scope are allowed. */
@@ -16,10 +17,19 @@ export interface GrantRequest {
   now: number;
 }
 
+/** The services grants use. */
+export interface GrantEnv {
+  store: Store;
+  /** Key of the keyed hash of app secrets (and of usernames the password grant counts). */
+  secretKey: KeyObject;
+  /** The authorization servers the password grant asks, by name. */
+  authServers: ReadonlyMap<string, AuthServerClient>;
+}
+
 /** Every grant module exports these three, and src/oauth/grants/index.ts registers them. */
 export interface Grant {
   grantType: GrantTypeName;
   /** Parameters the grant reads besides grant_type, scope and client authentication. */
   parameters: ReadonlySet<string>;
-  handle(request: GrantRequest, deps: Deps): Promise<TokenResponseBody>;
+  handle(request: GrantRequest, env: GrantEnv): Promise<TokenResponseBody>;
 }

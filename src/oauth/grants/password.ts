@@ -1,9 +1,8 @@
-import type { Deps } from '../../deps.ts';
 import { secretHash } from '../../crypto.ts';
 import { admitAttempt, attemptSucceeded, attemptUndecided, PASSWORD_APP, PASSWORD_USER, PASSWORD_USER_BY_APP, type Accounts } from '../../login-throttle.ts';
 import { invalidRequest, OAuthError } from '../errors.ts';
 import { grantRecords, mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
-import type { GrantRequest } from './grant.ts';
+import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'password';
 export const parameters: ReadonlySet<string> = new Set(['username', 'password']);
@@ -13,8 +12,8 @@ export const parameters: ReadonlySet<string> = new Set(['username', 'password'])
  * share alice's attempts, whatever the authorization server makes of them), and keyed-hashed so
  * the store never holds what someone typed, a password pasted into the wrong field included.
  */
-function keyedName(deps: Deps, username: string): string {
-  return secretHash(deps.secretKey, `password-grant-user|${username.normalize('NFKC').trim().toLowerCase()}`).toString('base64url');
+function keyedName(env: GrantEnv, username: string): string {
+  return secretHash(env.secretKey, `password-grant-user|${username.normalize('NFKC').trim().toLowerCase()}`).toString('base64url');
 }
 
 /** 429, with the RFC 8628 error code registered for "slow down" at the token endpoint. */
@@ -28,8 +27,8 @@ function throttled(retryAfter: number): OAuthError {
  * usernames (credential stuffing). None involves the caller's address or how the client
  * authenticated; the app's id covers every key it has.
  */
-function attemptAccounts(deps: Deps, appId: string, username: string): Accounts {
-  const user = keyedName(deps, username);
+function attemptAccounts(env: GrantEnv, appId: string, username: string): Accounts {
+  const user = keyedName(env, username);
   const userByApp = `password|user-app|${appId}|${user}`;
   return [
     { account: userByApp, rule: PASSWORD_USER_BY_APP },
@@ -45,13 +44,13 @@ function attemptAccounts(deps: Deps, appId: string, username: string): Accounts 
  * configured authorization server checks the username and password, and only then are tokens
  * minted. A refresh token comes with them when the product enables the refresh_token grant.
  */
-export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
+export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const username = form.get('username');
   const password = form.get('password');
   if (username === undefined) throw invalidRequest("parameter 'username' is required");
   if (password === undefined) throw invalidRequest("parameter 'password' is required");
-  const { store } = deps;
-  const accounts = attemptAccounts(deps, client.app.id, username);
+  const { store } = env;
+  const accounts = attemptAccounts(env, client.app.id, username);
   const [userByApp, user, app] = accounts.map((a) => a.account) as [string, string, string];
   // Counted before the authorization server is asked, so parallel guesses cannot slip past.
   const retryAfter = await admitAttempt(store, accounts, now);
@@ -59,7 +58,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   let subject: string;
   try {
     // The config loader guarantees a product with the password grant names a known server.
-    subject = await deps.authServers.get(product.authServer!)!.verify(username, password);
+    subject = await env.authServers.get(product.authServer!)!.verify(username, password);
   } catch (err) {
     // A server that is down or too slow judged nothing: a user must not be slowed down by its outage.
     if (err instanceof OAuthError && err.code === 'temporarily_unavailable') await attemptUndecided(store, accounts);
@@ -69,6 +68,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   await attemptSucceeded(store, [userByApp, user], [app]);
   const granted = (scope ?? product.scopes).join(' ');
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
-  await deps.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
+  await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
   return tokenBody(product, minted, granted, scope);
 }

@@ -1,8 +1,7 @@
 import { PREFIX, tokenDigest } from '../../crypto.ts';
-import type { Deps } from '../../deps.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
 import { mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
-import type { GrantRequest } from './grant.ts';
+import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'refresh_token';
 export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
@@ -12,13 +11,13 @@ export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
  * refresh token, atomically; presenting an already rotated refresh token revokes its family.
  * The scope can narrow, never widen.
  */
-export async function handle({ form, client, product, scope, now }: GrantRequest, deps: Deps): Promise<TokenResponseBody> {
+export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const presented = form.get('refresh_token');
   if (presented === undefined) throw invalidRequest("parameter 'refresh_token' is required");
   const hash = tokenDigest(PREFIX.refresh, presented);
   if (hash === undefined) throw invalidGrant('the refresh token is invalid, expired or revoked', 'not a refresh token of this gateway');
   const minted = mintPair(product, now);
-  const result = await deps.store.tokens.rotateRefreshToken({
+  const result = await env.store.tokens.rotateRefreshToken({
     hash,
     appId: client.app.id,
     now,

@@ -44,6 +44,8 @@ export interface StoreDriver {
   readonly changes: ChangeFeed;
   /** Removes expired tokens, sessions, links and ended counters; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
+  /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
+  ping(): Promise<void>;
   /** Commits what is pending, then closes. */
   close(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export interface Store {
   readonly usage: UsageStore;
   readonly cache: VerifiedCache;
   purgeExpired(now: number): Promise<number>;
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -199,6 +199,12 @@ export class SqliteDb implements ChangeFeed {
     return stat === undefined ? 'gone' : `${stat.dev}:${stat.ino}`;
   }
 
+  /** Reads the schema version, and checks the file is the one opened: what readiness needs of the store. */
+  ping(): void {
+    this.read(() => this.#db.prepare('PRAGMA user_version').get());
+    if (this.#fileIdentity() !== this.#identity) throw new StoreUnavailable(`the database file ${this.#path} was removed or replaced`);
+  }
+
   /** A read; a failure of the database itself becomes StoreUnavailable. */
   read<T>(run: () => T): T {
     try {

@@ -36,6 +36,9 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
       });
       return tokens.purgeExpired(now);
     },
+    async ping() {
+      db.ping();
+    },
     async close() {
       tokens.flush();
       await db.close();

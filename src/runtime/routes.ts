@@ -1,51 +1,75 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
-import path from 'node:path';
-import type { Deps } from '../deps.ts';
+import type { Config } from '../config/load.ts';
+import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
+import type { Counters } from '../policies/counters.ts';
 import type { PolicyEnv, ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
+import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
-import type { PolicyEntry } from './schema.ts';
 
-export interface PathEntry {
-  /** Steps per method. */
-  methods: ReadonlyMap<string, readonly Step[]>;
-  /** Steps for any other method: authenticate, then 405. */
-  otherMethod: readonly Step[];
+/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
+export interface CompiledRoute {
+  /** UNMATCHED for a path no route has, or a method none of its routes takes. */
+  name: string;
+  upstream: string | undefined;
+  steps: readonly Step[];
+}
+
+/** The route label of requests no route took. */
+export const UNMATCHED = '(unmatched)';
+
+interface PathEntry {
+  /** The route of each method. */
+  methods: ReadonlyMap<string, CompiledRoute>;
+  /** Any other method: authenticate, then 405. */
+  otherMethod: CompiledRoute;
 }
 
 export interface RouteTable {
-  /** Steps for the path and method; unknown paths authenticate, then 404, so paths cannot be probed. */
-  lookup(method: string, path: string): readonly Step[];
+  /** The route for the path and method; unknown paths authenticate, then 404, so paths cannot be probed. */
+  lookup(method: string, path: string): CompiledRoute;
   close(): Promise<void>;
 }
 
-export function compileRoutes(deps: Deps): RouteTable {
-  const { config } = deps;
-  const errors = createBearerErrors(config.oauth.realm);
-  const verifyToken = createVerifyToken(deps, errors);
+/** The sections of the config a route table is compiled from. */
+export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen'> & { realm: string; configDir: string };
+
+/** The services the route table's steps use. */
+export interface RouteServices {
+  store: Store;
+  clock: () => number;
+  counters: Counters;
+  logger: PolicyEnv['logger'];
+}
+
+export function compileRoutes(config: RouteTableSettings, services: RouteServices): RouteTable {
+  const { clock, counters, logger } = services;
+  const { maxBodySize } = config.listen;
+  const errors = createBearerErrors(config.realm);
+  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
 
   const targets = new Map<string, Target>();
   const requestHeaders = createRequestHeaders(config.listen);
-  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, config.listen.maxBodySize, deps.clock));
+  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, maxBodySize, clock));
 
   // A product's quota counts an app's calls across all of the product's routes.
   const productQuotas = new Map<string, Step>();
   for (const product of config.products.values()) {
-    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', deps.counters, deps.clock));
+    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', counters, clock));
   }
   const productQuota: Step = function productQuota(ctx: RequestContext) {
     return productQuotas.get(ctx.token!.product)?.(ctx);
   };
 
-  const byPath = new Map<string, Map<string, readonly Step[]>>();
+  const byPath = new Map<string, Map<string, CompiledRoute>>();
   for (const route of config.routes.values()) {
-    const env: PolicyEnv = { deps, route: route.name, configDir: path.dirname(config.file), method: route.method, path: route.path };
+    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, clock, counters, logger, maxBodySize };
     const steps: Step[] = [
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
@@ -55,8 +79,8 @@ export function compileRoutes(deps: Deps): RouteTable {
       ...compilePolicies(route.policies, 'request', env),
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
-    const methods = byPath.get(route.path) ?? new Map<string, readonly Step[]>();
-    methods.set(route.method, steps);
+    const methods = byPath.get(route.path) ?? new Map<string, CompiledRoute>();
+    methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
     byPath.set(route.path, methods);
   }
 
@@ -66,12 +90,16 @@ export function compileRoutes(deps: Deps): RouteTable {
     const allow = [...methods.keys()].join(', ');
     const entry: PathEntry = {
       methods,
-      otherMethod: [
-        verifyToken,
-        function methodNotAllowed() {
-          throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
-        },
-      ],
+      otherMethod: {
+        name: UNMATCHED,
+        upstream: undefined,
+        steps: [
+          verifyToken,
+          function methodNotAllowed() {
+            throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
+          },
+        ],
+      },
     };
     if (path.includes('{')) {
       const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
@@ -81,12 +109,16 @@ export function compileRoutes(deps: Deps): RouteTable {
     }
   }
 
-  const notFound: readonly Step[] = [
-    verifyToken,
-    function notFound() {
-      throw new GatewayError(404, 'not_found', 'no route matches this path');
-    },
-  ];
+  const notFound: CompiledRoute = {
+    name: UNMATCHED,
+    upstream: undefined,
+    steps: [
+      verifyToken,
+      function notFound() {
+        throw new GatewayError(404, 'not_found', 'no route matches this path');
+      },
+    ],
+  };
 
   const find = (path: string) => exact.get(path) ?? patterns.find((p) => p.regex.test(path))?.entry;
   const ambiguous = new GatewayError(400, 'invalid_path', 'request path rejected: an escaped character names another route than the path as written; send it as itself');

@@ -1,0 +1,89 @@
+// The operators' listener, on loopback unless the config says otherwise: whether the gateway is
+// alive (/healthz) and ready (/readyz), its metrics (/metrics) and a reload (POST /reload). It is
+// not authenticated: whoever reaches it is an operator, which is why it binds loopback by default.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { ReloadResult } from '../runtime/reload.ts';
+
+export interface AdminListener {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface AdminHandlers {
+  logger: Logger;
+  /** undefined when ready; else why not. Rejects when the store does not answer. */
+  ready(): Promise<string | undefined>;
+  reload(): Promise<ReloadResult>;
+  /** The Prometheus text exposition. */
+  metrics(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Paths served, and the method each answers. */
+export const ADMIN_PATHS = { healthz: '/healthz', readyz: '/readyz', metrics: '/metrics', reload: '/reload' } as const;
+
+export async function startAdminListener(host: string, port: number, handlers: AdminHandlers): Promise<AdminListener> {
+  const { logger } = handlers;
+  const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0];
+    const method = req.method ?? 'GET';
+    const route = Object.values(ADMIN_PATHS).find((p) => p === path);
+    if (route === undefined) return json(res, 404, { error: 'not_found', paths: Object.values(ADMIN_PATHS) });
+    const wanted = route === ADMIN_PATHS.reload ? 'POST' : 'GET';
+    if (method !== wanted && !(wanted === 'GET' && method === 'HEAD')) return json(res, 405, { error: 'method_not_allowed' }, { allow: wanted === 'GET' ? 'GET, HEAD' : 'POST' });
+    switch (route) {
+      case ADMIN_PATHS.healthz:
+        return json(res, 200, { status: 'alive' });
+      case ADMIN_PATHS.readyz: {
+        let why: string | undefined;
+        try {
+          why = await handlers.ready();
+        } catch (err) {
+          why = `the store does not answer: ${(err as Error).message}`;
+        }
+        return why === undefined ? json(res, 200, { status: 'ready' }) : json(res, 503, { status: 'not_ready', reason: why });
+      }
+      case ADMIN_PATHS.metrics: {
+        const { contentType, body } = await handlers.metrics();
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+        return;
+      }
+      case ADMIN_PATHS.reload: {
+        req.resume();
+        const result = await handlers.reload();
+        return result.ok ? json(res, 200, { status: 'reloaded' }) : json(res, 422, { status: 'refused', errors: result.errors });
+      }
+    }
+  }
+
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err, path: req.url }, 'admin listener request failed');
+      if (!res.headersSent) json(res, 500, { error: 'server_error' });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shown}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,43 @@
+// `gateway reload`: asks the running gateway, through its admin listener, to read its config file
+// again. The answer says whether it now serves the new config or, with every reason, kept the old.
+import { request } from 'node:http';
+import type { Command } from 'commander';
+import { ADMIN_PATHS } from '../admin-listener/server.ts';
+import { commandConfig, DEFAULT_CONFIG } from './config.ts';
+import { CliError, terminalText, type CliIo } from './io.ts';
+
+const TIMEOUT_MS = 30_000;
+
+export function registerReload(program: Command, io: CliIo): void {
+  program
+    .command('reload')
+    .description('make the running gateway reload its config (through its admin listener; SIGHUP does the same)')
+    .option('-c, --config <file>', 'configuration file (it names the admin listener to ask)', DEFAULT_CONFIG)
+    .action(async (_opts: unknown, cmd: Command) => {
+      const config = commandConfig(cmd, io);
+      if (config.admin === undefined) throw new CliError(`${config.file} turns the admin listener off (admin: false): send the gateway SIGHUP instead`);
+      const { host, port } = config.admin;
+      const connectTo = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+      const answer = await post(connectTo, port);
+      if (typeof answer === 'string') throw new CliError(`no gateway answered at ${connectTo}:${port}: ${answer}`);
+      const body = JSON.parse(answer.body) as { status?: string; errors?: string[] };
+      if (answer.status === 200) {
+        io.out(`reloaded ${config.file}`);
+        return;
+      }
+      throw new CliError(terminalText([`reload refused; the running config keeps serving:`, ...(body.errors ?? [answer.body])].join('\n')));
+    });
+}
+
+function post(host: string, port: number): Promise<{ status: number; body: string } | string> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, method: 'POST', path: ADMIN_PATHS.reload, agent: false, timeout: TIMEOUT_MS }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
+    req.on('error', (err) => resolve((err as NodeJS.ErrnoException).code ?? err.message));
+    req.end();
+  });
+}

@@ -1,0 +1,169 @@
+// A listener (HTTP or HTTPS) that can be drained: it stops accepting, answers whatever still
+// arrives on an open connection with `Connection: close`, and closes a keep-alive connection only
+// once it has stayed idle, so that a request the client has already sent is answered, not reset.
+import { createServer, Server, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
+import { createServer as createNetServer, Server as NetServer, type AddressInfo, type Socket } from 'node:net';
+import { createSecureContext } from 'node:tls';
+
+/** How long a client may take to send its headers, and its whole request (Node answers 408), and may stay idle between requests. */
+export interface ListenerTimeouts {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+}
+
+/** A certificate chain and its key, PEM. */
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface Listener {
+  server: Server;
+  url: string;
+  port: number;
+  /** Whether drain() has begun. */
+  readonly draining: boolean;
+  /** Serves new connections with this certificate; connections already open keep theirs. */
+  setCertificate(tls: TlsFiles): void;
+  /** Applies new timeouts to every request from now on. */
+  setTimeouts(timeouts: ListenerTimeouts): void;
+  /**
+   * Stops accepting, answers every request still arriving with `Connection: close`, closes idle
+   * connections once idle for a moment, and resolves when every connection is closed; after
+   * `timeoutMs` the connections still open are cut.
+   */
+  drain(timeoutMs: number): Promise<void>;
+  /** Cuts every connection now. */
+  cut(): void;
+}
+
+/**
+ * During a drain, how long a connection must have been idle before it is closed. A client that
+ * had sent its next request just as the drain began gets it answered (with `Connection: close`);
+ * closing at once would reset that request.
+ */
+const DRAIN_IDLE_MS = 1_000;
+const DRAIN_CHECK_MS = 100;
+/** TLS 1.2 at least, on every listener that serves HTTPS. */
+const MIN_TLS = 'TLSv1.2';
+
+/** A port free on `host` now (the kernel's choice), for what must know its port before it listens. */
+export async function freePort(host: string): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+  host: string,
+  port: number,
+  options: { reusePort?: boolean; tls?: TlsFiles | undefined; timeouts: ListenerTimeouts },
+): Promise<Listener> {
+  const { reusePort = false, tls } = options;
+  /** Per open connection: answers not yet finished, and since when it has had none. */
+  const connections = new Map<Socket, { answers: Set<ServerResponse>; idleSince: number }>();
+  let draining = false;
+
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    const state = connections.get(req.socket);
+    if (state !== undefined) {
+      state.answers.add(res);
+      res.once('close', () => {
+        state.answers.delete(res);
+        state.idleSince = performance.now();
+      });
+    }
+    // RFC 9112 §9.6: the last answer on this connection says so.
+    if (draining) res.shouldKeepAlive = false;
+    handler(req, res);
+  };
+  // A slow sender cannot hold a connection for minutes. Node looks for expired requests only every
+  // connectionsCheckingInterval (30 s by default), which let a trickled header live 29 s against
+  // a documented 10; checked twice a second, each limit holds within a second.
+  const settings = {
+    headersTimeout: options.timeouts.headersMs,
+    requestTimeout: options.timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(500, options.timeouts.headersMs),
+    keepAliveTimeout: options.timeouts.keepAliveMs,
+  };
+  const server: Server | TlsServer =
+    tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS }, serve);
+  const setTimeouts = (timeouts: ListenerTimeouts) => {
+    server.headersTimeout = timeouts.headersMs;
+    server.requestTimeout = timeouts.requestMs;
+    server.keepAliveTimeout = timeouts.keepAliveMs;
+    // A client that stops reading its answer: once the socket's buffers are full nothing moves, and
+    // after the request timeout without traffic either way the connection closes, handing the
+    // upstream connection it held back to its pool. Else 128 such clients froze an upstream for good.
+    server.timeout = timeouts.requestMs;
+  };
+  setTimeouts(options.timeouts);
+  server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
+    connections.set(socket, { answers: new Set(), idleSince: performance.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, reusePort }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let drained: Promise<void> | undefined;
+  function drain(timeoutMs: number): Promise<void> {
+    drained ??= new Promise<void>((resolve) => {
+      draining = true;
+      // Stops accepting without http.Server's close, which would also close the idle connections at once.
+      NetServer.prototype.close.call(server);
+      // Answers already on their way but not yet begun end their connection too.
+      for (const { answers } of connections.values()) for (const res of answers) if (!res.headersSent) res.shouldKeepAlive = false;
+      const check = () => {
+        const now = performance.now();
+        for (const [socket, state] of connections) if (state.answers.size === 0 && now - state.idleSince >= DRAIN_IDLE_MS) socket.destroy();
+        if (connections.size === 0) finish();
+      };
+      const checker = setInterval(check, DRAIN_CHECK_MS);
+      const deadline = setTimeout(() => {
+        server.closeAllConnections();
+        finish();
+      }, timeoutMs);
+      function finish() {
+        clearInterval(checker);
+        clearTimeout(deadline);
+        // Releases what http.Server keeps for its connections (the timeout checker); nothing accepts any more.
+        server.close();
+        resolve();
+      }
+      check();
+    });
+    return drained;
+  }
+
+  return {
+    server,
+    port: address.port,
+    url: `${tls === undefined ? 'http' : 'https'}://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
+    get draining() {
+      return draining;
+    },
+    setCertificate(files) {
+      (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
+    },
+    setTimeouts,
+    drain,
+    cut: () => server.closeAllConnections(),
+  };
+}
+
+/** Fails with the reason when the chain and key are not a usable pair (checked before a reload swaps them in). */
+export function checkCertificate(files: TlsFiles): void {
+  createSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
+}

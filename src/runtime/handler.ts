@@ -1,0 +1,193 @@
+// The main listener's request handler: it resolves the request's facts once, hands the OAuth
+// endpoints (token, revocation, introspection, metadata) their requests and every other path to
+// the compiled route table.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Counter, Histogram } from 'prom-client';
+import { GatewayError } from '../errors.ts';
+import { tooLarge } from '../http/body.ts';
+import { sendProblem } from '../http/problem.ts';
+import { hasBody, splitTarget } from '../http/request.ts';
+import { OAUTH_PATHS, type EndpointOutcome } from '../oauth/endpoint.ts';
+import { answerHeaders, runSteps, type RequestContext } from '../pipeline/context.ts';
+import { STATUS_CLASSES, type Metrics } from '../metrics.ts';
+import type { Usage } from '../usage.ts';
+import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
+
+/** An OAuth endpoint: answers, and resolves to what it did. */
+export type OAuthEndpoint = (ctx: RequestContext) => Promise<EndpointOutcome>;
+
+/** What the handler is compiled from. */
+export interface HandlerParts {
+  routes: RouteTable;
+  /** The token, revocation and introspection endpoints, by path. */
+  oauthEndpoints: ReadonlyMap<string, OAuthEndpoint>;
+  /** The metadata document; undefined when not served. */
+  metadata: ((method: string, res: ServerResponse) => void) | undefined;
+  clientIp: (req: IncomingMessage) => string;
+  maxBodySize: number;
+  /** Whether to write an access line per request. */
+  accessLog: boolean;
+  logger: Logger;
+  usage: Usage;
+  clock: () => number;
+  metrics: Metrics;
+  /** 'https' when the listener serves TLS, else 'http' (X-Forwarded-Proto). */
+  protocol: 'http' | 'https';
+}
+
+export function createHandler(parts: HandlerParts) {
+  const { routes, oauthEndpoints, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
+  // A declared length is refused before anything reads the body; a chunked one is counted as it
+  // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
+  const bodyTooLarge = tooLarge(maxBodySize);
+  // Decided once: with access logs off, or below the log level, a request builds no log record.
+  const access = parts.accessLog && logger.isLevelEnabled('info');
+  const observe = createObserver(metrics);
+
+  /** The access line: the path only, never the query (it can carry credentials a client should not have sent). */
+  function logAccess(ctx: RequestContext, route: string, ms: number, fields: Record<string, unknown> | undefined): void {
+    const { req, res, token } = ctx;
+    const trace = traceId(req.headers.traceparent);
+    logger.info(
+      {
+        id: ctx.requestId,
+        method: req.method,
+        path: ctx.path,
+        route,
+        status: res.statusCode,
+        ms: Math.round(ms * 100) / 100,
+        ...(ctx.upstreamMs === undefined ? {} : { upstreamMs: Math.round(ctx.upstreamMs * 100) / 100 }),
+        ...(token === undefined ? {} : { app: token.appName, product: token.product }),
+        ...(trace === undefined ? {} : { trace }),
+        ...fields,
+      },
+      'request',
+    );
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const ctx: RequestContext = {
+      req,
+      res,
+      path: '(rejected)',
+      query: '',
+      clientIp: '',
+      protocol,
+      token: undefined,
+      rateLimit: undefined,
+      body: undefined,
+      requestId: requestId(req.headers['x-request-id']),
+      upstreamMs: undefined,
+    };
+    let route: CompiledRoute | undefined;
+    let name: string = UNMATCHED;
+    let fields: Record<string, unknown> | undefined;
+    let failure: GatewayError | undefined;
+    // An answer given before the body was read (a 401, a 404, a refused form) must not leave Node
+    // reading and throwing away whatever the client goes on sending, without bound, on a
+    // connection kept alive: until the body has been read, the answer closes the connection.
+    if (hasBody(req)) {
+      res.setHeader('connection', 'close');
+      req.once('end', () => {
+        if (!res.headersSent) res.removeHeader('connection');
+      });
+    }
+    try {
+      const encoding = req.headers['transfer-encoding'];
+      if (encoding !== undefined) checkCodings(encoding);
+      const target = splitTarget(req.url ?? '/');
+      ctx.path = target.path;
+      ctx.query = target.query;
+      ctx.clientIp = clientIp(req);
+      const endpoint = oauthEndpoints.get(ctx.path);
+      if (endpoint !== undefined || (metadata !== undefined && ctx.path === OAUTH_PATHS.metadata)) {
+        // These answers are written by their own code, which knows nothing of request ids.
+        res.setHeader('x-request-id', ctx.requestId);
+        name = ctx.path;
+        if (endpoint === undefined) {
+          metadata!(req.method ?? 'GET', res);
+        } else {
+          const outcome = await endpoint(ctx);
+          fields = outcome.log;
+          failure = outcome.error;
+          if (failure === undefined && ctx.path === OAUTH_PATHS.token) metrics.tokensIssued.labels(outcome.log.grant ?? '').inc();
+        }
+        return;
+      }
+      const length = req.headers['content-length'];
+      if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
+      route = routes.lookup(req.method ?? 'GET', ctx.path);
+      name = route.name;
+      const pending = runSteps(route.steps, ctx);
+      if (pending !== undefined) await pending;
+    } catch (thrown) {
+      failure = sendProblem(res, thrown, answerHeaders(ctx, {}));
+      if (!failure.expose || failure.status >= 500) logger.error({ err: failure.cause ?? failure, detail: failure.detail, id: ctx.requestId, path: ctx.path }, failure.message);
+      fields = { error: failure.code };
+    } finally {
+      const ms = performance.now() - started;
+      observe(name, route?.upstream, ctx, ms, failure);
+      if (access) logAccess(ctx, name, ms, fields);
+      // Every call made with an app's valid token counts as its usage, refused or not.
+      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
+    }
+  };
+}
+
+/** Records a request in the metrics, with children per route and product made once and kept. */
+function createObserver(metrics: Metrics) {
+  const byRoute = new Map<string, { duration: Histogram.Internal<'route'>; requests: Map<string, Counter.Internal[]> }>();
+  const upstreams = new Map<string, Histogram.Internal<'upstream'>>();
+  return function observe(name: string, upstream: string | undefined, ctx: RequestContext, ms: number, failure: GatewayError | undefined): void {
+    let route = byRoute.get(name);
+    if (route === undefined) {
+      route = { duration: metrics.duration.labels(name), requests: new Map() };
+      byRoute.set(name, route);
+    }
+    route.duration.observe(ms / 1000);
+    const product = ctx.token?.product ?? '';
+    let classes = route.requests.get(product);
+    if (classes === undefined) {
+      classes = STATUS_CLASSES.map((c) => metrics.requests.labels(name, product, c));
+      route.requests.set(product, classes);
+    }
+    classes[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!.inc();
+    if (upstream !== undefined && ctx.upstreamMs !== undefined) {
+      let timer = upstreams.get(upstream);
+      if (timer === undefined) upstreams.set(upstream, (timer = metrics.upstreamDuration.labels(upstream)));
+      timer.observe(ctx.upstreamMs / 1000);
+    }
+    if (failure !== undefined) metrics.failed(failure, name === OAUTH_PATHS.token ? 'token' : 'request', upstream);
+  };
+}
+
+/** A client's X-Request-Id of up to 128 visible ASCII characters is kept; otherwise the gateway makes one. */
+const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+function requestId(given: string | string[] | undefined): string {
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** W3C Trace Context §3.2: the trace id of a well-formed traceparent, for the log; the header itself passes upstream untouched. */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
+
+function traceId(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' ? TRACEPARENT.exec(header)?.[1] : undefined;
+}
+
+const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });
+const unknownLength = new GatewayError(400, 'invalid_request', 'the body must be chunked as its last transfer coding', { headers: { connection: 'close' } });
+
+/**
+ * RFC 9112 §6.3: a request whose last transfer coding is not chunked has no length one can
+ * trust (400); §6.1: any other coding is one the gateway does not decode, refused (501) rather
+ * than passed on as if the bytes were the content.
+ */
+function checkCodings(encoding: string): void {
+  const codings = encoding.toLowerCase().split(',').map((c) => c.trim());
+  if (codings.at(-1) !== 'chunked') throw unknownLength;
+  if (codings.length > 1) throw unknownCoding;
+}

@@ -1,0 +1,106 @@
+// The long-lived services of a gateway: built once from the config's store, log and mail sections,
+// kept across reloads, and handed to the parts that use them. None of them holds the Config.
+// The one place that wires them, for a serving gateway, each of its worker threads and `gateway admin`.
+import type { KeyObject } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createPasswords, type Passwords } from './admin/passwords.ts';
+import type { Config } from './config/load.ts';
+import { createLogger } from './log.ts';
+import { createMailer, type Mailer } from './mail.ts';
+import { Metrics } from './metrics.ts';
+import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
+import { openStore, storeShared } from './store/open.ts';
+import { StoreUnavailable, type Store } from './store/port/index.ts';
+import { loadSecretKey } from './store/secret-key.ts';
+import { startUsage, type Usage } from './usage.ts';
+
+export interface Services {
+  store: Store;
+  /** Key of the keyed hash of app secrets. */
+  secretKey: KeyObject;
+  /** Epoch milliseconds. */
+  clock: () => number;
+  logger: Logger;
+  /** Quota and spike arrest counts, shared by every worker thread; kept across reloads. */
+  counters: Counters;
+  /** Calls per app and hour, for the portal's usage chart. */
+  usage: Usage;
+  /** The portal's password hasher (scrypt, bounded). */
+  passwords: Passwords;
+  /** The config's mail transport; undefined without a `mail` section. */
+  mailer: Mailer | undefined;
+  /** This thread's Prometheus metrics; the process's own only in the main thread. */
+  metrics: Metrics;
+  /** What the worker threads of this gateway share with the thread that made these services. */
+  shared: { counters: SharedArrayBuffer; store: SharedArrayBuffer };
+  /** Saves counts and usage, then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface ServicesOptions {
+  /**
+   * `main`: the thread that owns the store's upkeep (migrations, checkpoints, saving counters,
+   * purging); `worker`: one of several, sharing the main thread's counters and store signal.
+   */
+  role: { kind: 'main' } | { kind: 'worker'; shared: Services['shared'] };
+  logger?: Logger;
+  clock?: () => number;
+  store?: Store;
+}
+
+const PURGE_EVERY_MS = 60_000;
+
+export async function createServices(config: Config, options: ServicesOptions): Promise<Services> {
+  const { role } = options;
+  const logger = options.logger ?? createLogger(config.log.level);
+  const clock = options.clock ?? Date.now;
+  const shared = role.kind === 'worker' ? role.shared : { counters: undefined, store: storeShared() };
+  const store =
+    options.store ?? openStore(config, { warn: (message) => logger.warn(message), serving: { shared: shared.store, maintains: role.kind === 'main' } });
+  const counters = shared.counters === undefined ? new Counters({ slots: DEFAULT_SLOTS }) : new Counters({ buffer: shared.counters });
+  const saving = role.kind === 'main' ? await persistCounters(counters, store, clock, logger) : undefined;
+  const metrics = new Metrics({ process: role.kind === 'main' });
+  const purge = role.kind === 'main' ? startPurging(store, clock, logger, metrics) : undefined;
+  const usage = startUsage(store, logger);
+  const mailer = config.mail && createMailer(config.mail, logger);
+  return {
+    store,
+    secretKey: loadSecretKey(config.store.secretKeyFile),
+    clock,
+    logger,
+    counters,
+    usage,
+    passwords: createPasswords(),
+    mailer,
+    metrics,
+    shared: { counters: counters.buffer, store: shared.store },
+    async close() {
+      clearInterval(purge);
+      // Counts that cannot be saved now (the store failing) are logged, and the rest still closes.
+      await saving?.close().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed at close'));
+      await usage.close();
+      mailer?.close();
+      await store.close();
+    },
+  };
+}
+
+/** What `gateway admin` uses: the store, its key, the clock, the password hasher, and a logger for the audit lines. */
+export type AdminServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'passwords'>;
+
+/** The services of one `gateway admin` command: the store the config names, opened for a moment. */
+export function createAdminServices(config: Config, logger: Logger): AdminServices {
+  return { store: openStore(config), secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, passwords: createPasswords() };
+}
+
+/** Removes expired tokens and ended quota windows every minute. */
+function startPurging(store: Store, clock: () => number, logger: Logger, metrics: Metrics): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    store.purgeExpired(clock()).catch((err: unknown) => {
+      if (err instanceof StoreUnavailable) metrics.storeErrors.labels('background').inc();
+      logger.error({ err }, 'purging expired tokens failed');
+    });
+  }, PURGE_EVERY_MS);
+  timer.unref();
+  return timer;
+}
