@@ -119,7 +119,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         })
       : undefined;
 
-  logger.info({ url: listener.url, config: config.file, store: config.store.path, admin: admin?.url }, 'gateway listening');
+  // With workers, the main thread says the gateway listens, once all of them do (src/workers.ts).
+  logger.info({ url: listener.url, config: config.file, store: config.store.path, admin: admin?.url }, options.worker === undefined ? 'gateway listening' : 'worker listening');
   return {
     url: listener.url,
     port: listener.port,

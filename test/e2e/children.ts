@@ -65,16 +65,24 @@ export async function gateway(args: readonly string[], env: Env = {}, cwd?: stri
 
 export interface Served {
   url: string;
+  /** The admin listener's address, when the config has one. */
+  adminUrl: string | undefined;
   /** The pino lines written to stdout so far. */
   logs: Record<string, unknown>[];
   exited: Promise<Exit>;
   stop(signal?: NodeJS.Signals): Promise<Exit>;
+  /** Sends a signal without waiting for anything. */
+  signal(signal: NodeJS.Signals): void;
+  /** The first log line from now on (or already written, when `since` is given) that `matches`. */
+  nextLog(matches: (entry: Record<string, unknown>) => boolean, since?: number): Promise<Record<string, unknown>>;
 }
 
 /** Starts `gateway --config f …args` and waits for its "gateway listening" log line. */
 export async function serve(config: string, options: { args?: readonly string[]; env?: Env } = {}): Promise<Served> {
   const { child, exited, stderr } = launch(['--config', config, ...(options.args ?? ['--port', '0'])], options.env ?? {});
   const logs: Record<string, unknown>[] = [];
+  const waiting = new Set<{ matches: (entry: Record<string, unknown>) => boolean; resolve: (entry: Record<string, unknown>) => void }>();
+  let adminUrl: string | undefined;
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no "gateway listening" line in ${CHILD_TIMEOUT_MS} ms; stderr: ${stderr()}`)), CHILD_TIMEOUT_MS);
@@ -86,8 +94,14 @@ export async function serve(config: string, options: { args?: readonly string[];
           entry = { msg: line };
         }
         logs.push(entry);
+        for (const w of waiting) {
+          if (!w.matches(entry)) continue;
+          waiting.delete(w);
+          w.resolve(entry);
+        }
         if (entry.msg === 'gateway listening' && typeof entry.url === 'string') {
           clearTimeout(timer);
+          if (typeof entry.admin === 'string') adminUrl = entry.admin;
           resolve(entry.url);
         }
       });
@@ -98,11 +112,23 @@ export async function serve(config: string, options: { args?: readonly string[];
     });
     return {
       url,
+      adminUrl,
       logs,
       exited,
       stop(signal = 'SIGTERM') {
         child.kill(signal);
         return exited;
+      },
+      signal(signal) {
+        child.kill(signal);
+      },
+      nextLog(matches, since) {
+        const found = since === undefined ? undefined : logs.slice(since).find(matches);
+        if (found !== undefined) return Promise.resolve(found);
+        return new Promise((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no such log line within ${CHILD_TIMEOUT_MS} ms`)), CHILD_TIMEOUT_MS);
+          waiting.add({ matches, resolve: (entry) => (clearTimeout(timer), resolve(entry)) });
+        });
       },
     };
   } catch (err) {
