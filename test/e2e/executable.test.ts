@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { buildExecutable } from '../../scripts/build.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { bearer, call, tempDir, tokenRequest } from '../helpers.ts';
+import { keepAliveLoad } from './load.ts';
 
 const build = tempDir();
 const home = tempDir();
@@ -105,6 +106,37 @@ test('the executable: --version, --help, and a config error naming the YAML path
   const refused = run('config', 'check', '--config', broken);
   assert.equal(refused.status, 2);
   assert.match(refused.stderr, /listen\.port: must be integer \(broken\.yaml:2\)/);
+});
+
+test('the executable reloads its config through `gateway reload`, and refuses a broken one with its line', async () => {
+  const good = readFileSync(file, 'utf8');
+  writeFileSync(file, good.replace('workers: 2', 'workers: 2\nshutdownTimeout: 20s'));
+  const reloaded = run('reload', '--config', file);
+  assert.equal(reloaded.status, 0, reloaded.stderr);
+  assert.equal(reloaded.stdout, `reloaded ${file}\n`);
+  writeFileSync(file, good.replace('workers: 2', 'workers: 2\nshutdownTimeout: soon'));
+  // Checked before the gateway is asked: the running one never sees it.
+  const refused = run('reload', '--config', file);
+  writeFileSync(file, good);
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /^error: invalid configuration:\nshutdownTimeout: .+ \(gateway\.yaml:\d+\)\n/);
+  assert.equal((await call(`${url}/v1/hello`)).status, 401);
+  assert.equal(run('reload', '--config', file).status, 0);
+});
+
+// Last: it stops the executable.
+test('the executable stops gracefully on SIGTERM under 8 keep-alive clients: every call is answered 200 or refused at connect', async () => {
+  const created = run('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'draining', '--product', 'hello', '--json', '--config', file);
+  assert.equal(created.status, 0, created.stderr);
+  const issued = await tokenRequest(url, { grant_type: 'client_credentials' }, JSON.parse(created.stdout) as { key: string; secret: string });
+  assert.equal(issued.status, 200, issued.text);
+  const load = keepAliveLoad(url, '/v1/hello', bearer(issued.body.access_token));
+  await load.reached(500);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const tally = await load.refusedAll();
+  assert.deepEqual({ failures: tally.failures, statuses: tally.statuses, refused: tally.refused }, { failures: [], statuses: [], refused: 8 });
+  assert.equal(await exited, 0);
 });
 
 test('the build writes the executable\'s SHA-256 beside it', () => {
