@@ -3,6 +3,7 @@
 // The one place that wires them, for a serving gateway, each of its worker threads and `gateway admin`.
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AdminDeps } from './admin/operations.ts';
 import { createPasswords, type Passwords } from './admin/passwords.ts';
 import type { Config } from './config/load.ts';
 import { createLogger } from './log.ts';
@@ -56,7 +57,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const clock = options.clock ?? Date.now;
   const shared = role.kind === 'worker' ? role.shared : { counters: undefined, store: storeShared() };
   const store =
-    options.store ?? openStore(config, { warn: (message) => logger.warn(message), serving: { shared: shared.store, maintains: role.kind === 'main' } });
+    options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), serving: { shared: shared.store, maintains: role.kind === 'main' } });
   const counters = shared.counters === undefined ? new Counters({ slots: DEFAULT_SLOTS }) : new Counters({ buffer: shared.counters });
   const saving = role.kind === 'main' ? await persistCounters(counters, store, clock, logger) : undefined;
   const metrics = new Metrics({ process: role.kind === 'main' });
@@ -86,11 +87,11 @@ export async function createServices(config: Config, options: ServicesOptions): 
 }
 
 /** What `gateway admin` uses: the store, its key, the clock, the password hasher, and a logger for the audit lines. */
-export type AdminServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'passwords'>;
+export type AdminServices = Omit<AdminDeps, 'products' | 'portal'>;
 
 /** The services of one `gateway admin` command: the store the config names, opened for a moment. */
 export function createAdminServices(config: Config, logger: Logger): AdminServices {
-  return { store: openStore(config), secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, passwords: createPasswords() };
+  return { store: openStore(config.store), secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, passwords: createPasswords() };
 }
 
 /** Removes expired tokens and ended quota windows every minute. */

@@ -1,14 +1,22 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal.
 import { newInvitation, newKey, newMailLinkToken, newSecret, secretHash, sha256 } from '../crypto.ts';
-import { passwordProblem } from './passwords.ts';
+import type { KeyObject } from 'node:crypto';
+import type { Logger } from 'pino';
+import { passwordProblem, type Passwords } from './passwords.ts';
 import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { hasUnsafeCharacters } from '../text.ts';
 import type { PortalSettings, ProductSettings } from '../config/load.ts';
-import type { AdminServices } from '../services.ts';
-import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose } from '../store/port/index.ts';
+import { StoreError, type App, type Approval, type Credential, type Developer, type EmailTokenPurpose, type Store } from '../store/port/index.ts';
 
-/** What the operations use: the services, the config's products, and its portal settings (limits, sign-up, key overlap). */
-export interface AdminDeps extends AdminServices {
+/** What the operations use: a few services, the config's products, and its portal settings (limits, sign-up, key overlap). */
+export interface AdminDeps {
+  store: Store;
+  /** Key of the keyed hash of app secrets. */
+  secretKey: KeyObject;
+  /** Epoch milliseconds. */
+  clock: () => number;
+  logger: Logger;
+  passwords: Passwords;
   products: ReadonlyMap<string, ProductSettings>;
   portal: PortalSettings | undefined;
 }

@@ -1,4 +1,3 @@
-import type { Config } from '../config/load.ts';
 import { prepareDatabaseFiles } from './files.ts';
 import type { Store } from './port/index.ts';
 import { checkpointSignal } from './sqlite/checkpoints.ts';
@@ -21,10 +20,18 @@ export function storeShared(): SharedArrayBuffer {
   return checkpointSignal();
 }
 
+/** The config's `store` section. */
+export interface StoreSettings {
+  path: string;
+  secretKeyFile: string;
+  tokenCacheSize: number;
+  busyTimeoutMs: number;
+}
+
 /** The store the configuration names, with its token cache. */
-export function openStore(config: Config, options: OpenStoreOptions = {}): Store {
+export function openStore(settings: StoreSettings, options: OpenStoreOptions = {}): Store {
   const warn = options.warn ?? (() => {});
-  for (const message of prepareDatabaseFiles(config.store.path, config.store.secretKeyFile)) warn(message);
-  const driver = openSqliteStore({ path: config.store.path, busyTimeoutMs: config.store.busyTimeoutMs, warn, ...(options.serving && { checkpoints: { signal: options.serving.shared, run: options.serving.maintains } }) });
-  return withTokenCache(driver, { size: config.store.tokenCacheSize });
+  for (const message of prepareDatabaseFiles(settings.path, settings.secretKeyFile)) warn(message);
+  const driver = openSqliteStore({ path: settings.path, busyTimeoutMs: settings.busyTimeoutMs, warn, ...(options.serving && { checkpoints: { signal: options.serving.shared, run: options.serving.maintains } }) });
+  return withTokenCache(driver, { size: settings.tokenCacheSize });
 }

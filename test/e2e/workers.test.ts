@@ -41,7 +41,7 @@ describe('workers: 2', () => {
     const config = loadConfigFile(file, { env: {} });
     assert.equal(config.workers, 2);
     workers = await startWorkers(config, { env: {}, adminPort: 0, logger: createLogger('silent') });
-    store = openStore(config);
+    store = openStore(config.store);
     admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });

@@ -1,6 +1,5 @@
 import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { AuthServerClient } from '../../authserver/client.ts';
 import type { GrantTypeName } from '../../config/schema.ts';
 import type { ProductSettings } from '../../config/load.ts';
 import type { Client, Store } from '../../store/port/index.ts';
@@ -22,8 +21,8 @@ export interface GrantEnv {
   store: Store;
   /** Key of the keyed hash of app secrets (and of usernames the password grant counts). */
   secretKey: KeyObject;
-  /** The authorization servers the password grant asks, by name. */
-  authServers: ReadonlyMap<string, AuthServerClient>;
+  /** The authorization servers the password grant asks, by name (src/authserver/client.ts). */
+  authServers: ReadonlyMap<string, { verify(username: string, password: string): Promise<string> }>;
 }
 
 /** Every grant module exports these three, and src/oauth/grants/index.ts registers them. */
