@@ -2,7 +2,7 @@
 // portal and the admin listener; reload swaps the runtime, close drains and stops.
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { startAdminListener, type AdminListener } from './admin-listener/server.ts';
+import { readiness, startAdminListener, type AdminListener } from './admin-listener/server.ts';
 import { ConfigError, loadConfigFile, parseConfig, type Config } from './config/load.ts';
 import { listen, type Listener, type TlsFiles } from './http/listener.ts';
 import { startPortal } from './portal/server.ts';
@@ -109,11 +109,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     options.worker === undefined && config.admin !== undefined
       ? await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
           logger,
-          ready: async () => {
-            if (stopping !== undefined) return 'stopping';
-            await services.store.ping();
-            return undefined;
-          },
+          ready: readiness(services.store, () => stopping !== undefined),
           reload,
           metrics: () => exposition(services.metrics.registry, []),
         })

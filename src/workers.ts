@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { getAsset, isSea } from 'node:sea';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { startAdminListener, type AdminListener } from './admin-listener/server.ts';
+import { readiness, startAdminListener, type AdminListener } from './admin-listener/server.ts';
 import type { Config } from './config/load.ts';
 import { freePort } from './http/listener.ts';
 import { logReload, nextConfig } from './main.ts';
@@ -141,11 +141,7 @@ export async function startWorkers(
       ? undefined
       : await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
           logger,
-          ready: async () => {
-            if (stopping !== undefined) return 'stopping';
-            await services.store.ping();
-            return undefined;
-          },
+          ready: readiness(services.store, () => stopping !== undefined),
           reload,
           // The process's own metrics are this thread's; the gateway's are the workers', added up.
           metrics: async () => exposition(services.metrics.registry, (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics')).map((m) => m.metrics)),

@@ -23,6 +23,15 @@ export interface AdminHandlers {
 /** Paths served, and the method each answers. */
 export const ADMIN_PATHS = { healthz: '/healthz', readyz: '/readyz', metrics: '/metrics', reload: '/reload' } as const;
 
+/** Ready when not stopping and the store answers a read. */
+export function readiness(store: { ping(): Promise<void> }, stopping: () => boolean): AdminHandlers['ready'] {
+  return async () => {
+    if (stopping()) return 'stopping';
+    await store.ping();
+    return undefined;
+  };
+}
+
 export async function startAdminListener(host: string, port: number, handlers: AdminHandlers): Promise<AdminListener> {
   const { logger } = handlers;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
