@@ -61,6 +61,8 @@ function execForm(args: string): string[] {
   assert.match(args, /^\[/, `exec form (a JSON array), so that no shell is needed: ${args}`);
   return JSON.parse(args) as string[];
 }
+/** What a stop does after the drain (save counts and usage, close the store) gets this long before SIGKILL. */
+const AFTER_DRAIN_S = 5;
 const seconds = (duration: string) => Number(/^(\d+)s$/.exec(duration)?.[1] ?? assert.fail(`seconds: ${duration}`));
 
 const stages = dockerStages(read('Dockerfile'));
@@ -322,27 +324,25 @@ test('every YAML file in docs/deploy parses', () => {
 
 // ---- systemd
 
-/** A unit file's settings by section; comments apart. */
-function unitFile(text: string): { settings: Map<string, Map<string, string[]>>; comments: string[] } {
+/** A unit file's settings by section. */
+function unitFile(text: string): Map<string, Map<string, string[]>> {
   const settings = new Map<string, Map<string, string[]>>();
-  const comments: string[] = [];
   let section: Map<string, string[]> | undefined;
   for (const line of text.split('\n').map((l) => l.trim())) {
-    if (line === '') continue;
-    if (/^[#;]/.test(line)) comments.push(line.slice(1).trim());
-    else if (/^\[.+\]$/.test(line)) settings.set(line.slice(1, -1), (section = new Map()));
+    if (line === '' || /^[#;]/.test(line)) continue;
+    if (/^\[.+\]$/.test(line)) settings.set(line.slice(1, -1), (section = new Map()));
     else {
       const [, name, value] = /^([A-Za-z]+)=(.*)$/.exec(line) ?? assert.fail(`not a setting: ${line}`);
       assert.ok(section, `${name} outside a section`);
       section.set(name!, [...(section.get(name!) ?? []), value!]);
     }
   }
-  return { settings, comments };
+  return settings;
 }
 
 describe('docs/deploy/gateway.service', () => {
   const text = read('docs/deploy/gateway.service');
-  const { settings, comments } = unitFile(text);
+  const settings = unitFile(text);
   const service = settings.get('Service') ?? assert.fail('a [Service] section');
   const one = (name: string) => {
     const values = service.get(name) ?? [];
@@ -361,10 +361,13 @@ describe('docs/deploy/gateway.service', () => {
     assert.equal(environment.GATEWAY_DB, imageEnv.GATEWAY_DB);
   });
 
-  test('ExecReload only as a comment, until live reload lands; SIGTERM stops; no MemoryDenyWriteExecute (V8 writes its code)', () => {
-    assert.equal(service.has('ExecReload'), false);
-    assert.ok(comments.some((c) => c.startsWith('ExecReload=')));
+  test('reload sends SIGHUP to the gateway; SIGTERM stops it, with time for the default shutdownTimeout; no MemoryDenyWriteExecute (V8 writes its code)', () => {
+    assert.equal(one('ExecReload'), '/bin/kill -HUP $MAINPID');
     assert.equal(one('KillSignal'), 'SIGTERM');
+    // The example sets no shutdownTimeout, so it holds the default.
+    assert.doesNotMatch(read('gateway.example.yaml'), /^shutdownTimeout:/m);
+    const shutdown = example.shutdownTimeoutMs / 1000;
+    assert.ok(seconds(one('TimeoutStopSec')) >= shutdown + AFTER_DRAIN_S, `TimeoutStopSec ${one('TimeoutStopSec')} ≥ shutdownTimeout ${shutdown} s + ${AFTER_DRAIN_S} s`);
     assert.equal(service.has('MemoryDenyWriteExecute'), false);
   });
 
