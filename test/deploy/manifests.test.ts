@@ -7,8 +7,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { ADMIN_PATHS } from '../../src/admin-listener/server.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
-import { OAUTH_PATHS } from '../../src/oauth/endpoint.ts';
 import { tempDir } from '../helpers.ts';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -200,7 +200,7 @@ interface Manifest {
   data?: Record<string, string>;
   stringData?: Record<string, string>;
   spec?: {
-    template?: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+    template?: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
     selector?: Record<string, string>;
     ports?: { port: number; targetPort: number | string }[];
   };
@@ -263,21 +263,27 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.deepEqual(gateway.args, cmd, 'the same path as the image');
   });
 
-  test('the config listens on the port the container, the probes and the Service name', () => {
-    assert.deepEqual(gateway.ports?.map((p) => p.containerPort), [config.listen.port]);
+  const admin = config.admin ?? assert.fail('the pod config has an admin listener');
+
+  test('the container names the config\'s API and admin ports; the Service only the API\'s', () => {
+    assert.deepEqual(gateway.ports?.map((p) => p.containerPort), [config.listen.port, admin.port]);
     assert.deepEqual(service.spec?.ports?.map((p) => [p.port, portNumber(p.targetPort)]), [[config.listen.port, config.listen.port]]);
-    for (const probe of [gateway.readinessProbe, gateway.livenessProbe]) {
-      assert.equal(portNumber(probe?.httpGet?.port ?? probe?.tcpSocket?.port), config.listen.port);
-    }
     for (const [label, value] of Object.entries(service.spec?.selector ?? {})) assert.equal(template.metadata.labels[label], value);
   });
 
-  test('the HTTP probes ask for the metadata document, which the config serves', () => {
-    for (const probe of [gateway.readinessProbe, gateway.livenessProbe]) {
-      if (probe?.httpGet !== undefined) assert.equal(probe.httpGet.path, OAUTH_PATHS.metadata);
-    }
-    assert.ok(gateway.readinessProbe?.httpGet);
-    assert.ok(config.oauth.issuer, 'the metadata document is served only with an issuer');
+  test('the probes ask /readyz and /healthz on the admin listener, which listens where the kubelet reaches it', () => {
+    const asks = (probe: Probe | undefined) => probe?.httpGet && { path: probe.httpGet.path, port: portNumber(probe.httpGet.port) };
+    assert.deepEqual(asks(gateway.readinessProbe), { path: ADMIN_PATHS.readyz, port: admin.port });
+    assert.deepEqual(asks(gateway.livenessProbe), { path: ADMIN_PATHS.healthz, port: admin.port });
+    // The kubelet probes the pod's address, not its loopback.
+    assert.equal(admin.host, '0.0.0.0');
+  });
+
+  test('the pod asks Prometheus to scrape the admin listener\'s metrics', () => {
+    const annotations = template.metadata.annotations ?? {};
+    assert.equal(annotations['prometheus.io/scrape'], 'true');
+    assert.equal(annotations['prometheus.io/port'], String(admin.port));
+    assert.equal(annotations['prometheus.io/path'], ADMIN_PATHS.metrics);
   });
 
   test('the store is on an emptyDir', () => {
@@ -294,13 +300,18 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.deepEqual(origins, [`http://127.0.0.1:${listen}`]);
   });
 
-  test('shutdown: the app outlives the gateway\'s calls in flight, and the grace period outlives both', () => {
+  test('shutdown: a call in flight ends within the drain, the app outlives the drain, the grace period outlives both', () => {
     const gatewaySleep = gateway.lifecycle?.preStop?.sleep?.seconds ?? 0;
     const appSleep = app?.lifecycle?.preStop?.sleep?.seconds ?? 0;
+    const grace = pod.terminationGracePeriodSeconds ?? 30;
+    const shutdown = config.shutdownTimeoutMs / 1000;
     const upstreamTimeout = Math.max(...[...config.upstreams.values()].map((u) => (u.kind === 'http' ? u.timeoutMs / 1000 : 0)));
     assert.ok(gatewaySleep > 0);
-    assert.ok(appSleep >= gatewaySleep + upstreamTimeout, `app ${appSleep} s ≥ gateway ${gatewaySleep} s + upstream timeout ${upstreamTimeout} s`);
-    assert.ok((pod.terminationGracePeriodSeconds ?? 30) > appSleep);
+    assert.ok(upstreamTimeout <= shutdown, `upstream timeout ${upstreamTimeout} s ≤ shutdownTimeout ${shutdown} s`);
+    // The gateway forwards to the app until its drain ends: SIGTERM after its preStop, then up to shutdownTimeout.
+    assert.ok(appSleep >= gatewaySleep + shutdown, `app ${appSleep} s ≥ gateway ${gatewaySleep} s + shutdownTimeout ${shutdown} s`);
+    assert.ok(grace >= gatewaySleep + shutdown + AFTER_DRAIN_S, `grace ${grace} s ≥ gateway ${gatewaySleep} s + shutdownTimeout ${shutdown} s + ${AFTER_DRAIN_S} s`);
+    assert.ok(grace > appSleep, `grace ${grace} s > app ${appSleep} s`);
   });
 
   test('locked down: non-root as the image\'s user, read-only root, no privilege escalation, no capabilities; no service links', () => {
