@@ -156,7 +156,7 @@ describe('Dockerfile', () => {
     assert.ok(example.oauth.issuer);
   });
 
-  test('docs/deploy/README.md runs the image with its ports, volume and config path; the portal\'s port only with PORTAL_HOST', () => {
+  test('docs/deploy/README.md runs the image with its ports, volume and config path, the portal\'s port only with PORTAL_HOST, and time to drain', () => {
     const runs = [...read('docs/deploy/README.md').matchAll(/docker run ((?:[^\n]*\\\n)*[^\n]*)/g)].map((m) => m[1]!.replace(/\\\n/g, ' '));
     assert.ok(runs.length > 0, 'a docker run line');
     for (const run of runs) {
@@ -166,6 +166,9 @@ describe('Dockerfile', () => {
       assert.deepEqual(published, only(image, 'EXPOSE').split(' ').map(Number).slice(0, published.length));
       assert.match(run, new RegExp(`-v \\S+:${volume} `));
       assert.match(run, new RegExp(`-v \\S+:${configPath}:ro`));
+      // docker stop sends SIGKILL after 10 s unless told otherwise; the drain may take shutdownTimeout.
+      const stopTimeout = Number(/--stop-timeout (\d+) /.exec(run)?.[1] ?? 10);
+      assert.ok(stopTimeout >= example.shutdownTimeoutMs / 1000 + AFTER_DRAIN_S, `--stop-timeout ${stopTimeout} ≥ shutdownTimeout + ${AFTER_DRAIN_S} s: ${run}`);
     }
   });
 });
