@@ -1,6 +1,6 @@
 # The gateway's single executable on a distroless base (glibc and libstdc++, no shell).
 #   docker build -t token-gateway .
-#   docker run -p 8080:8080 -v gateway-data:/var/lib/gateway \
+#   docker run --stop-timeout 40 -p 8080:8080 -v gateway-data:/var/lib/gateway \
 #     -v "$PWD/gateway.yaml:/etc/gateway/gateway.yaml:ro" token-gateway
 # docs/deploy/README.md has the paths and variables; test/deploy/manifests.test.ts checks them.
 
@@ -27,7 +27,12 @@ VOLUME /var/lib/gateway
 EXPOSE 8080 8081
 # Numeric, so that Kubernetes' runAsNonRoot can check it (it cannot resolve "nonroot").
 USER 65532:65532
+# No curl in the image: the subcommand asks the main listener, the one clients use, for the
+# metadata document (served with oauth.issuer); it works with the admin listener off too.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s \
   CMD ["/usr/local/bin/gateway", "healthcheck", "--config", "/etc/gateway/gateway.yaml"]
+# The gateway is PID 1 and drains on docker stop's SIGTERM (Docker's default stop signal) for up to
+# the config's shutdownTimeout, 30 s by default; docker stop kills after 10 s unless given
+# --stop-timeout (or -t) above it.
 ENTRYPOINT ["/usr/local/bin/gateway"]
 CMD ["--config", "/etc/gateway/gateway.yaml"]

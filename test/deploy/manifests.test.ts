@@ -7,8 +7,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import { ADMIN_PATHS } from '../../src/admin-listener/server.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
-import { OAUTH_PATHS } from '../../src/oauth/endpoint.ts';
 import { tempDir } from '../helpers.ts';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -61,6 +61,8 @@ function execForm(args: string): string[] {
   assert.match(args, /^\[/, `exec form (a JSON array), so that no shell is needed: ${args}`);
   return JSON.parse(args) as string[];
 }
+/** What a stop does after the drain (save counts and usage, close the store) gets this long before SIGKILL. */
+const AFTER_DRAIN_S = 5;
 const seconds = (duration: string) => Number(/^(\d+)s$/.exec(duration)?.[1] ?? assert.fail(`seconds: ${duration}`));
 
 const stages = dockerStages(read('Dockerfile'));
@@ -154,7 +156,7 @@ describe('Dockerfile', () => {
     assert.ok(example.oauth.issuer);
   });
 
-  test('docs/deploy/README.md runs the image with its ports, volume and config path; the portal\'s port only with PORTAL_HOST', () => {
+  test('docs/deploy/README.md runs the image with its ports, volume and config path, the portal\'s port only with PORTAL_HOST, and time to drain', () => {
     const runs = [...read('docs/deploy/README.md').matchAll(/docker run ((?:[^\n]*\\\n)*[^\n]*)/g)].map((m) => m[1]!.replace(/\\\n/g, ' '));
     assert.ok(runs.length > 0, 'a docker run line');
     for (const run of runs) {
@@ -164,6 +166,9 @@ describe('Dockerfile', () => {
       assert.deepEqual(published, only(image, 'EXPOSE').split(' ').map(Number).slice(0, published.length));
       assert.match(run, new RegExp(`-v \\S+:${volume} `));
       assert.match(run, new RegExp(`-v \\S+:${configPath}:ro`));
+      // docker stop sends SIGKILL after 10 s unless told otherwise; the drain may take shutdownTimeout.
+      const stopTimeout = Number(/--stop-timeout (\d+) /.exec(run)?.[1] ?? 10);
+      assert.ok(stopTimeout >= example.shutdownTimeoutMs / 1000 + AFTER_DRAIN_S, `--stop-timeout ${stopTimeout} ≥ shutdownTimeout + ${AFTER_DRAIN_S} s: ${run}`);
     }
   });
 });
@@ -198,7 +203,7 @@ interface Manifest {
   data?: Record<string, string>;
   stringData?: Record<string, string>;
   spec?: {
-    template?: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+    template?: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: PodSpec };
     selector?: Record<string, string>;
     ports?: { port: number; targetPort: number | string }[];
   };
@@ -261,21 +266,27 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.deepEqual(gateway.args, cmd, 'the same path as the image');
   });
 
-  test('the config listens on the port the container, the probes and the Service name', () => {
-    assert.deepEqual(gateway.ports?.map((p) => p.containerPort), [config.listen.port]);
+  const admin = config.admin ?? assert.fail('the pod config has an admin listener');
+
+  test('the container names the config\'s API and admin ports; the Service only the API\'s', () => {
+    assert.deepEqual(gateway.ports?.map((p) => p.containerPort), [config.listen.port, admin.port]);
     assert.deepEqual(service.spec?.ports?.map((p) => [p.port, portNumber(p.targetPort)]), [[config.listen.port, config.listen.port]]);
-    for (const probe of [gateway.readinessProbe, gateway.livenessProbe]) {
-      assert.equal(portNumber(probe?.httpGet?.port ?? probe?.tcpSocket?.port), config.listen.port);
-    }
     for (const [label, value] of Object.entries(service.spec?.selector ?? {})) assert.equal(template.metadata.labels[label], value);
   });
 
-  test('the HTTP probes ask for the metadata document, which the config serves', () => {
-    for (const probe of [gateway.readinessProbe, gateway.livenessProbe]) {
-      if (probe?.httpGet !== undefined) assert.equal(probe.httpGet.path, OAUTH_PATHS.metadata);
-    }
-    assert.ok(gateway.readinessProbe?.httpGet);
-    assert.ok(config.oauth.issuer, 'the metadata document is served only with an issuer');
+  test('the probes ask /readyz and /healthz on the admin listener, which listens where the kubelet reaches it', () => {
+    const asks = (probe: Probe | undefined) => probe?.httpGet && { path: probe.httpGet.path, port: portNumber(probe.httpGet.port) };
+    assert.deepEqual(asks(gateway.readinessProbe), { path: ADMIN_PATHS.readyz, port: admin.port });
+    assert.deepEqual(asks(gateway.livenessProbe), { path: ADMIN_PATHS.healthz, port: admin.port });
+    // The kubelet probes the pod's address, not its loopback.
+    assert.equal(admin.host, '0.0.0.0');
+  });
+
+  test('the pod asks Prometheus to scrape the admin listener\'s metrics', () => {
+    const annotations = template.metadata.annotations ?? {};
+    assert.equal(annotations['prometheus.io/scrape'], 'true');
+    assert.equal(annotations['prometheus.io/port'], String(admin.port));
+    assert.equal(annotations['prometheus.io/path'], ADMIN_PATHS.metrics);
   });
 
   test('the store is on an emptyDir', () => {
@@ -292,13 +303,18 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.deepEqual(origins, [`http://127.0.0.1:${listen}`]);
   });
 
-  test('shutdown: the app outlives the gateway\'s calls in flight, and the grace period outlives both', () => {
+  test('shutdown: a call in flight ends within the drain, the app outlives the drain, the grace period outlives both', () => {
     const gatewaySleep = gateway.lifecycle?.preStop?.sleep?.seconds ?? 0;
     const appSleep = app?.lifecycle?.preStop?.sleep?.seconds ?? 0;
+    const grace = pod.terminationGracePeriodSeconds ?? 30;
+    const shutdown = config.shutdownTimeoutMs / 1000;
     const upstreamTimeout = Math.max(...[...config.upstreams.values()].map((u) => (u.kind === 'http' ? u.timeoutMs / 1000 : 0)));
     assert.ok(gatewaySleep > 0);
-    assert.ok(appSleep >= gatewaySleep + upstreamTimeout, `app ${appSleep} s ≥ gateway ${gatewaySleep} s + upstream timeout ${upstreamTimeout} s`);
-    assert.ok((pod.terminationGracePeriodSeconds ?? 30) > appSleep);
+    assert.ok(upstreamTimeout <= shutdown, `upstream timeout ${upstreamTimeout} s ≤ shutdownTimeout ${shutdown} s`);
+    // The gateway forwards to the app until its drain ends: SIGTERM after its preStop, then up to shutdownTimeout.
+    assert.ok(appSleep >= gatewaySleep + shutdown, `app ${appSleep} s ≥ gateway ${gatewaySleep} s + shutdownTimeout ${shutdown} s`);
+    assert.ok(grace >= gatewaySleep + shutdown + AFTER_DRAIN_S, `grace ${grace} s ≥ gateway ${gatewaySleep} s + shutdownTimeout ${shutdown} s + ${AFTER_DRAIN_S} s`);
+    assert.ok(grace > appSleep, `grace ${grace} s > app ${appSleep} s`);
   });
 
   test('locked down: non-root as the image\'s user, read-only root, no privilege escalation, no capabilities; no service links', () => {
@@ -322,27 +338,25 @@ test('every YAML file in docs/deploy parses', () => {
 
 // ---- systemd
 
-/** A unit file's settings by section; comments apart. */
-function unitFile(text: string): { settings: Map<string, Map<string, string[]>>; comments: string[] } {
+/** A unit file's settings by section. */
+function unitFile(text: string): Map<string, Map<string, string[]>> {
   const settings = new Map<string, Map<string, string[]>>();
-  const comments: string[] = [];
   let section: Map<string, string[]> | undefined;
   for (const line of text.split('\n').map((l) => l.trim())) {
-    if (line === '') continue;
-    if (/^[#;]/.test(line)) comments.push(line.slice(1).trim());
-    else if (/^\[.+\]$/.test(line)) settings.set(line.slice(1, -1), (section = new Map()));
+    if (line === '' || /^[#;]/.test(line)) continue;
+    if (/^\[.+\]$/.test(line)) settings.set(line.slice(1, -1), (section = new Map()));
     else {
       const [, name, value] = /^([A-Za-z]+)=(.*)$/.exec(line) ?? assert.fail(`not a setting: ${line}`);
       assert.ok(section, `${name} outside a section`);
       section.set(name!, [...(section.get(name!) ?? []), value!]);
     }
   }
-  return { settings, comments };
+  return settings;
 }
 
 describe('docs/deploy/gateway.service', () => {
   const text = read('docs/deploy/gateway.service');
-  const { settings, comments } = unitFile(text);
+  const settings = unitFile(text);
   const service = settings.get('Service') ?? assert.fail('a [Service] section');
   const one = (name: string) => {
     const values = service.get(name) ?? [];
@@ -361,10 +375,13 @@ describe('docs/deploy/gateway.service', () => {
     assert.equal(environment.GATEWAY_DB, imageEnv.GATEWAY_DB);
   });
 
-  test('ExecReload only as a comment, until live reload lands; SIGTERM stops; no MemoryDenyWriteExecute (V8 writes its code)', () => {
-    assert.equal(service.has('ExecReload'), false);
-    assert.ok(comments.some((c) => c.startsWith('ExecReload=')));
+  test('reload sends SIGHUP to the gateway; SIGTERM stops it, with time for the default shutdownTimeout; no MemoryDenyWriteExecute (V8 writes its code)', () => {
+    assert.equal(one('ExecReload'), '/bin/kill -HUP $MAINPID');
     assert.equal(one('KillSignal'), 'SIGTERM');
+    // The example sets no shutdownTimeout, so it holds the default.
+    assert.doesNotMatch(read('gateway.example.yaml'), /^shutdownTimeout:/m);
+    const shutdown = example.shutdownTimeoutMs / 1000;
+    assert.ok(seconds(one('TimeoutStopSec')) >= shutdown + AFTER_DRAIN_S, `TimeoutStopSec ${one('TimeoutStopSec')} ≥ shutdownTimeout ${shutdown} s + ${AFTER_DRAIN_S} s`);
     assert.equal(service.has('MemoryDenyWriteExecute'), false);
   });
 
