@@ -6,7 +6,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createApp, createDeveloper, type AdminDeps } from '../src/admin/operations.ts';
+import { createApp, createDeveloper, type OperatorDeps } from '../src/admin/operations.ts';
 import { loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/main.ts';
@@ -183,7 +183,8 @@ export interface TestGateway {
   dir: string;
   configFile: string;
   gateway: Gateway;
-  admin: AdminDeps;
+  /** Runs the operator's operations, as `gateway admin` would, by the operator `test`. */
+  admin: OperatorDeps;
   logs: string[];
   /** Registers a developer (once) and an app for `product`; returns its key and secret. */
   client(product: string, name?: string): Promise<{ key: string; secret: string }>;
@@ -229,10 +230,10 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
   };
 }
 
-/** What src/admin's operations need, from a running gateway and its config. */
-export function adminDeps(gateway: Gateway, config: Config): AdminDeps {
+/** What src/admin's operations need, from a running gateway and its config; the operator is `test`. */
+export function adminDeps(gateway: Gateway, config: Config): OperatorDeps {
   const { store, secretKey, clock, logger, passwords } = gateway.services;
-  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal };
+  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, operator: 'test' };
 }
 
 export function basic(id: string, secret: string): string {

@@ -2,6 +2,7 @@
 import { newInvitation, newKey, newMailLinkToken, newSecret, secretHash, sha256 } from '../crypto.ts';
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
+import { audit, type Actor, type AppRef, type DeveloperActor, type DeveloperRef, type LoginFailure, type VisitorActor } from './audit.ts';
 import { passwordProblem, type Passwords } from './passwords.ts';
 import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { hasUnsafeCharacters } from '../text.ts';
@@ -20,6 +21,24 @@ export interface AdminDeps {
   products: ReadonlyMap<string, ProductSettings>;
   portal: PortalSettings | undefined;
 }
+
+/**
+ * What the operator's own operations (`gateway admin`) run with: who runs them, by OS account, for
+ * their audit lines. The portal has no operator, so it cannot call them.
+ */
+export interface OperatorDeps extends AdminDeps {
+  operator: string;
+}
+
+const asOperator = (deps: OperatorDeps) => ({ kind: 'operator', user: deps.operator }) as const;
+const asDeveloper = (dev: Developer): DeveloperActor => ({ kind: 'developer', id: dev.id, email: dev.email });
+const asVisitor = (clientIp: string): VisitorActor => ({ kind: 'visitor', ip: clientIp });
+const developerRef = (dev: Developer): DeveloperRef => ({ id: dev.id, email: dev.email });
+/** The audit fields of a line about an app: its developer and the app. */
+const ofApp = (app: App): { developer: DeveloperRef; app: AppRef } => ({
+  developer: { id: app.developerId, email: app.developerEmail },
+  app: { id: app.id, name: app.name, product: app.product },
+});
 
 export class AdminError extends Error {
   override readonly name = 'AdminError';
@@ -56,18 +75,23 @@ function requireName(value: string, what: string): string {
  * the address without having proved it (an open sign-up, perhaps someone else's) is replaced, and
  * its apps deleted with their keys and tokens.
  */
-export async function createDeveloper(deps: AdminDeps, input: { email: string; name: string }): Promise<Developer> {
+export async function createDeveloper(deps: OperatorDeps, input: { email: string; name: string }): Promise<Developer> {
   const email = normaliseEmail(input.email);
   const name = requireName(input.name, 'the developer name');
   const now = deps.clock();
+  let developer: Developer;
+  let replaced = false;
   try {
-    return await deps.store.accounts.createDeveloper({ email, name, now });
+    developer = await deps.store.accounts.createDeveloper({ email, name, now });
   } catch (err) {
     if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    const replaced = await deps.store.accounts.replaceUnverifiedDeveloper({ email, name, now });
-    if (replaced === undefined) throw new AdminError('duplicate_developer', `developer ${email} already exists`);
-    return replaced;
+    const replacement = await deps.store.accounts.replaceUnverifiedDeveloper({ email, name, now });
+    if (replacement === undefined) throw new AdminError('duplicate_developer', `developer ${email} already exists`);
+    developer = replacement;
+    replaced = true;
   }
+  audit(deps.logger, 'developer.create', { actor: asOperator(deps), developer: developerRef(developer), replaced });
+  return developer;
 }
 
 export async function listDevelopers(deps: AdminDeps): Promise<Developer[]> {
@@ -81,9 +105,11 @@ async function requireDeveloper(deps: AdminDeps, email: string): Promise<Develop
 }
 
 /** Disabling a developer stops token issuance to their apps and invalidates the tokens they hold. */
-export async function setDeveloperStatus(deps: AdminDeps, email: string, status: Developer['status']): Promise<Developer> {
+export async function setDeveloperStatus(deps: OperatorDeps, email: string, status: Developer['status']): Promise<Developer> {
   const dev = await requireDeveloper(deps, email);
-  return (await deps.store.accounts.setDeveloperStatus(dev.email, status, deps.clock()))!;
+  const updated = (await deps.store.accounts.setDeveloperStatus(dev.email, status, deps.clock()))!;
+  audit(deps.logger, status === 'disabled' ? 'developer.disable' : 'developer.enable', { actor: asOperator(deps), developer: developerRef(updated) });
+  return updated;
 }
 
 export interface CreatedApp {
@@ -151,11 +177,13 @@ async function insertApp(deps: AdminDeps, dev: Developer, name: string, product:
 }
 
 /** An operator registers an app: approved at once, whatever the product's approval, and not bound by the portal's limit. */
-export async function createApp(deps: AdminDeps, input: { developer: string; name: string; product: string }): Promise<CreatedApp> {
+export async function createApp(deps: OperatorDeps, input: { developer: string; name: string; product: string }): Promise<CreatedApp> {
   const product = requireProduct(deps, input.product);
   const name = requireName(input.name, 'the app name');
   const dev = await requireActiveDeveloper(deps, input.developer);
-  return insertApp(deps, dev, name, product, { approval: 'approved' });
+  const created = await insertApp(deps, dev, name, product, { approval: 'approved' });
+  audit(deps.logger, 'app.register', { actor: asOperator(deps), ...ofApp(created.app), key: created.key, approval: created.app.approval });
+  return created;
 }
 
 const DEFAULT_MAX_APPS = 10;
@@ -175,7 +203,9 @@ export async function registerOwnApp(deps: AdminDeps, developer: Developer, inpu
   const held = await deps.store.apps.findApp(dev.email, name);
   if (held?.status === 'disabled') throw disabledApp(held);
   const maxApps = deps.portal?.maxAppsPerDeveloper ?? DEFAULT_MAX_APPS;
-  return insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
+  const created = await insertApp(deps, dev, name, product, { approval: product.approval === 'manual' ? 'pending' : 'approved', maxApps });
+  audit(deps.logger, 'app.register', { actor: asDeveloper(dev), ...ofApp(created.app), key: created.key, approval: created.app.approval });
+  return created;
 }
 
 export interface AppDetails extends App {
@@ -215,9 +245,10 @@ export async function findApp(deps: AdminDeps, ref: { key: string } | { develope
 }
 
 /** Disabling an app stops token issuance and invalidates its tokens at once. */
-export async function setAppStatus(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }, status: App['status']): Promise<AppDetails> {
+export async function setAppStatus(deps: OperatorDeps, ref: { key: string } | { developer: string; name: string }, status: App['status']): Promise<AppDetails> {
   const app = await findApp(deps, ref);
   const updated = await deps.store.apps.setAppStatus(app.id, status, deps.clock());
+  audit(deps.logger, status === 'disabled' ? 'app.disable' : 'app.enable', { actor: asOperator(deps), ...ofApp(app) });
   return { ...(updated ?? app), credentials: app.credentials };
 }
 
@@ -229,16 +260,17 @@ export interface RotatedKey extends CreatedApp {
 const DEFAULT_KEY_OVERLAP_MS = 86_400_000;
 
 /** A new key and secret for the app; the earlier ones keep working for the configured overlap, then stop. */
-export async function rotateKey(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<RotatedKey> {
-  return rotate(deps, await findApp(deps, ref));
+export async function rotateKey(deps: OperatorDeps, ref: { key: string } | { developer: string; name: string }): Promise<RotatedKey> {
+  return rotate(deps, asOperator(deps), await findApp(deps, ref));
 }
 
-async function rotate(deps: AdminDeps, app: App): Promise<RotatedKey> {
+async function rotate(deps: AdminDeps, actor: Extract<Actor, { kind: 'operator' | 'developer' }>, app: App): Promise<RotatedKey> {
   const now = deps.clock();
   const overlapUntil = now + (deps.portal?.keyOverlapMs ?? DEFAULT_KEY_OVERLAP_MS);
   const key = newKey();
   const secret = newSecret();
   await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
+  audit(deps.logger, 'key.rotate', { actor, ...ofApp(app), key, overlapUntil });
   return { app, key, secret, overlapUntil };
 }
 
@@ -251,7 +283,7 @@ export async function rotateOwnKey(deps: AdminDeps, developer: Developer, id: st
   if (app === undefined) throw new AdminError('unknown_app', 'there is no such app');
   if (app.status === 'disabled') throw disabledApp(app);
   await requireSessionDeveloper(deps, developer);
-  return rotate(deps, app);
+  return rotate(deps, asDeveloper(developer), app);
 }
 
 /**
@@ -270,29 +302,42 @@ export async function deleteOwnApp(deps: AdminDeps, developer: Developer, id: st
     if (now.status === 'disabled') throw disabledApp(now);
     throw new AdminError('developer_disabled', `developer ${developer.email} is disabled`);
   }
+  audit(deps.logger, 'app.delete', { actor: asDeveloper(developer), ...ofApp(app) });
   return app;
 }
 
 /** An operator lets an app registered in the portal use its keys (idempotent). */
-export async function approveApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
+export async function approveApp(deps: OperatorDeps, ref: { key: string } | { developer: string; name: string }): Promise<AppDetails> {
   const app = await findApp(deps, ref);
   const updated = await deps.store.apps.setAppApproval(app.id, 'approved', deps.clock());
+  audit(deps.logger, 'app.approve', { actor: asOperator(deps), ...ofApp(app) });
   return { ...(updated ?? app), credentials: app.credentials };
 }
 
 /** An operator deletes the app with its keys; its tokens stop working at once. */
-export async function deleteApp(deps: AdminDeps, ref: { key: string } | { developer: string; name: string }): Promise<App> {
+export async function deleteApp(deps: OperatorDeps, ref: { key: string } | { developer: string; name: string }): Promise<App> {
   const app = await findApp(deps, ref);
   if (!(await deps.store.apps.deleteApp(app.id, deps.clock()))) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+  audit(deps.logger, 'app.delete', { actor: asOperator(deps), ...ofApp(app) });
   return app;
 }
 
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it. */
-export async function revokeKey(deps: AdminDeps, key: string): Promise<void> {
-  if (!(await deps.store.apps.revokeCredential(key, deps.clock()))) {
-    const app = await deps.store.apps.findAppByKey(key);
-    throw new AdminError(app === undefined ? 'unknown_key' : 'already_revoked', app === undefined ? `no key ${key}` : `key ${key} is already revoked`);
-  }
+export async function revokeKey(deps: OperatorDeps, key: string): Promise<void> {
+  await revoke(deps, asOperator(deps), await deps.store.apps.findAppByKey(key), key);
+}
+
+/** A developer revokes a key of their app in the portal; another developer's is as unknown as a key that does not exist. */
+export async function revokeOwnKey(deps: AdminDeps, developer: Developer, id: string, key: string): Promise<void> {
+  const app = await findOwnApp(deps, developer, id);
+  await revoke(deps, asDeveloper(developer), app?.credentials.some((c) => c.key === key) ? app : undefined, key);
+}
+
+/** Revokes `key` of `app`, the app its key names (undefined: none). */
+async function revoke(deps: AdminDeps, actor: Extract<Actor, { kind: 'operator' | 'developer' }>, app: App | undefined, key: string): Promise<void> {
+  if (app === undefined) throw new AdminError('unknown_key', `no key ${key}`);
+  if (!(await deps.store.apps.revokeCredential(key, deps.clock()))) throw new AdminError('already_revoked', `key ${key} is already revoked`);
+  audit(deps.logger, 'key.revoke', { actor, ...ofApp(app), key });
 }
 
 // Portal accounts.
@@ -305,23 +350,26 @@ export const INVITATION_VALID_MS = 7 * 86_400_000;
  * An account that never proved its address is replaced first (its apps deleted): the invitation
  * goes to the address's owner, who may not be whoever signed up with it.
  */
-export async function inviteDeveloper(deps: AdminDeps, email: string, validMs = INVITATION_VALID_MS): Promise<{ developer: Developer; code: string; expiresAt: number }> {
+export async function inviteDeveloper(deps: OperatorDeps, email: string, validMs = INVITATION_VALID_MS): Promise<{ developer: Developer; code: string; expiresAt: number }> {
   const found = await requireDeveloper(deps, email);
-  const developer = found.verified ? found : ((await deps.store.accounts.replaceUnverifiedDeveloper({ email: found.email, name: found.name, now: deps.clock() })) ?? found);
+  const replacement = found.verified ? undefined : await deps.store.accounts.replaceUnverifiedDeveloper({ email: found.email, name: found.name, now: deps.clock() });
+  const developer = replacement ?? found;
   const code = newInvitation();
   const expiresAt = deps.clock() + validMs;
   await deps.store.accounts.setInvitation(developer.email, sha256(code), expiresAt);
+  audit(deps.logger, 'developer.invite', { actor: asOperator(deps), developer: developerRef(developer), replaced: replacement !== undefined, expiresAt });
   return { developer, code, expiresAt };
 }
 
 /** A developer with an invitation code sets the password of the account an operator created for them. */
-export async function acceptInvitation(deps: AdminDeps, input: { email: string; password: string; invitation: string }): Promise<Login> {
+export async function acceptInvitation(deps: AdminDeps, input: { email: string; password: string; invitation: string; clientIp: string }): Promise<Login> {
   const email = normaliseEmail(input.email);
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.password);
   const dev = await deps.store.accounts.acceptInvitation({ email, codeHash: sha256(input.invitation.trim()), passwordHash, now: deps.clock() });
   if (dev === undefined) throw new AdminError('invalid_invitation', 'this invitation code is wrong, used or expired for this email: ask the API team for a new one');
+  audit(deps.logger, 'developer.signup', { actor: asVisitor(input.clientIp), developer: developerRef(dev), signup: 'invitation' });
   return { developer: dev, passwordHash };
 }
 
@@ -366,12 +414,18 @@ export async function openSignUp(deps: AdminDeps, input: { email: string; name: 
   await countMailRequest(deps, input.clientIp);
   // Hashed whether or not the address is taken, so that both answers take as long.
   const passwordHash = await deps.passwords.hash(input.password);
+  const result = await signUp(deps, { email, name, passwordHash });
+  audit(deps.logger, 'developer.signup', { actor: asVisitor(input.clientIp), developer: developerRef(result.developer), signup: 'open', result: result.kind });
+  return result;
+}
+
+async function signUp(deps: AdminDeps, input: { email: string; name: string; passwordHash: string }): Promise<SignUpResult> {
   try {
-    const developer = await deps.store.accounts.createDeveloper({ email, name, now: deps.clock(), passwordHash, verified: false });
+    const developer = await deps.store.accounts.createDeveloper({ ...input, now: deps.clock(), verified: false });
     return { kind: 'created', developer, token: await newMailLink(deps, developer, 'verify') };
   } catch (err) {
     if (!(err instanceof StoreError && err.code === 'conflict')) throw err;
-    const developer = await deps.store.accounts.findDeveloper(email);
+    const developer = await deps.store.accounts.findDeveloper(input.email);
     if (developer === undefined) throw err;
     return { kind: 'taken', developer };
   }
@@ -383,15 +437,17 @@ export async function openSignUp(deps: AdminDeps, input: { email: string; name: 
  * the address's owner can read the mail but does not know that password. Only both together
  * prove that the account's owner holds the address.
  */
-export async function confirmEmail(deps: AdminDeps, input: { token: string; email: string; password: string }): Promise<Login> {
+export async function confirmEmail(deps: AdminDeps, input: { token: string; email: string; password: string; clientIp: string }): Promise<Login> {
   // One answer for a wrong link and a wrong password, so that the form tells nothing about accounts.
   const invalid = new AdminError('invalid_link', 'this link is wrong, used or expired, or the email or password is wrong: to get a new link, use "Forgot your password?"');
-  const login = await checkPassword(deps, input).catch((err: unknown) => {
+  const attempt = { actor: asVisitor(input.clientIp), form: 'confirm' } as const;
+  const login = await checkPassword(deps, input, attempt).catch((err: unknown) => {
     throw err instanceof AdminError && err.code === 'login_failed' ? invalid : err;
   });
   const confirmed = await deps.store.accounts.confirmEmail({ hash: sha256(input.token.trim()), developerId: login.developer.id, now: deps.clock() });
-  if (confirmed === undefined) throw invalid;
+  if (confirmed === undefined) throw loginRefused(deps, attempt, 'invalid_link', login.developer.email, invalid);
   await login.accepted();
+  audit(deps.logger, 'developer.confirm', { actor: attempt.actor, developer: developerRef(confirmed) });
   return { developer: confirmed, passwordHash: login.passwordHash };
 }
 
@@ -406,11 +462,17 @@ export async function requestPasswordReset(
 ): Promise<{ later: () => Promise<{ developer: Developer; token: string } | undefined> }> {
   const email = normaliseEmail(input.email);
   await countMailRequest(deps, input.clientIp);
+  const actor = asVisitor(input.clientIp);
   return {
     async later() {
       const developer = await deps.store.accounts.findDeveloper(email);
-      if (developer === undefined || developer.status !== 'active') return undefined;
-      return { developer, token: await newMailLink(deps, developer, 'reset') };
+      if (developer === undefined || developer.status !== 'active') {
+        audit(deps.logger, 'developer.reset_request', { actor, email, result: 'no_active_account' });
+        return undefined;
+      }
+      const token = await newMailLink(deps, developer, 'reset');
+      audit(deps.logger, 'developer.reset_request', { actor, developer: developerRef(developer), result: 'link_made' });
+      return { developer, token };
     },
   };
 }
@@ -419,13 +481,14 @@ export async function requestPasswordReset(
  * Sets a new password with a reset link's token. Every session of the developer ends, and an
  * unverified developer becomes verified: the link reached them.
  */
-export async function resetPassword(deps: AdminDeps, input: { token: string; password: string }): Promise<Developer> {
+export async function resetPassword(deps: AdminDeps, input: { token: string; password: string; clientIp: string }): Promise<Developer> {
   const problem = passwordProblem(input.password);
   if (problem !== undefined) throw new AdminError('weak_password', problem);
   const passwordHash = await deps.passwords.hash(input.password);
   const dev = await deps.store.accounts.resetPassword({ hash: sha256(input.token.trim()), passwordHash, now: deps.clock() });
   if (dev === undefined) throw new AdminError('invalid_link', 'this link is wrong, used or expired: ask for a new one');
   await deps.store.throttles.clearLoginFailures(`portal|${dev.email}`);
+  audit(deps.logger, 'developer.reset', { actor: asVisitor(input.clientIp), developer: developerRef(dev) });
   return dev;
 }
 
@@ -440,46 +503,74 @@ export interface Login {
 
 const loginFailed = () => new AdminError('login_failed', 'wrong email or password, or the address is not confirmed yet (follow the link we mailed you)');
 
+/** Where a password was typed, and by whom: the audit line of a failed check names both. */
+interface Attempt {
+  actor: VisitorActor | DeveloperActor;
+  form: 'login' | 'confirm' | 'password_change';
+}
+
+/** Writes the failed attempt's audit line and returns `error`, for the caller to throw. */
+function loginRefused(deps: AdminDeps, attempt: Attempt, reason: LoginFailure, email: string | undefined, error = loginFailed()): AdminError {
+  audit(deps.logger, 'developer.login_failed', { ...attempt, reason, ...(email === undefined ? {} : { email }) });
+  return error;
+}
+
 /**
  * Checks an email and password, slowed as src/login-throttle.ts says. The attempt stays counted
  * until the caller accepts the login (`accepted`): a right password on an account that may not
- * log in counts like a wrong one, or the throttle would tell the two apart.
+ * log in counts like a wrong one, or the throttle would tell the two apart. Each refusal here
+ * writes its audit line; a caller that refuses after the check writes its own.
  */
-async function checkPassword(deps: AdminDeps, input: { email: string; password: string }): Promise<Login & { accepted: () => Promise<void> }> {
+async function checkPassword(deps: AdminDeps, input: { email: string; password: string }, attempt: Attempt): Promise<Login & { accepted: () => Promise<void> }> {
   let email: string;
   try {
     email = normaliseEmail(input.email);
   } catch {
-    throw loginFailed();
+    // Not logged: what was typed where the email goes may be a password.
+    throw loginRefused(deps, attempt, 'invalid_email', undefined);
   }
   const account = `portal|${email}`;
   const retryAfter = await admitAttempt(deps.store, [{ account, rule: PORTAL_LOGIN }], deps.clock());
   if (retryAfter !== undefined) {
-    throw new AdminError('login_throttled', `too many failed logins for this account: try again in ${waitText(retryAfter)}`, retryAfter);
+    const throttled = new AdminError('login_throttled', `too many failed logins for this account: try again in ${waitText(retryAfter)}`, retryAfter);
+    throw loginRefused(deps, attempt, 'throttled', email, throttled);
   }
   const passwordHash = await deps.store.accounts.findPasswordHash(email);
   const matches = await deps.passwords.verify(input.password, passwordHash);
   const dev = matches ? await deps.store.accounts.findDeveloper(email) : undefined;
-  if (dev === undefined || dev.status !== 'active' || typeof passwordHash !== 'string') throw loginFailed();
+  if (passwordHash === undefined) throw loginRefused(deps, attempt, 'unknown_developer', email);
+  if (passwordHash === null) throw loginRefused(deps, attempt, 'no_password', email);
+  if (!matches) throw loginRefused(deps, attempt, 'wrong_password', email);
+  if (dev === undefined) throw loginRefused(deps, attempt, 'unknown_developer', email);
+  if (dev.status !== 'active') throw loginRefused(deps, attempt, 'disabled', email);
   return { developer: dev, passwordHash, accepted: () => attemptSucceeded(deps.store, [account]) };
 }
 
 /**
- * Logs in with an email and password. An account whose address is not confirmed cannot: else
- * signing up with an address and then logging in with the password just chosen would tell
- * whether the address already had an account (the login fails only if it did). One answer for
- * every failure.
+ * Checks an email and password for a login. An account whose address is not confirmed cannot
+ * log in: else signing up with an address and then logging in with the password just chosen
+ * would tell whether the address already had an account (the login fails only if it did). One
+ * answer for every failure.
  */
-export async function logIn(deps: AdminDeps, input: { email: string; password: string }): Promise<Login> {
-  const { developer, passwordHash, accepted } = await checkPassword(deps, input);
-  if (!developer.verified) throw loginFailed();
+async function checkLogin(deps: AdminDeps, input: { email: string; password: string }, attempt: Attempt): Promise<Login> {
+  const { developer, passwordHash, accepted } = await checkPassword(deps, input, attempt);
+  if (!developer.verified) throw loginRefused(deps, attempt, 'unverified', developer.email);
   await accepted();
   return { developer, passwordHash };
 }
 
+/** Logs in with an email and password, as checkLogin says. */
+export async function logIn(deps: AdminDeps, input: { email: string; password: string; clientIp: string }): Promise<Login> {
+  const actor = asVisitor(input.clientIp);
+  const login = await checkLogin(deps, input, { actor, form: 'login' });
+  audit(deps.logger, 'developer.login', { actor, developer: developerRef(login.developer) });
+  return login;
+}
+
 /** Sets a new password after checking the current one; every session of the developer ends, and the answer logs this browser in again. */
 export async function changePassword(deps: AdminDeps, developer: Developer, input: { current: string; next: string }): Promise<Login> {
-  await logIn(deps, { email: developer.email, password: input.current }).catch((err: unknown) => {
+  const actor = asDeveloper(developer);
+  await checkLogin(deps, { email: developer.email, password: input.current }, { actor, form: 'password_change' }).catch((err: unknown) => {
     throw err instanceof AdminError && err.code === 'login_failed' ? new AdminError('wrong_password', 'the current password is wrong') : err;
   });
   const problem = passwordProblem(input.next);
@@ -487,5 +578,6 @@ export async function changePassword(deps: AdminDeps, developer: Developer, inpu
   const passwordHash = await deps.passwords.hash(input.next);
   await deps.store.accounts.setPasswordHash(developer.email, passwordHash);
   await deps.store.accounts.deleteSessions(developer.id);
+  audit(deps.logger, 'developer.password_change', { actor, developer: developerRef(developer) });
   return { developer, passwordHash };
 }

@@ -1,4 +1,5 @@
 // `gateway admin …`: thin wrappers over src/admin, against the store the config names.
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import * as ops from '../admin/operations.ts';
@@ -20,7 +21,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   const admin = program.command('admin').description('manage developers, apps and keys in the store the config names');
 
   /** Declares a leaf command with the shared options and runs its action against an open store. */
-  function leaf<O extends Common>(parent: Command, spec: string, description: string, run: (deps: ops.AdminDeps, opts: O, args: string[]) => Promise<void>) {
+  function leaf<O extends Common>(parent: Command, spec: string, description: string, run: (deps: ops.OperatorDeps, opts: O, args: string[]) => Promise<void>) {
     return parent
       .command(spec)
       .description(description)
@@ -32,7 +33,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
         const config = commandConfig(cmd, io);
         const services = createAdminServices(config, createLogger(config.log.level, logStream(io)));
         try {
-          await run({ ...services, products: config.products, portal: config.portal }, opts, cmd.args);
+          await run({ ...services, products: config.products, portal: config.portal, operator: operatorName() }, opts, cmd.args);
         } finally {
           await services.store.close();
         }
@@ -186,4 +187,13 @@ export function registerAdmin(program: Command, io: CliIo): void {
         throw err instanceof BackupError ? new CliError(err.message) : err;
       }
     });
+}
+
+/** Who runs `gateway admin`, for the audit lines: the OS account's name, or its uid where it has none (a container's arbitrary uid). */
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid:${process.getuid?.() ?? 'unknown'}`;
+  }
 }

@@ -35,11 +35,16 @@ export function isoDate(ms: number | null): string {
   return ms === null ? '' : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** A stream of log lines (the audit lines of `gateway admin`) onto the command's error output, which --json leaves clean. */
+/**
+ * A stream of log lines (the audit lines of `gateway admin`) onto the command's error output, which
+ * --json leaves clean. Escaped for the terminal as JSON would escape them, so each line is still
+ * the same JSON: JSON itself leaves DEL, C1 controls and bidi marks as they are, and a name stored
+ * before names were checked may hold them.
+ */
 export function logStream(io: CliIo): Writable {
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
-      io.err(chunk.toString('utf8').trimEnd());
+      io.err(terminalText(chunk.toString('utf8').trimEnd()));
       done();
     },
   });

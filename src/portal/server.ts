@@ -2,6 +2,7 @@
 // JavaScript. Every change goes through src/admin, as `gateway admin` does.
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { audit } from '../admin/audit.ts';
 import * as ops from '../admin/operations.ts';
 import type { Config, PortalSettings, ProductSettings } from '../config/load.ts';
 import type { Services } from '../services.ts';
@@ -171,7 +172,7 @@ export function createPortalHandler(
     '/login': async (r) => {
       const email = r.form.get('email') ?? '';
       try {
-        return await loggedIn(await ops.logIn(deps, { email, password: r.form.get('password') ?? '' }), '/apps');
+        return await loggedIn(await ops.logIn(deps, { email, password: r.form.get('password') ?? '', clientIp: r.clientIp }), '/apps');
       } catch (err) {
         return refused(err, (error) => pages.loginPage(r.frame, { email, error }));
       }
@@ -179,7 +180,7 @@ export function createPortalHandler(
     '/signup': async (r) => {
       const input = { email: r.form.get('email') ?? '', name: r.form.get('name') ?? '', password: r.form.get('password') ?? '', invitation: r.form.get('invitation')?.trim() ?? '' };
       try {
-        if (input.invitation !== '') return await loggedIn(await ops.acceptInvitation(deps, input), '/apps');
+        if (input.invitation !== '') return await loggedIn(await ops.acceptInvitation(deps, { ...input, clientIp: r.clientIp }), '/apps');
         const result = await ops.openSignUp(deps, { ...input, clientIp: r.clientIp });
         // The same page whether the address was free or taken; only the mail differs, and only its owner reads it.
         deliver(
@@ -196,7 +197,7 @@ export function createPortalHandler(
       const token = r.form.get('token') ?? '';
       const email = r.form.get('email') ?? '';
       try {
-        return await loggedIn(await ops.confirmEmail(deps, { token, email, password: r.form.get('password') ?? '' }), '/apps?done=verified');
+        return await loggedIn(await ops.confirmEmail(deps, { token, email, password: r.form.get('password') ?? '', clientIp: r.clientIp }), '/apps?done=verified');
       } catch (err) {
         return refused(err, (error) => pages.verifyPage(r.frame, { token, email, error }));
       }
@@ -220,7 +221,7 @@ export function createPortalHandler(
     '/reset': withMail(async (r) => {
       const token = r.form.get('token') ?? '';
       try {
-        await ops.resetPassword(deps, { token, password: r.form.get('password') ?? '' });
+        await ops.resetPassword(deps, { token, password: r.form.get('password') ?? '', clientIp: r.clientIp });
       } catch (err) {
         return refused(err, (error) => pages.resetPage(r.frame, { token, error }));
       }
@@ -228,6 +229,9 @@ export function createPortalHandler(
     }),
     '/logout': async (r) => {
       await sessions.end(r.visitor.id);
+      const dev = r.visitor.developer;
+      // Sessions are the portal's, not src/admin's: the line is written here. A visitor without a session ended nothing.
+      if (dev !== undefined) audit(logger, 'developer.logout', { actor: { kind: 'developer', id: dev.id, email: dev.email }, developer: { id: dev.id, email: dev.email } });
       return { redirect: '/', cookie: sessions.cookie(newVisitorId()) };
     },
   };
@@ -309,7 +313,7 @@ export function createPortalHandler(
     }
     if (key !== undefined) {
       if (!app.credentials.some((c) => c.key === key)) return notFound(r);
-      await ops.revokeKey(deps, key).catch((err: unknown) => {
+      await ops.revokeOwnKey(deps, r.frame.developer!, app.id, key).catch((err: unknown) => {
         if (!(err instanceof ops.AdminError && err.code === 'already_revoked')) throw err;
       });
       return { redirect: `/apps/${app.id}?done=revoked` };

@@ -17,6 +17,14 @@ function ok(r: Result): Result {
   return r;
 }
 
+/** Exit 0, and on stderr only the change's one audit line. */
+function changed(r: Result, action: string): Result {
+  assert.deepEqual({ code: r.code, signal: r.signal }, { code: 0, signal: null }, `stderr: ${r.stderr}`);
+  assert.match(r.stderr, /^\{[^\n]*\}\n$/, 'one JSON line on stderr');
+  assert.equal((JSON.parse(r.stderr) as { audit: unknown }).audit, action);
+  return r;
+}
+
 function fails(r: Result, message: string): void {
   assert.deepEqual({ code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr }, { code: 1, signal: null, stdout: '', stderr: `error: ${message}\n` });
 }
@@ -76,8 +84,8 @@ describe('gateway admin backup', () => {
       mkdirSync(folder);
       writeFileSync(config, configYaml());
     }
-    ok(await gateway(['admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', liveConfig]));
-    app = JSON.parse(ok(await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig])).stdout);
+    changed(await gateway(['admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', liveConfig]), 'developer.create');
+    app = JSON.parse(changed(await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig]), 'app.register').stdout);
     bulk = insertTokens(path.join(live, 'gateway.db'), app, BULK_TOKENS);
     gw = await serve(liveConfig);
     issuedBefore = await issueToken(gw.url, app);

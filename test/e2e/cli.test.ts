@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { userInfo } from 'node:os';
 import { freePort } from '../../src/http/listener.ts';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -42,11 +43,11 @@ interface CreatedApp {
 }
 
 async function addDeveloper(ws: Workspace, email: string, name = 'Dev'): Promise<void> {
-  ok(await ws.cli('admin', 'developers', 'create', '--email', email, '--name', name));
+  changed(await ws.cli('admin', 'developers', 'create', '--email', email, '--name', name), 'developer.create');
 }
 
 async function addApp(ws: Workspace, developer: string, name: string, product = 'hello'): Promise<CreatedApp> {
-  return parse<CreatedApp>(ok(await ws.cli('admin', 'apps', 'create', '--developer', developer, '--name', name, '--product', product, '--json')));
+  return parse<CreatedApp>(changed(await ws.cli('admin', 'apps', 'create', '--developer', developer, '--name', name, '--product', product, '--json'), 'app.register'));
 }
 
 /** Every file of the store (database, WAL, shared memory) as one buffer. */
@@ -72,9 +73,21 @@ const isoDate = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 
 // ---------------------------------------------------------------------------------------------
 // Assertions
 
-/** Exit 0, nothing on stderr; returns the result. */
+/** Exit 0, nothing on stderr (a command that changes nothing writes no audit line); returns the result. */
 function ok(r: Result): Result {
   assert.deepEqual({ code: r.code, signal: r.signal, stderr: r.stderr }, { code: 0, signal: null, stderr: '' }, `stdout: ${r.stdout}`);
+  return r;
+}
+
+/**
+ * Exit 0, and on stderr exactly one line: the change's audit line, by the operator running the
+ * tests (test/admin/audit.test.ts checks each line's fields). Returns the result.
+ */
+function changed(r: Result, action: string): Result {
+  assert.deepEqual({ code: r.code, signal: r.signal }, { code: 0, signal: null }, `stderr: ${r.stderr}`);
+  assert.match(r.stderr, /^\{[^\n]*\}\n$/, 'one JSON line on stderr');
+  const line = JSON.parse(r.stderr) as { audit: unknown; actor: unknown };
+  assert.deepEqual([line.audit, line.actor], [action, { kind: 'operator', user: userInfo().username }]);
   return r;
 }
 
@@ -129,8 +142,8 @@ describe('gateway admin developers', () => {
   after(() => ws.remove());
 
   test('create lower-cases and trims the email; --json prints the developer', async () => {
-    assert.equal(ok(await ws.cli('admin', 'developers', 'create', '--email', '  Ada@Example.COM ', '--name', 'Ada Lovelace')).stdout, 'created developer ada@example.com\n');
-    const grace = parse<Record<string, unknown>>(ok(await ws.cli('admin', 'developers', 'create', '--email', 'GRACE@example.com', '--name', 'Grace Hopper', '--json')));
+    assert.equal(changed(await ws.cli('admin', 'developers', 'create', '--email', '  Ada@Example.COM ', '--name', 'Ada Lovelace'), 'developer.create').stdout, 'created developer ada@example.com\n');
+    const grace = parse<Record<string, unknown>>(changed(await ws.cli('admin', 'developers', 'create', '--email', 'GRACE@example.com', '--name', 'Grace Hopper', '--json'), 'developer.create'));
     assert.deepEqual(Object.keys(grace).sort(), ['createdAt', 'email', 'id', 'name', 'status', 'verified']);
     assert.equal(grace.verified, true, 'an operator vouches for the address');
     assert.equal(grace.email, 'grace@example.com');
@@ -140,9 +153,9 @@ describe('gateway admin developers', () => {
   });
 
   test('invite prints a one-time code; an unknown developer or a bad --valid is an error', async () => {
-    const out = ok(await ws.cli('admin', 'developers', 'invite', 'ADA@example.com')).stdout;
+    const out = changed(await ws.cli('admin', 'developers', 'invite', 'ADA@example.com'), 'developer.invite').stdout;
     assert.match(out, /^invitation for ada@example\.com, valid until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ:\ncode: gwi_[A-Za-z0-9_-]{43}\nThe code is shown only now\./);
-    const json = parse<{ email: string; code: string; expiresAt: number }>(ok(await ws.cli('admin', 'developers', 'invite', 'ada@example.com', '--valid', '2', '--json')));
+    const json = parse<{ email: string; code: string; expiresAt: number }>(changed(await ws.cli('admin', 'developers', 'invite', 'ada@example.com', '--valid', '2', '--json'), 'developer.invite'));
     assert.equal(json.email, 'ada@example.com');
     assert.ok(Math.abs(json.expiresAt - (Date.now() + 2 * 86_400_000)) < 60_000);
     fails(await ws.cli('admin', 'developers', 'invite', 'nobody@example.com'), 1, 'no developer nobody@example.com');
@@ -171,7 +184,7 @@ describe('gateway admin developers', () => {
   });
 
   test('disable E (any case) disables the developer; no new apps for them; enable restores', async () => {
-    assert.equal(ok(await ws.cli('admin', 'developers', 'disable', 'ADA@example.com')).stdout, 'developer ada@example.com is disabled\n');
+    assert.equal(changed(await ws.cli('admin', 'developers', 'disable', 'ADA@example.com'), 'developer.disable').stdout, 'developer ada@example.com is disabled\n');
     const list = parse<{ email: string; status: string; createdAt: number }[]>(ok(await ws.cli('admin', 'developers', 'list', '--json')));
     assert.deepEqual(
       list.map((d) => [d.email, d.status]),
@@ -193,7 +206,7 @@ describe('gateway admin developers', () => {
     fails(await ws.cli('admin', 'apps', 'create', '--developer', 'ada@example.com', '--name', 'x', '--product', 'hello'), 1, 'developer ada@example.com is disabled');
     fails(await ws.cli('admin', 'developers', 'disable', 'nobody@example.com'), 1, 'no developer nobody@example.com');
 
-    const enabled = parse<{ email: string; status: string }>(ok(await ws.cli('admin', 'developers', 'enable', 'ada@example.com', '--json')));
+    const enabled = parse<{ email: string; status: string }>(changed(await ws.cli('admin', 'developers', 'enable', 'ada@example.com', '--json'), 'developer.enable'));
     assert.deepEqual([enabled.email, enabled.status], ['ada@example.com', 'active']);
   });
 });
@@ -223,7 +236,7 @@ describe('gateway admin apps', () => {
   });
 
   test('create without --json prints key and secret once, with a warning', async () => {
-    const r = ok(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'));
+    const r = changed(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'), 'app.register');
     const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(r.stdout);
     assert.ok(m, r.stdout);
   });
@@ -346,7 +359,7 @@ describe('gateway admin errors', () => {
   test('unknown key, and a key revoked twice', async () => {
     await failsUnchanged(['admin', 'keys', 'revoke', 'no-such-key'], 'no key no-such-key');
     const app = await addApp(ws, 'dev@example.com', 'to-revoke');
-    assert.equal(ok(await ws.cli('admin', 'keys', 'revoke', app.key)).stdout, `key ${app.key} is revoked\n`);
+    assert.equal(changed(await ws.cli('admin', 'keys', 'revoke', app.key), 'key.revoke').stdout, `key ${app.key} is revoked\n`);
     baseline = await snapshot();
     await failsUnchanged(['admin', 'keys', 'revoke', app.key], `key ${app.key} is already revoked`);
   });
@@ -399,7 +412,7 @@ describe('gateway admin and control characters', () => {
     assert.match(devs, /^old@example\.com {2}Old\\u001b\[31mRed\\u202e {2}active/m);
     const apps = ok(await ws.cli('admin', 'apps', 'list')).stdout;
     assert.match(apps, /^old@example\.com {2}app\\u001b\]0;owned\\u0007 {2}hello/m);
-    const disabled = ok(await ws.cli('admin', 'apps', 'disable', 'K'.repeat(32))).stdout;
+    const disabled = changed(await ws.cli('admin', 'apps', 'disable', 'K'.repeat(32)), 'app.disable').stdout;
     assert.equal(disabled, 'app "app\\u001b]0;owned\\u0007" of old@example.com is disabled\n');
     for (const out of [devs, apps, disabled]) assert.doesNotMatch(out, /[\x1b\x07\u202e]/);
     const json = JSON.parse(ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout) as { name: string }[];
@@ -658,7 +671,7 @@ describe('revocation from another process', () => {
 
   test('admin keys revoke KEY', async () => {
     const { app, token } = await workingApp('dev@example.com', 'revoked-key');
-    assert.equal(ok(await ws.cli('admin', 'keys', 'revoke', app.key)).stdout, `key ${app.key} is revoked\n`);
+    assert.equal(changed(await ws.cli('admin', 'keys', 'revoke', app.key), 'key.revoke').stdout, `key ${app.key} is revoked\n`);
     const listed = ok(await ws.cli('admin', 'apps', 'list')).stdout.split('\n');
     assert.match(listed.find((line) => line.includes(' revoked-key '))!, / active {2}\S+$/, 'a revoked key is not listed');
     await assertTokenRejected(gw.url, token);
@@ -668,7 +681,7 @@ describe('revocation from another process', () => {
 
   test('admin apps disable KEY', async () => {
     const { app, token } = await workingApp('dev@example.com', 'disabled-app');
-    assert.equal(ok(await ws.cli('admin', 'apps', 'disable', app.key)).stdout, `app "disabled-app" of dev@example.com is disabled\n`);
+    assert.equal(changed(await ws.cli('admin', 'apps', 'disable', app.key), 'app.disable').stdout, `app "disabled-app" of dev@example.com is disabled\n`);
     await assertTokenRejected(gw.url, token);
     await assertClientRejected(gw.url, app);
     await assertServes(gw.url, bystanderToken);
@@ -676,7 +689,7 @@ describe('revocation from another process', () => {
 
   test('admin apps delete KEY', async () => {
     const { app, token } = await workingApp('dev@example.com', 'deleted-app');
-    assert.equal(ok(await ws.cli('admin', 'apps', 'delete', app.key)).stdout, `app "deleted-app" of dev@example.com is deleted\n`);
+    assert.equal(changed(await ws.cli('admin', 'apps', 'delete', app.key), 'app.delete').stdout, `app "deleted-app" of dev@example.com is deleted\n`);
     await assertTokenRejected(gw.url, token);
     await assertClientRejected(gw.url, app);
     await assertServes(gw.url, bystanderToken);
@@ -686,7 +699,7 @@ describe('revocation from another process', () => {
   test('admin keys rotate KEY: a new key and secret; the old ones work through the overlap (24h by default)', async () => {
     const { app, token } = await workingApp('dev@example.com', 'rotated');
     const before = Date.now();
-    const rotated = parse<CreatedApp & { overlapUntil: number }>(ok(await ws.cli('admin', 'keys', 'rotate', app.key, '--json')));
+    const rotated = parse<CreatedApp & { overlapUntil: number }>(changed(await ws.cli('admin', 'keys', 'rotate', app.key, '--json'), 'key.rotate'));
     assert.notEqual(rotated.key, app.key);
     assert.ok(rotated.secret.startsWith('gws_'));
     assert.ok(rotated.overlapUntil >= before + 86_400_000 && rotated.overlapUntil <= Date.now() + 86_400_000, String(rotated.overlapUntil));
@@ -702,7 +715,7 @@ describe('revocation from another process', () => {
   test('admin developers disable E stops every app of theirs', async () => {
     const one = await workingApp('leaving@example.com', 'leaving-1');
     const two = await workingApp('leaving@example.com', 'leaving-2');
-    assert.equal(ok(await ws.cli('admin', 'developers', 'disable', 'leaving@example.com')).stdout, 'developer leaving@example.com is disabled\n');
+    assert.equal(changed(await ws.cli('admin', 'developers', 'disable', 'leaving@example.com'), 'developer.disable').stdout, 'developer leaving@example.com is disabled\n');
     for (const { app, token } of [one, two]) {
       await assertTokenRejected(gw.url, token);
       await assertClientRejected(gw.url, app);

@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { get as httpGet } from 'node:http';
-import { createApp, createDeveloper, revokeKey, type AdminDeps } from '../../src/admin/operations.ts';
+import { createApp, createDeveloper, revokeKey, type OperatorDeps } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -19,7 +19,7 @@ describe('workers: 2', () => {
   const dir = tempDir();
   let workers: Workers;
   let store: Store;
-  let admin: AdminDeps;
+  let admin: OperatorDeps;
   // A new connection per call (agent: false), so the kernel spreads the calls over both workers.
   const get = (url: string, token: string) =>
     new Promise<number>((resolve, reject) => {
@@ -42,7 +42,7 @@ describe('workers: 2', () => {
     assert.equal(config.workers, 2);
     workers = await startWorkers(config, { env: {}, adminPort: 0, logger: createLogger('silent') });
     store = openStore(config.store);
-    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal };
+    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, operator: 'test' };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {

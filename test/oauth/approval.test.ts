@@ -104,7 +104,9 @@ describe('approval of apps registered in the portal', () => {
     const listed = await cli(['admin', 'apps', 'list', '--developer', 'pending-app@example.com', '--config', gw.configFile]);
     assert.match(listed.stdout, /^pending-app@example\.com {2}pending-app {2}shop {5}pending {2}/m);
     const approved = await cli(['admin', 'apps', 'approve', app.key, '--config', gw.configFile]);
-    assert.deepEqual(approved, { code: 0, stdout: 'app "pending-app" of pending-app@example.com is approved\n', stderr: '' });
+    assert.deepEqual([approved.code, approved.stdout], [0, 'app "pending-app" of pending-app@example.com is approved\n']);
+    // On stderr, only the approval's audit line.
+    assert.match(approved.stderr, /^\{[^\n]*"audit":"app\.approve"[^\n]*\}\n$/);
 
     const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'bob', password: 'builder' }, app);
     assert.equal(res.status, 200, res.text);

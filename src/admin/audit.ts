@@ -1,0 +1,100 @@
+// The audit trail: one log line for every change an operator (`gateway admin`) or a developer (the
+// portal) makes to developers, apps and keys, and for every portal login, failed or not. Shaped as
+// the config reload's line (src/main.ts logReload): `audit` names the action, the rest says who
+// and to what. Fields name things by their public ids only: never a secret, password, token,
+// invitation code, mailed link or session id; the logger's redaction is not relied on.
+import type { Logger } from 'pino';
+import type { Approval } from '../store/port/index.ts';
+
+/**
+ * Who did it. `operator`: whoever ran `gateway admin`, by their OS account. `developer`: a portal
+ * session's developer. `visitor`: a portal form that needs no session (sign-up, login, a mailed
+ * link), by the client's address as the listener judges it; the line's `developer` says which
+ * account the form named or proved.
+ */
+export type Actor = { kind: 'operator'; user: string } | DeveloperActor | VisitorActor;
+export type DeveloperActor = { kind: 'developer'; id: string; email: string };
+export type VisitorActor = { kind: 'visitor'; ip: string };
+type OperatorActor = Extract<Actor, { kind: 'operator' }>;
+
+/** The developer acted on, or whose app or key it is. */
+export type DeveloperRef = { id: string; email: string };
+export type AppRef = { id: string; name: string; product: string };
+type AppLine<A extends Actor> = { actor: A; developer: DeveloperRef; app: AppRef };
+
+/** Why a password check failed: the account is named by the email tried, except for `invalid_email` (that text may be anything, even a password). */
+export type LoginFailure = 'invalid_email' | 'throttled' | 'unknown_developer' | 'no_password' | 'wrong_password' | 'disabled' | 'unverified' | 'invalid_link';
+
+/** The fields of each action's line, besides `audit`. `key` is an app's public key (its client id); times are epoch ms. */
+interface Lines {
+  /** `replaced`: an unverified open sign-up held the address; it was replaced and its apps deleted. */
+  'developer.create': { actor: OperatorActor; developer: DeveloperRef; replaced: boolean };
+  'developer.invite': { actor: OperatorActor; developer: DeveloperRef; replaced: boolean; expiresAt: number };
+  'developer.disable': { actor: OperatorActor; developer: DeveloperRef };
+  'developer.enable': { actor: OperatorActor; developer: DeveloperRef };
+  /** `taken`: the address already had an account, which was left as it was (its owner was mailed). */
+  'developer.signup':
+    | { actor: VisitorActor; developer: DeveloperRef; signup: 'open'; result: 'created' | 'taken' }
+    | { actor: VisitorActor; developer: DeveloperRef; signup: 'invitation' };
+  'developer.confirm': { actor: VisitorActor; developer: DeveloperRef };
+  'developer.login': { actor: VisitorActor; developer: DeveloperRef };
+  /** Every password check the login throttle counts as failed; `form` is where the password was typed. */
+  'developer.login_failed': {
+    actor: VisitorActor | DeveloperActor;
+    form: 'login' | 'confirm' | 'password_change';
+    reason: LoginFailure;
+    email?: string;
+  };
+  'developer.logout': { actor: DeveloperActor; developer: DeveloperRef };
+  'developer.password_change': { actor: DeveloperActor; developer: DeveloperRef };
+  /** Written once the link is made, or known not to be: after the visitor has had the answer. */
+  'developer.reset_request':
+    | { actor: VisitorActor; developer: DeveloperRef; result: 'link_made' }
+    | { actor: VisitorActor; email: string; result: 'no_active_account' };
+  'developer.reset': { actor: VisitorActor; developer: DeveloperRef };
+  'app.register': AppLine<OperatorActor | DeveloperActor> & { key: string; approval: Approval };
+  'app.approve': AppLine<OperatorActor>;
+  'app.disable': AppLine<OperatorActor>;
+  'app.enable': AppLine<OperatorActor>;
+  'app.delete': AppLine<OperatorActor | DeveloperActor>;
+  /** `overlapUntil`: when the app's earlier keys stop working. */
+  'key.rotate': AppLine<OperatorActor | DeveloperActor> & { key: string; overlapUntil: number };
+  'key.revoke': AppLine<OperatorActor | DeveloperActor> & { key: string };
+}
+
+export type AuditAction = keyof Lines;
+
+const MESSAGES: Readonly<Record<AuditAction, string>> = {
+  'developer.create': 'developer created',
+  'developer.invite': 'developer invited',
+  'developer.disable': 'developer disabled',
+  'developer.enable': 'developer enabled',
+  'developer.signup': 'developer signed up',
+  'developer.confirm': 'developer confirmed the email address',
+  'developer.login': 'developer logged in',
+  'developer.login_failed': 'portal login failed',
+  'developer.logout': 'developer logged out',
+  'developer.password_change': 'developer changed the password',
+  'developer.reset_request': 'password reset requested',
+  'developer.reset': 'password reset',
+  'app.register': 'app registered',
+  'app.approve': 'app approved',
+  'app.disable': 'app disabled',
+  'app.enable': 'app enabled',
+  'app.delete': 'app deleted',
+  'key.rotate': 'key rotated',
+  'key.revoke': 'key revoked',
+};
+
+/**
+ * Writes the action's one line: `{ audit: action, actor, developer?, app?, key?, …, msg }`, e.g.
+ * `{ audit: 'app.register', actor: { kind: 'developer', id, email }, developer: { id, email },
+ * app: { id, name, product }, key, approval: 'pending', msg: 'app registered' }`.
+ * A failed login is a warning (someone may be guessing); everything else is info.
+ */
+export function audit<A extends AuditAction>(logger: Logger, action: A, fields: Lines[A]): void {
+  const line: object = { audit: action, ...fields };
+  const message: string = MESSAGES[action];
+  if (action === 'developer.login_failed') logger.warn(line, message);
+  else logger.info(line, message);
+}
