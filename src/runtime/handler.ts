@@ -171,11 +171,22 @@ function requestId(given: string | string[] | undefined): string {
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** W3C Trace Context §3.2: the trace id of a well-formed traceparent, for the log; the header itself passes upstream untouched. */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
+/** W3C Trace Context §3.2: version, trace id, parent id and flags, lower-case hex; a later version may append `-…`. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-|$)/;
+const NO_TRACE = '0'.repeat(32);
+const NO_PARENT = '0'.repeat(16);
 
+/**
+ * The trace id of a valid traceparent, for the log; the header itself passes upstream untouched.
+ * §3.2.2: version ff, an all-zero trace or parent id, and anything after a version 00 header are invalid.
+ */
 function traceId(header: string | string[] | undefined): string | undefined {
-  return typeof header === 'string' ? TRACEPARENT.exec(header)?.[1] : undefined;
+  if (typeof header !== 'string') return undefined;
+  const match = TRACEPARENT.exec(header);
+  if (match === null) return undefined;
+  const [, version, trace, parent, more] = match;
+  if (version === 'ff' || (version === '00' && more !== '') || trace === NO_TRACE || parent === NO_PARENT) return undefined;
+  return trace;
 }
 
 const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });
