@@ -486,7 +486,11 @@ function certificateProblem(certFile: string, keyFile: string): { at: ['cert'] |
 function senderTimeouts(listen: ConfigFile['listen'], duration: (v: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => number, report: Report) {
   const headersMs = duration(listen.headersTimeout, 10, ['listen', 'headersTimeout']);
   const requestMs = duration(listen.requestTimeout, 60, ['listen', 'requestTimeout']);
-  if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
+  // 0 is Node's "no limit": a client could hold a connection without ever finishing its request,
+  // and the listener would look for expired requests every millisecond.
+  if (headersMs === 0) report(['listen', 'headersTimeout'], 'must be longer than 0');
+  if (requestMs === 0) report(['listen', 'requestTimeout'], 'must be longer than 0');
+  else if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
   return { headersMs, requestMs, keepAliveMs: duration(listen.keepAliveTimeout, 65, ['listen', 'keepAliveTimeout']) };
 }
 
