@@ -264,6 +264,36 @@ describe('listener timeouts from the YAML', () => {
   });
 });
 
+describe('listener timeouts that cannot hold', () => {
+  test('0 (no limit) for headersTimeout or requestTimeout, or headers allowed longer than the request, is refused at load with the line', () => {
+    const temp = tempDir();
+    try {
+      const file = path.join(temp.dir, 'gateway.yaml');
+      /** The load's message for a config with `listen` added, and the line of a key of it. */
+      const message = (listen: string) => {
+        const yaml = configYaml({ listen });
+        writeFileSync(file, yaml);
+        let thrown: unknown;
+        try {
+          loadConfigFile(file, { env: {} });
+        } catch (err) {
+          thrown = err;
+        }
+        assert.ok(thrown instanceof ConfigError, 'the config loaded');
+        return { text: thrown.message, line: (key: string) => yaml.slice(0, yaml.indexOf(`  ${key}:`)).split('\n').length };
+      };
+      const zero = message('  headersTimeout: 0s\n  requestTimeout: 0\n');
+      assert.equal(zero.text, [`listen.headersTimeout: must be longer than 0 (gateway.yaml:${zero.line('headersTimeout')})`, `listen.requestTimeout: must be longer than 0 (gateway.yaml:${zero.line('requestTimeout')})`].join('\n'));
+      const longer = message('  headersTimeout: 2m\n');
+      assert.equal(longer.text, `listen.headersTimeout: must not be longer than listen.requestTimeout (gateway.yaml:${longer.line('headersTimeout')})`);
+      writeFileSync(file, configYaml({ listen: '  headersTimeout: 500ms\n  requestTimeout: 1m\n  keepAliveTimeout: 0\n' }));
+      assert.deepEqual(loadConfigFile(file, { env: {} }).listen.timeouts, { headersMs: 500, requestMs: 60_000, keepAliveMs: 0 });
+    } finally {
+      temp.remove();
+    }
+  });
+});
+
 describe('listener timeouts after a reload', () => {
   test('the defaults (Keep-Alive: timeout=65), then a reload to keepAliveTimeout 9s and headersTimeout 1s applies both', async () => {
     const gw = await startTestGateway();
