@@ -286,3 +286,33 @@ describe('no credential in any log line', () => {
     assert.ok(!/gw(at|rt)_[A-Za-z0-9_-]{16}/.test(log), 'no token of the gateway in the log');
   });
 });
+
+describe('upstreamMs of an answer a response policy holds', () => {
+  test('it runs to the end of the body, not to the headers', async () => {
+    const BODY_DELAY_MS = 300;
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"kept":1,');
+      res.flushHeaders();
+      setTimeout(() => res.end('"secret":2}'), BODY_DELAY_MS);
+    });
+    const gw = await startTestGateway({
+      upstreams: `  slowbody:\n    url: ${upstream.url}\n`,
+      routes: '  held:\n    method: GET\n    path: /v1/held\n    upstream: slowbody\n    policies:\n      - transformResponse: { body: { remove: [/secret] } }\n',
+      products: '  held:\n    routes: [held]\n',
+    });
+    try {
+      const app = await gw.client('held');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
+      const res = await call(`${gw.url}/v1/held`, { headers: { ...bearer(token), 'x-request-id': 'held-1' } });
+      assert.deepEqual([res.status, res.body], [200, { kept: 1 }]);
+      const line = accessLine(gw, 'held-1');
+      // A bound, not a timing: the gateway cannot have the whole body before the upstream sends its end.
+      assert.ok(line.upstreamMs! >= BODY_DELAY_MS, `upstreamMs ${line.upstreamMs}`);
+      assert.ok(line.upstreamMs! <= line.ms);
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+});
