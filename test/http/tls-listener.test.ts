@@ -82,7 +82,7 @@ describe('listen.tls', () => {
     copyFileSync(first.cert, served.cert);
     copyFileSync(first.key, served.key);
     upstream = await startUpstream();
-    gw = await startTestGateway({ upstreamUrl: upstream.url, listen: `  tls:\n    cert: ${served.cert}\n    key: ${served.key}\n` });
+    gw = await startTestGateway({ upstreamUrl: upstream.url, listen: `  headersTimeout: 1s\n  tls:\n    cert: ${served.cert}\n    key: ${served.key}\n` });
     agent = new Agent({ ca: made.ca, keepAlive: true, maxSockets: 1 });
   });
   after(async () => {
@@ -117,6 +117,19 @@ describe('listen.tls', () => {
     assert.equal(await handshake(port, made.ca, 'TLSv1.2', 'TLSv1.2'), 'TLSv1.2');
     assert.equal(await handshake(port, made.ca, 'TLSv1.1', 'TLSv1.1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     assert.equal(await handshake(port, made.ca, 'TLSv1', 'TLSv1'), 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  });
+
+  test("a client that connects and never completes the handshake is cut by headersTimeout (1s), not after Node's 120 s", async () => {
+    const { port } = new URL(gw.url);
+    const started = performance.now();
+    const socket = connectTcp(Number(port), '127.0.0.1');
+    const ended = await new Promise<string>((resolve) => {
+      socket.on('close', () => resolve('closed'));
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+    });
+    const ms = performance.now() - started;
+    assert.ok(ended === 'closed' || ended === 'ECONNRESET', ended);
+    assert.ok(ms < 5_000, `cut after ${ms} ms`);
   });
 
   test('a reload serves a new certificate to new connections; a keep-alive connection opened before keeps working; a pair that does not match is refused', async () => {
