@@ -71,6 +71,8 @@ export class Metrics {
 
   /** Counts a failed answer where it belongs: a refusal, an upstream failure, a store failure. */
   failed(err: GatewayError, surface: 'request' | 'token', upstream: string | undefined): void {
+    // The client left before its answer ended (499): nobody refused it and nothing failed.
+    if (err.status === 499) return;
     if (err.cause instanceof StoreUnavailable) this.storeErrors.labels(surface).inc();
     if (err.policy !== undefined || (err.status >= 400 && err.status < 500)) this.refusals.labels(err.policy ?? 'gateway', err.code).inc();
     else if (err.code.startsWith('upstream_') && upstream !== undefined) this.upstreamErrors.labels(upstream, err.code).inc();
