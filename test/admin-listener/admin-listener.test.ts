@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type ServerResponse } from 'node:http';
+import { connect as connectTcp } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -372,6 +373,42 @@ describe('metrics', () => {
       // HEAD: the headers alone.
       const head = await call(`${gw.gateway.adminUrl}/metrics`, { method: 'HEAD' });
       assert.deepEqual([head.status, head.text], [200, '']);
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+
+  test('a client that leaves in the middle of its answer is neither a refusal nor an upstream error', async () => {
+    let held: ServerResponse | undefined;
+    const upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first part');
+      held = res;
+    });
+    const gw = await startTestGateway({ upstreamUrl: upstream.url });
+    try {
+      const access = await token(gw, 'hello');
+      const { port } = new URL(gw.url);
+      await new Promise<void>((resolve, reject) => {
+        const socket = connectTcp(Number(port), '127.0.0.1', () =>
+          socket.write(`GET /v1/backend/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${access}\r\nX-Request-Id: left-1\r\n\r\n`),
+        );
+        socket.on('data', (c: Buffer) => c.toString().includes('first part') && (socket.destroy(), resolve()));
+        socket.on('error', reject);
+      });
+      // The rest of the answer finds the client gone.
+      held!.end('second part');
+      const logged = () => gw.logs.some((l) => l.includes('"id":"left-1"') && l.includes('"msg":"request"'));
+      for (let i = 0; i < 500 && !logged(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(logged(), 'the call ended');
+      assert.ok(gw.logs.some((l) => l.includes('"id":"left-1"') && l.includes('"error":"client_closed_request"')));
+      const lines = await samples(gw);
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith('gateway_refusals_total') || l.startsWith('gateway_upstream_errors_total')),
+        [],
+      );
+      assert.ok(lines.includes('gateway_requests_total{route="backend",product="hello",status="2xx"} 1'), lines.join('\n'));
     } finally {
       await gw.close();
       await upstream.close();
