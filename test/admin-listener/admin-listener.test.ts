@@ -11,6 +11,7 @@ import { loadConfigFile } from '../../src/config/load.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway } from '../../src/main.ts';
+import { startWorkers } from '../../src/workers.ts';
 import { bearer, call, configYaml, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway } from '../helpers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -412,6 +413,37 @@ describe('metrics', () => {
     } finally {
       await gw.close();
       await upstream.close();
+    }
+  });
+
+  test('workers: 2: the admin listener adds up both threads\' samples, with the process\'s own metrics once', async () => {
+    const temp = tempDir();
+    const file = path.join(temp.dir, 'gateway.yaml');
+    writeFileSync(file, `${configYaml().replace('log:\n  level: info', 'log:\n  level: silent')}\nworkers: 2\n`);
+    const workers = await startWorkers(loadConfigFile(file, { env: {} }), { env: {}, adminPort: 0, logger: createLogger('silent') });
+    try {
+      // A new connection per call (agent: false), so the kernel spreads them over both threads.
+      const status = () =>
+        new Promise<number>((resolve, reject) => {
+          const req = httpRequest(`${workers.url}/v1/hello`, { agent: false }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (let i = 0; i < 40; i++) assert.equal(await status(), 401);
+      const text = (await call(`${workers.adminUrl}/metrics`)).text;
+      const lines = text.split('\n');
+      assert.ok(lines.includes('gateway_requests_total{route="hello",product="",status="4xx"} 40'), text);
+      assert.ok(lines.includes('gateway_request_duration_seconds_count{route="hello"} 40'), text);
+      assert.ok(lines.includes('gateway_request_duration_seconds_bucket{le="+Inf",route="hello"} 40'), text);
+      assert.ok(lines.includes('gateway_refusals_total{policy="gateway",code="unauthorized"} 40'), text);
+      assert.equal(lines.filter((l) => l.startsWith('process_cpu_seconds_total ')).length, 1);
+      assert.equal((await call(`${workers.adminUrl}/readyz`)).status, 200);
+    } finally {
+      await workers.close();
+      temp.remove();
     }
   });
 
