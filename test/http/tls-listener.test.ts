@@ -227,6 +227,43 @@ describe('listen.tls that cannot serve: the config does not load, and says where
   });
 });
 
+describe('X-Forwarded-Proto behind a proxy that ends TLS', () => {
+  test("a trusted proxy's https (or http) is passed on; anyone else's, or another value, gives the listener's own", async () => {
+    const upstream = await startUpstream();
+    const proto = async (gw: TestGateway, token: string, said: string | undefined) => {
+      const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(said === undefined ? {} : { 'x-forwarded-proto': said }) };
+      const res = await fetch(`${gw.url}/v1/backend/1`, { headers });
+      assert.equal(res.status, 200, await res.text());
+      return upstream.received.at(-1)!.headers['x-forwarded-proto'];
+    };
+    const issue = async (gw: TestGateway) => {
+      const app = await gw.client('hello');
+      const res = await fetch(`${gw.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { authorization: basic(app.key, app.secret), 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials',
+      });
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    const behind = await startTestGateway({ upstreamUrl: upstream.url, listen: '  trustedProxies: [127.0.0.1]\n' });
+    const exposed = await startTestGateway({ upstreamUrl: upstream.url });
+    try {
+      const token = await issue(behind);
+      assert.equal(await proto(behind, token, 'https'), 'https');
+      assert.equal(await proto(behind, token, 'http'), 'http');
+      assert.equal(await proto(behind, token, undefined), 'http');
+      assert.equal(await proto(behind, token, 'https, http'), 'http');
+      assert.equal(await proto(behind, token, 'gopher'), 'http');
+      const other = await issue(exposed);
+      assert.equal(await proto(exposed, other, 'https'), 'http', 'from a client that is not a trusted proxy');
+    } finally {
+      await behind.close();
+      await exposed.close();
+      await upstream.close();
+    }
+  });
+});
+
 /**
  * Sends `head` on a new connection, then `drip` every 100 ms until the gateway answers or closes;
  * resolves to what it answered and how long that took.
