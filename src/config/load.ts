@@ -7,7 +7,7 @@ import type { ErrorObject } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { parseEntry } from '../http/ip.ts';
-import { checkCertificate } from '../http/listener.ts';
+import { checkCertificate, type TlsFiles } from '../http/listener.ts';
 import type { PolicySite } from '../policies/policy.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import {
@@ -163,9 +163,7 @@ export function loadConfigFile(file: string, options: LoadOptions = {}): Config 
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    const why = { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'a folder, not a file' }[code] ?? code;
-    throw new ConfigError(file, [{ path: '', message: `cannot read ${file}: ${why}`, line: undefined }]);
+    throw new ConfigError(file, [{ path: '', message: `cannot read ${file}: ${readFailure(err)}`, line: undefined }]);
   }
   return parseConfig(text, file, options);
 }
@@ -334,7 +332,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
 
   if (raw.listen.tls !== undefined) {
     const problem = certificateProblem(path.resolve(dir, raw.listen.tls.cert), path.resolve(dir, raw.listen.tls.key));
-    if (problem !== undefined) report(['listen', 'tls'], problem);
+    if (problem !== undefined) report(['listen', 'tls', ...problem.at], problem.message);
   }
 
   // Open sign-up proves the address with a mailed link: without a way to mail it, nobody could.
@@ -460,17 +458,26 @@ function upstreamSettings(
 }
 
 /** Why a certificate chain and key cannot serve TLS (a file unreadable, not PEM, not a pair), or undefined. */
-function certificateProblem(certFile: string, keyFile: string): string | undefined {
-  let files;
-  try {
-    files = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
-  } catch (err) {
-    return `cannot read ${(err as NodeJS.ErrnoException).path ?? 'the file'}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`;
+/** Why a file could not be read, in words. */
+function readFailure(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code ?? 'error';
+  return { ENOENT: 'no such file', EACCES: 'permission denied', EISDIR: 'a folder, not a file' }[code] ?? code;
+}
+
+/** What keeps the chain and key from serving TLS, and the key of `tls` it concerns (none: the pair); undefined when they can. */
+function certificateProblem(certFile: string, keyFile: string): { at: ['cert'] | ['key'] | []; message: string } | undefined {
+  const files: Partial<TlsFiles> = {};
+  for (const [at, file] of [['cert', certFile], ['key', keyFile]] as const) {
+    try {
+      files[at] = readFileSync(file);
+    } catch (err) {
+      return { at: [at], message: `cannot read ${file}: ${readFailure(err)}` };
+    }
   }
   try {
-    checkCertificate(files);
+    checkCertificate(files as TlsFiles);
   } catch (err) {
-    return `the certificate and key cannot serve TLS: ${(err as Error).message}`;
+    return { at: [], message: `the certificate and key cannot serve TLS: ${(err as Error).message}` };
   }
   return undefined;
 }
@@ -479,7 +486,11 @@ function certificateProblem(certFile: string, keyFile: string): string | undefin
 function senderTimeouts(listen: ConfigFile['listen'], duration: (v: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => number, report: Report) {
   const headersMs = duration(listen.headersTimeout, 10, ['listen', 'headersTimeout']);
   const requestMs = duration(listen.requestTimeout, 60, ['listen', 'requestTimeout']);
-  if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
+  // 0 is Node's "no limit": a client could hold a connection without ever finishing its request,
+  // and the listener would look for expired requests every millisecond.
+  if (headersMs === 0) report(['listen', 'headersTimeout'], 'must be longer than 0');
+  if (requestMs === 0) report(['listen', 'requestTimeout'], 'must be longer than 0');
+  else if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
   return { headersMs, requestMs, keepAliveMs: duration(listen.keepAliveTimeout, 65, ['listen', 'keepAliveTimeout']) };
 }
 

@@ -6,7 +6,10 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import { createServer as createNetServer, Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';
 
-/** How long a client may take to send its headers, and its whole request (Node answers 408), and may stay idle between requests. */
+/**
+ * How long a client may take to send its headers (and, over TLS, to complete the handshake), and
+ * its whole request (Node answers 408), and may stay idle between requests.
+ */
 export interface ListenerTimeouts {
   headersMs: number;
   requestMs: number;
@@ -91,8 +94,12 @@ export async function listen(
     connectionsCheckingInterval: Math.min(500, options.timeouts.headersMs),
     keepAliveTimeout: options.timeouts.keepAliveMs,
   };
+  // The TLS handshake comes before the headers and gets their limit: Node's own is 120 s, in which
+  // a client that connects and says nothing holds its socket. Set once: a reload does not change it.
   const server: Server | TlsServer =
-    tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS }, serve);
+    tls === undefined
+      ? createServer(settings, serve)
+      : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: options.timeouts.headersMs }, serve);
   const setTimeouts = (timeouts: ListenerTimeouts) => {
     server.headersTimeout = timeouts.headersMs;
     server.requestTimeout = timeouts.requestMs;

@@ -4,14 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Counter, Histogram } from 'prom-client';
 import { GatewayError } from '../errors.ts';
 import { tooLarge } from '../http/body.ts';
 import { sendProblem } from '../http/problem.ts';
 import { hasBody, splitTarget } from '../http/request.ts';
 import { OAUTH_PATHS, type EndpointOutcome } from '../oauth/endpoint.ts';
 import { answerHeaders, runSteps, type RequestContext } from '../pipeline/context.ts';
-import { STATUS_CLASSES, type Metrics } from '../metrics.ts';
+import { STATUS_CLASSES, type CounterSeries, type HistogramSeries, type Metrics } from '../metrics.ts';
 import type { Usage } from '../usage.ts';
 import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
 
@@ -137,27 +136,27 @@ export function createHandler(parts: HandlerParts) {
   };
 }
 
-/** Records a request in the metrics, with children per route and product made once and kept. */
+/** Records a request in the metrics, through series per route, product and upstream found once and kept. */
 function createObserver(metrics: Metrics) {
-  const byRoute = new Map<string, { duration: Histogram.Internal<'route'>; requests: Map<string, Counter.Internal[]> }>();
-  const upstreams = new Map<string, Histogram.Internal<'upstream'>>();
+  const byRoute = new Map<string, { duration: HistogramSeries; requests: Map<string, CounterSeries[]> }>();
+  const upstreams = new Map<string, HistogramSeries>();
   return function observe(name: string, upstream: string | undefined, ctx: RequestContext, ms: number, failure: GatewayError | undefined): void {
     let route = byRoute.get(name);
     if (route === undefined) {
-      route = { duration: metrics.duration.labels(name), requests: new Map() };
+      route = { duration: metrics.duration.series(name), requests: new Map() };
       byRoute.set(name, route);
     }
     route.duration.observe(ms / 1000);
     const product = ctx.token?.product ?? '';
     let classes = route.requests.get(product);
     if (classes === undefined) {
-      classes = STATUS_CLASSES.map((c) => metrics.requests.labels(name, product, c));
+      classes = STATUS_CLASSES.map((c) => metrics.requests.series(name, product, c));
       route.requests.set(product, classes);
     }
     classes[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!.inc();
     if (upstream !== undefined && ctx.upstreamMs !== undefined) {
       let timer = upstreams.get(upstream);
-      if (timer === undefined) upstreams.set(upstream, (timer = metrics.upstreamDuration.labels(upstream)));
+      if (timer === undefined) upstreams.set(upstream, (timer = metrics.upstreamDuration.series(upstream)));
       timer.observe(ctx.upstreamMs / 1000);
     }
     if (failure !== undefined) metrics.failed(failure, name === OAUTH_PATHS.token ? 'token' : 'request', upstream);
@@ -171,11 +170,22 @@ function requestId(given: string | string[] | undefined): string {
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** W3C Trace Context §3.2: the trace id of a well-formed traceparent, for the log; the header itself passes upstream untouched. */
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
+/** W3C Trace Context §3.2: version, trace id, parent id and flags, lower-case hex; a later version may append `-…`. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-|$)/;
+const NO_TRACE = '0'.repeat(32);
+const NO_PARENT = '0'.repeat(16);
 
+/**
+ * The trace id of a valid traceparent, for the log; the header itself passes upstream untouched.
+ * §3.2.2: version ff, an all-zero trace or parent id, and anything after a version 00 header are invalid.
+ */
 function traceId(header: string | string[] | undefined): string | undefined {
-  return typeof header === 'string' ? TRACEPARENT.exec(header)?.[1] : undefined;
+  if (typeof header !== 'string') return undefined;
+  const match = TRACEPARENT.exec(header);
+  if (match === null) return undefined;
+  const [, version, trace, parent, more] = match;
+  if (version === 'ff' || (version === '00' && more !== '') || trace === NO_TRACE || parent === NO_PARENT) return undefined;
+  return trace;
 }
 
 const unknownCoding = new GatewayError(501, 'not_implemented', 'only the chunked transfer coding is supported', { headers: { connection: 'close' } });

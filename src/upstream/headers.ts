@@ -175,6 +175,14 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
     }
     return settings.publicHost;
   }
+  /** X-Forwarded-Proto: what a trusted proxy in front says (one that ends TLS says https), else the listener's own. */
+  function forwardedProto(ctx: RequestContext): string {
+    if (fromTrustedProxy(ctx.req)) {
+      const said = ctx.req.headers['x-forwarded-proto'];
+      if (said === 'https' || said === 'http') return said;
+    }
+    return ctx.protocol;
+  }
   return function upstreamRequestHeaders(ctx) {
     const incoming = ctx.req.headers;
     const named = connectionNamed(incoming.connection);
@@ -186,7 +194,7 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
     }
     out['x-request-id'] = ctx.requestId;
     out['x-forwarded-for'] = ctx.clientIp;
-    out['x-forwarded-proto'] = ctx.protocol;
+    out['x-forwarded-proto'] = forwardedProto(ctx);
     const host = forwardedHost(ctx);
     if (host !== undefined) out['x-forwarded-host'] = host;
     const token = ctx.token;

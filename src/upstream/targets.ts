@@ -206,6 +206,8 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
       }
       const chunks: Buffer[] = [];
       let size = 0;
+      // send() timed the upstream up to its headers; a held answer's time runs to the end of its body.
+      const headersAt = performance.now();
       try {
         for await (const chunk of response.body) {
           size += (chunk as Buffer).length;
@@ -217,6 +219,8 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
         }
       } catch (err) {
         throw err instanceof GatewayError ? err : upstreamError(name, err);
+      } finally {
+        ctx.upstreamMs = (ctx.upstreamMs ?? 0) + performance.now() - headersAt;
       }
       return { status: response.statusCode, headers, body: Buffer.concat(chunks, size) };
     },
