@@ -231,6 +231,7 @@ async function main(): Promise<void> {
       writeFileSync(
         file,
         `listen: { host: 127.0.0.1, port: ${port} }
+admin: { port: 0 }
 store: { path: ./${name}.db }
 log: { level: warn }
 upstreams:

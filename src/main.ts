@@ -60,33 +60,48 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const { logger } = services;
   let runtime = compileRuntime(config, services);
-  const listener: Listener = await listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
-    reusePort: options.worker !== undefined,
-    tls: config.listen.tls && readTls(config.listen.tls),
-    timeouts: config.listen.timeouts,
-  });
+  // What is open so far closes, newest first, when a later part cannot start (a port taken), so the process ends.
+  const opened: (() => Promise<void>)[] = [() => runtime.close(), () => services.close()];
+  const startOrClose = async <T>(start: () => Promise<T>): Promise<T> => {
+    try {
+      return await start();
+    } catch (err) {
+      for (const close of opened) await close().catch(() => {});
+      throw err;
+    }
+  };
+  const listener: Listener = await startOrClose(() =>
+    listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
+      reusePort: options.worker !== undefined,
+      tls: config.listen.tls && readTls(config.listen.tls),
+      timeouts: config.listen.timeouts,
+    }),
+  );
+  opened.unshift(() => listener.drain(0));
   // With workers, the main thread serves the portal (src/workers.ts).
-  const portal = options.worker === undefined ? await startPortal(config, services, () => config) : undefined;
+  const portal = options.worker === undefined ? await startOrClose(() => startPortal(config, services, () => config)) : undefined;
+  if (portal !== undefined) opened.unshift(() => portal.drain(0));
 
   let stopping: Promise<void> | undefined;
   let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
 
   /** Compiles `next` and swaps it in; the old runtime finishes its calls, then closes. */
   function swap(next: Config): ReloadResult {
-    let tls: TlsFiles | undefined;
-    let compiled: Runtime;
+    let compiled: Runtime | undefined;
     logger.level = next.log.level;
     try {
-      tls = next.listen.tls && readTls(next.listen.tls);
+      // The certificate files may have changed since the file was checked: read, checked and set last.
+      const tls = next.listen.tls && readTls(next.listen.tls);
       compiled = compileRuntime(next, services);
+      if (tls !== undefined) listener.setCertificate(tls);
     } catch (err) {
       logger.level = config.log.level;
-      return { ok: false, errors: [`the config could not be compiled: ${(err as Error).message}`] };
+      void compiled?.close();
+      return { ok: false, errors: [`the config could not be applied: ${(err as Error).message}`] };
     }
     const old = runtime;
     runtime = compiled;
     config = next;
-    if (tls !== undefined) listener.setCertificate(tls);
     listener.setTimeouts(next.listen.timeouts);
     old.close().catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'));
     return { ok: true };
@@ -96,8 +111,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     // One at a time: a second reload reads the file after the first has swapped.
     reloading = reloading.then(() => {
       if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] } as const;
-      const next = nextConfig(config, options.env ?? {}, text);
-      const result = next.ok ? swap(next.config) : next;
+      let result: ReloadResult;
+      try {
+        const next = nextConfig(config, options.env ?? {}, text);
+        result = next.ok ? swap(next.config) : next;
+      } catch (err) {
+        // Never a rejected chain: the next reload must still run.
+        result = { ok: false, errors: [`the reload failed: ${(err as Error).message}`] };
+      }
       // A worker's reload is the main thread's to log (src/workers.ts), once for all.
       if (options.worker === undefined) logReload(services, config.file, result);
       return result;
@@ -107,12 +128,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const admin: AdminListener | undefined =
     options.worker === undefined && config.admin !== undefined
-      ? await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
-          logger,
-          ready: readiness(services.store, () => stopping !== undefined),
-          reload,
-          metrics: () => exposition(services.metrics.registry, []),
-        })
+      ? await startOrClose(() =>
+          startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
+            logger,
+            ready: readiness(services.store, () => stopping !== undefined),
+            reload,
+            metrics: () => exposition(services.metrics.registry, []),
+          }),
+        )
       : undefined;
 
   // With workers, the main thread says the gateway listens, once all of them do (src/workers.ts).

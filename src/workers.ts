@@ -31,6 +31,9 @@ function startWorker(data: WorkerData): Worker {
 /** The name of the worker's bundle among the single executable's assets (scripts/build.ts). */
 export const WORKER_ASSET = 'worker.cjs';
 
+/** How long the main thread waits for a worker's answer (a reload compiles the whole config). */
+const ASK_TIMEOUT_MS = 10_000;
+
 export interface WorkerData {
   configFile: string;
   env: Record<string, string | undefined>;
@@ -83,26 +86,59 @@ export async function startWorkers(
   }
   const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
   const url = `${config.listen.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const stopWorkers = () =>
+    Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            if (exited.has(w)) return resolve();
+            w.once('exit', () => resolve());
+            w.postMessage({ type: 'stop' } satisfies ToWorker);
+          }),
+      ),
+    );
+  const exited = new Set<Worker>();
+  for (const w of workers) w.once('exit', () => exited.add(w));
+  /** Starts a part, or stops everything started so far when it cannot (a port taken), so the process ends. */
+  const startOrClose = async <T>(start: () => Promise<T>, opened: (() => Promise<unknown>)[]): Promise<T> => {
+    try {
+      return await start();
+    } catch (err) {
+      for (const close of [...opened, stopWorkers, () => services.close()]) await close().catch(() => {});
+      throw err;
+    }
+  };
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
-  const portal = await startPortal(config, services, () => config);
+  const portal = await startOrClose(() => startPortal(config, services, () => config), []);
 
   let stopping: Promise<void> | undefined;
   let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
   let asked = 0;
 
-  /** Asks every worker and gathers their answers. */
-  function askWorkers<T extends FromWorker['type']>(ask: (id: number) => ToWorker, answer: T): Promise<Extract<FromWorker, { type: T }>[]> {
+  /**
+   * Asks every worker still running and gathers their answers; a worker that exits, or does not
+   * answer within ASK_TIMEOUT_MS, answers undefined.
+   */
+  function askWorkers<T extends FromWorker['type']>(ask: (id: number) => ToWorker, answer: T): Promise<(Extract<FromWorker, { type: T }> | undefined)[]> {
     const id = ++asked;
     return Promise.all(
       workers.map(
         (w) =>
-          new Promise<Extract<FromWorker, { type: T }>>((resolve) => {
-            const hear = (message: FromWorker) => {
-              if (message.type !== answer || !('id' in message) || message.id !== id) return;
+          new Promise<Extract<FromWorker, { type: T }> | undefined>((resolve) => {
+            if (exited.has(w)) return resolve(undefined);
+            const done = (message: Extract<FromWorker, { type: T }> | undefined) => {
+              clearTimeout(timer);
               w.off('message', hear);
-              resolve(message as Extract<FromWorker, { type: T }>);
+              w.off('exit', gone);
+              resolve(message);
             };
+            const hear = (message: FromWorker) => {
+              if (message.type === answer && 'id' in message && message.id === id) done(message as Extract<FromWorker, { type: T }>);
+            };
+            const gone = () => done(undefined);
+            const timer = setTimeout(gone, ASK_TIMEOUT_MS);
             w.on('message', hear);
+            w.once('exit', gone);
             w.postMessage(ask(id));
           }),
       ),
@@ -119,10 +155,18 @@ export async function startWorkers(
       } catch {
         text = undefined;
       }
-      const next = nextConfig(config, options.env, text);
+      let next: ReturnType<typeof nextConfig>;
+      try {
+        next = nextConfig(config, options.env, text);
+      } catch (err) {
+        // Never a rejected chain: the next reload must still run.
+        next = { ok: false, errors: [`the reload failed: ${(err as Error).message}`] };
+      }
       let result: ReloadResult = next;
       if (next.ok) {
-        const results = (await askWorkers((id) => ({ type: 'reload', id, text: text! }), 'reloaded')).map((m) => m.result);
+        const results = (await askWorkers((id) => ({ type: 'reload', id, text: text! }), 'reloaded')).map(
+          (m): ReloadResult => m?.result ?? { ok: false, errors: ['did not answer'] },
+        );
         const errors = results.flatMap((r, i) => (r.ok ? [] : r.errors.map((e) => `worker ${i}: ${e}`)));
         result = errors.length === 0 ? { ok: true } : { ok: false, errors };
         if (result.ok) {
@@ -139,13 +183,21 @@ export async function startWorkers(
   const admin: AdminListener | undefined =
     config.admin === undefined
       ? undefined
-      : await startAdminListener(config.admin.host, options.adminPort ?? config.admin.port, {
-          logger,
-          ready: readiness(services.store, () => stopping !== undefined),
-          reload,
-          // The process's own metrics are this thread's; the gateway's are the workers', added up.
-          metrics: async () => exposition(services.metrics.registry, (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics')).map((m) => m.metrics)),
-        });
+      : await startOrClose(
+          () =>
+            startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
+              logger,
+              ready: readiness(services.store, () => stopping !== undefined),
+              reload,
+              // The process's own metrics are this thread's; the gateway's are the workers', added up.
+              metrics: async () =>
+                exposition(
+                  services.metrics.registry,
+                  (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics')).flatMap((m) => (m === undefined ? [] : [m.metrics])),
+                ),
+            }),
+          [async () => portal?.drain(0)],
+        );
 
   logger.info({ url, workers: workers.length, config: config.file, admin: admin?.url }, 'gateway listening');
   return {
@@ -157,16 +209,7 @@ export async function startWorkers(
     close() {
       stopping ??= (async () => {
         logger.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: draining connections');
-        await Promise.all([
-          portal?.drain(config.shutdownTimeoutMs),
-          ...workers.map(
-            (w) =>
-              new Promise<void>((resolve) => {
-                w.once('exit', () => resolve());
-                w.postMessage({ type: 'stop' } satisfies ToWorker);
-              }),
-          ),
-        ]);
+        await Promise.all([portal?.drain(config.shutdownTimeoutMs), stopWorkers()]);
         await admin?.close();
         await services.close();
         logger.info('stopped');

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -174,6 +175,22 @@ for (const workers of [undefined, 2]) {
       assert.deepEqual(await exited, { code: 1, signal: null });
       assert.ok((await slow) instanceof Error, 'the slow call was cut');
     });
+  });
+}
+
+for (const workers of [undefined, 2]) {
+  test(`an admin port already taken: the gateway says so and exits, rather than serve without it (${workers === undefined ? 'one thread' : `${workers} workers`})`, async () => {
+    const ws = await workspace(workers);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(adminPort, '127.0.0.1', resolve));
+    try {
+      const result = await gateway(['--config', ws.config]);
+      assert.equal(result.code, 70, result.stderr);
+      assert.equal(result.stderr, `error: listen EADDRINUSE: address already in use 127.0.0.1:${adminPort}\n`);
+    } finally {
+      taken.close();
+      ws.temp.remove();
+    }
   });
 }
 
