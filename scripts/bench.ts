@@ -3,7 +3,8 @@
 //   upstream    the upstream called directly
 //   baseline    a minimal undici pass-through proxy (scripts/bench/baseline.ts)
 //   gateway     bearer verification, product check, quota, spike arrest, IP allow list, query
-//               validation and forwarding (limits too high to trigger)
+//               validation and forwarding (limits too high to trigger), with request ids and the
+//               Prometheus metrics of every call (its admin listener on)
 //   token       the token endpoint, client_credentials, every token durable before its 200
 //   peer-token  oidc-provider's client_credentials endpoint (in memory: nothing durable)
 //   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
@@ -357,7 +358,7 @@ ${extra}`,
       `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)} ${'CPU µs'.padStart(8)}`,
       ...Object.entries(results).map(([name, f]) => row(name, f)),
       '',
-      `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (target ≥ 0.85)`,
+      `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (full chain, metrics on; target ≥ 0.85)`,
       `baseline / gateway CPU µs   ${(results.baseline!.cpu_us / results.gateway!.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
       `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
       `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
