@@ -3,10 +3,11 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { readiness, startAdminListener, type AdminListener } from './admin-listener/server.ts';
-import { ConfigError, loadConfigFile, parseConfig, type Config } from './config/load.ts';
-import { listen, type Listener, type TlsFiles } from './http/listener.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Config } from './config/load.ts';
+import { checkCertificate, listen, type Listener, type TlsFiles } from './http/listener.ts';
 import { startPortal } from './portal/server.ts';
-import { restartNeeded, type ReloadResult } from './runtime/reload.ts';
+import { nextConfig, reloadQueue, type ReloadResult, type ReloadTrigger } from './runtime/reload.ts';
 import { compileRuntime, type Runtime } from './runtime/index.ts';
 import { exposition } from './metrics.ts';
 import { createServices, type Services } from './services.ts';
@@ -39,15 +40,26 @@ export interface Gateway {
   /** The admin listener's address, unless the config turns it off. */
   adminUrl: string | undefined;
   services: Services;
-  /** The runtime serving now. */
-  runtime(): Runtime;
   /**
-   * Reads the config file again (or takes its `text`, as the main thread read it for every
-   * worker) and swaps it in, or keeps the old one and says why.
+   * Loads the config file again (or `text`, as the main thread read it once for every worker)
+   * and compiles it, holding the result for commit(); or says why it cannot.
    */
-  reload(text?: string): Promise<ReloadResult>;
+  prepare(text?: string): ReloadResult;
+  /** Swaps in what prepare() compiled, in one step; the old runtime closes once its calls are done. */
+  commit(): void;
+  /** Drops what prepare() compiled. */
+  discard(): void;
+  /** prepare() and commit(), one reload at a time, with its audit line and metric. */
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
   /** Stops accepting, drains the connections, waits for calls in flight (shutdownTimeout), saves and closes. */
   close(): Promise<void>;
+}
+
+/** A config compiled and ready to swap in. */
+interface Prepared {
+  config: Config;
+  runtime: Runtime;
+  tls: TlsFiles | undefined;
 }
 
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -59,82 +71,88 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ...(options.store && { store: options.store }),
   });
   const { logger } = services;
-  let runtime = compileRuntime(config, services);
-  // What is open so far closes, newest first, when a later part cannot start (a port taken), so the process ends.
-  const opened: (() => Promise<void>)[] = [() => runtime.close(), () => services.close()];
-  const startOrClose = async <T>(start: () => Promise<T>): Promise<T> => {
-    try {
-      return await start();
-    } catch (err) {
-      for (const close of opened) await close().catch(() => {});
-      throw err;
-    }
-  };
-  const listener: Listener = await startOrClose(() =>
-    listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
-      reusePort: options.worker !== undefined,
-      tls: config.listen.tls && readTls(config.listen.tls),
-      timeouts: config.listen.timeouts,
-    }),
+  const starting = new Closers();
+  starting.add(() => services.close());
+  let runtime = await starting.open(async () => compileRuntime(config, services), (r) => r.close());
+  const listener: Listener = await starting.open(
+    () =>
+      listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
+        reusePort: options.worker !== undefined,
+        tls: config.listen.tls && readTls(config.listen.tls),
+        timeouts: config.listen.timeouts,
+        onError: (err) => logger.error({ err }, 'request handler failed'),
+      }),
+    (l) => l.drain(0),
   );
-  opened.unshift(() => listener.drain(0));
   // With workers, the main thread serves the portal (src/workers.ts).
-  const portal = options.worker === undefined ? await startOrClose(() => startPortal(config, services, () => config)) : undefined;
-  if (portal !== undefined) opened.unshift(() => portal.drain(0));
+  const portal = options.worker === undefined ? await starting.open(() => startPortal(config, services, () => config), (p) => p?.drain(0)) : undefined;
 
   let stopping: Promise<void> | undefined;
-  let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
+  let prepared: Prepared | undefined;
+  /** Runtimes a reload replaced whose calls are not done yet: a stop waits for them too. */
+  const retiring = new Set<Runtime>();
 
-  /** Compiles `next` and swaps it in; the old runtime finishes its calls, then closes. */
-  function swap(next: Config): ReloadResult {
+  function prepare(text?: string): ReloadResult {
+    discard();
+    if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] };
+    const next = nextConfig(config, options.env ?? {}, text);
+    if (!next.ok) return next;
     let compiled: Runtime | undefined;
-    logger.level = next.log.level;
     try {
-      // The certificate files may have changed since the file was checked: read, checked and set last.
-      const tls = next.listen.tls && readTls(next.listen.tls);
-      compiled = compileRuntime(next, services);
-      if (tls !== undefined) listener.setCertificate(tls);
+      // The certificate files may have changed since the file was loaded: read again, and tried here.
+      const tls = next.config.listen.tls && readTls(next.config.listen.tls);
+      if (tls !== undefined) checkCertificate(tls);
+      compiled = compileRuntime(next.config, services);
+      prepared = { config: next.config, runtime: compiled, tls };
+      return { ok: true };
     } catch (err) {
-      logger.level = config.log.level;
       void compiled?.close();
       return { ok: false, errors: [`the config could not be applied: ${(err as Error).message}`] };
     }
-    const old = runtime;
-    runtime = compiled;
-    config = next;
-    listener.setTimeouts(next.listen.timeouts);
-    old.close().catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'));
-    return { ok: true };
   }
 
-  function reload(text?: string): Promise<ReloadResult> {
-    // One at a time: a second reload reads the file after the first has swapped.
-    reloading = reloading.then(() => {
-      if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] } as const;
-      let result: ReloadResult;
-      try {
-        const next = nextConfig(config, options.env ?? {}, text);
-        result = next.ok ? swap(next.config) : next;
-      } catch (err) {
-        // Never a rejected chain: the next reload must still run.
-        result = { ok: false, errors: [`the reload failed: ${(err as Error).message}`] };
-      }
-      // A worker's reload is the main thread's to log (src/workers.ts), once for all.
-      if (options.worker === undefined) logReload(services, config.file, result);
-      return result;
-    });
-    return reloading;
+  function commit(): void {
+    if (prepared === undefined) return;
+    const next = prepared;
+    prepared = undefined;
+    const old = runtime;
+    logger.level = next.config.log.level;
+    if (next.tls !== undefined) listener.setCertificate(next.tls);
+    listener.setTimeouts(next.config.listen.timeouts);
+    runtime = next.runtime;
+    config = next.config;
+    retiring.add(old);
+    old
+      .close()
+      .catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'))
+      .finally(() => retiring.delete(old));
   }
+
+  function discard(): void {
+    void prepared?.runtime.close();
+    prepared = undefined;
+  }
+
+  const reload = reloadQueue(
+    () => {
+      const result = prepare();
+      if (result.ok) commit();
+      return result;
+    },
+    { logger, metrics: services.metrics, file: () => config.file },
+  );
 
   const admin: AdminListener | undefined =
     options.worker === undefined && config.admin !== undefined
-      ? await startOrClose(() =>
-          startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
-            logger,
-            ready: readiness(services.store, () => stopping !== undefined),
-            reload,
-            metrics: () => exposition(services.metrics.registry, []),
-          }),
+      ? await starting.open(
+          () =>
+            startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
+              logger,
+              ready: readiness(services.store, () => stopping !== undefined),
+              reload: (ip) => reload({ via: 'admin', ip }),
+              metrics: () => exposition(services.metrics.registry, []),
+            }),
+          (a) => a.close(),
         )
       : undefined;
 
@@ -146,13 +164,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     portalUrl: portal?.url,
     adminUrl: admin?.url,
     services,
-    runtime: () => runtime,
-    reload,
+    prepare,
+    commit,
+    discard,
+    reload: (trigger = { via: 'signal' }) => reload(trigger),
     close() {
       stopping ??= (async () => {
-        logger.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: draining connections');
-        await Promise.all([listener.drain(config.shutdownTimeoutMs), portal?.drain(config.shutdownTimeoutMs)]);
-        await runtime.close();
+        const timeoutMs = config.shutdownTimeoutMs;
+        const deadline = performance.now() + timeoutMs;
+        logger.info({ timeoutMs }, 'stopping: draining connections');
+        discard();
+        await Promise.all([listener.drain(timeoutMs), portal?.drain(timeoutMs)]);
+        // Calls still running, on this config or one a reload replaced, get what is left of the
+        // timeout; then their upstream calls are cut, so that the store closes under none.
+        const runtimes = [runtime, ...retiring];
+        const closed = Promise.all(runtimes.map((r) => r.close()));
+        const left = Math.max(0, deadline - performance.now());
+        if ((await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
+          logger.warn('stopping: cutting the calls still in flight at the end of shutdownTimeout');
+          for (const r of runtimes) r.cut();
+          await closed;
+        }
         await admin?.close();
         await services.close();
         logger.info('stopped');
@@ -162,27 +194,26 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 }
 
-/**
- * `current`'s file loaded again (or `text`, read from it once for every thread), unless it does
- * not load or changes what only a restart can: the result then says why.
- */
-export function nextConfig(current: Config, env: Readonly<Record<string, string | undefined>>, text?: string): { ok: true; config: Config } | { ok: false; errors: readonly string[] } {
-  let next: Config;
-  try {
-    next = text === undefined ? loadConfigFile(current.file, { env }) : parseConfig(text, current.file, { env });
-  } catch (err) {
-    if (err instanceof ConfigError) return { ok: false, errors: err.message.split('\n') };
-    throw err;
-  }
-  const errors = restartNeeded(current, next);
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, config: next };
-}
+/** What a start has opened so far, closed newest first when a later part cannot start (a port taken), so the process ends. */
+export class Closers {
+  readonly #closers: (() => Promise<unknown> | undefined)[] = [];
 
-/** The audit line and the metric of a reload: what file, and whether it now serves or why it does not. */
-export function logReload({ logger, metrics }: Pick<Services, 'logger' | 'metrics'>, file: string, result: ReloadResult): void {
-  metrics.reloads.labels(result.ok ? 'reloaded' : 'refused').inc();
-  if (result.ok) logger.info({ audit: 'config.reload', file, result: 'reloaded' }, 'config reloaded');
-  else logger.error({ audit: 'config.reload', file, result: 'refused', errors: result.errors }, 'config reload refused; the previous config keeps serving');
+  add(close: () => Promise<unknown> | undefined): void {
+    this.#closers.unshift(close);
+  }
+
+  /** Starts a part and remembers how to close it; when it cannot start, closes what was opened and rethrows. */
+  async open<T>(start: () => Promise<T>, close: (part: T) => Promise<unknown> | undefined): Promise<T> {
+    let part: T;
+    try {
+      part = await start();
+    } catch (err) {
+      for (const closeOne of this.#closers) await closeOne()?.catch(() => {});
+      throw err;
+    }
+    this.add(() => close(part));
+    return part;
+  }
 }
 
 function readTls(files: { cert: string; key: string }): TlsFiles {

@@ -9,12 +9,12 @@ import { getAsset, isSea } from 'node:sea';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { readiness, startAdminListener, type AdminListener } from './admin-listener/server.ts';
-import type { Config } from './config/load.ts';
+import { parseConfig, type Config } from './config/load.ts';
 import { freePort } from './http/listener.ts';
-import { logReload, nextConfig } from './main.ts';
+import { Closers } from './main.ts';
 import { exposition, type MetricsJson } from './metrics.ts';
 import { startPortal } from './portal/server.ts';
-import type { ReloadResult } from './runtime/reload.ts';
+import { nextConfig, reloadQueue, type ReloadResult, type ReloadTrigger } from './runtime/reload.ts';
 import { createServices, type Services } from './services.ts';
 
 /**
@@ -31,95 +31,112 @@ function startWorker(data: WorkerData): Worker {
 /** The name of the worker's bundle among the single executable's assets (scripts/build.ts). */
 export const WORKER_ASSET = 'worker.cjs';
 
-/** How long the main thread waits for a worker's answer (a reload compiles the whole config). */
-const ASK_TIMEOUT_MS = 10_000;
-
 export interface WorkerData {
   configFile: string;
+  /** The file's text as the main thread loaded it. */
+  configText: string;
   env: Record<string, string | undefined>;
   port: number;
   shared: Services['shared'];
 }
 
-/** What the main thread asks a worker, and what the worker answers. */
-export type ToWorker = { type: 'reload'; id: number; text: string } | { type: 'metrics'; id: number } | { type: 'stop' };
-export type FromWorker = { type: 'listening' } | { type: 'reloaded'; id: number; result: ReloadResult } | { type: 'metrics'; id: number; metrics: MetricsJson };
+/**
+ * What the main thread asks a worker, and what the worker answers. A reload is two steps: every
+ * worker prepares (compiles) the same text, and only when all could does each commit; else each
+ * discards, and none has changed.
+ */
+export type ToWorker =
+  | { type: 'prepare'; id: number; text: string }
+  | { type: 'commit' }
+  | { type: 'discard' }
+  | { type: 'metrics'; id: number }
+  | { type: 'stop' };
+export type FromWorker = { type: 'listening' } | { type: 'prepared'; id: number; result: ReloadResult } | { type: 'metrics'; id: number; metrics: MetricsJson };
 
 export interface Workers {
   url: string;
   port: number;
   portalUrl: string | undefined;
   adminUrl: string | undefined;
-  reload(): Promise<ReloadResult>;
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
   close(): Promise<void>;
 }
+
+/** How long the main thread waits for a worker to prepare a reload (it compiles the whole config). */
+const PREPARE_TIMEOUT_MS = 10_000;
+/** How long a scrape of /metrics waits for a worker's counts. */
+const METRICS_TIMEOUT_MS = 2_000;
+/** Beyond shutdownTimeout, how long a worker may take to save and close before it is terminated. */
+const STOP_MARGIN_MS = 5_000;
 
 export async function startWorkers(
   initial: Config,
   options: { env: Record<string, string | undefined>; port?: number; adminPort?: number; logger?: Logger },
 ): Promise<Workers> {
-  let config = initial;
+  // Read once: the main thread and every worker serve the same text, even if the file changes meanwhile.
+  const configText = readFileSync(initial.file, 'utf8');
+  let config = parseConfig(configText, initial.file, { env: options.env });
   // Opened first: it runs the migrations before any worker opens the file.
   const services = await createServices(config, { role: { kind: 'main' }, ...(options.logger && { logger: options.logger }) });
   const { logger } = services;
+  const starting = new Closers();
+  starting.add(() => services.close());
   // Every worker must bind the same port: choose it now when the config says "any".
   const wanted = options.port ?? config.listen.port;
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
 
-  const data: WorkerData = { configFile: config.file, env: options.env, port, shared: services.shared };
+  const data: WorkerData = { configFile: config.file, configText, env: options.env, port, shared: services.shared };
   const workers = Array.from({ length: config.workers }, () => startWorker(data));
-  try {
-    await Promise.all(
-      workers.map(
-        (w, i) =>
-          new Promise<void>((resolve, reject) => {
-            w.once('message', () => resolve());
-            w.once('error', reject);
-            w.once('exit', (code) => reject(new Error(`worker ${i} exited with code ${code} before listening`)));
-          }),
-      ),
-    );
-  } catch (err) {
-    await Promise.all(workers.map((w) => w.terminate()));
-    await services.close();
-    throw err;
-  }
-  const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
-  const url = `${config.listen.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const stopWorkers = () =>
+  const exited = new Set<Worker>();
+  let stopping: Promise<void> | undefined;
+  const stopWorkers = (timeoutMs: number) =>
     Promise.all(
       workers.map(
         (w) =>
           new Promise<void>((resolve) => {
             if (exited.has(w)) return resolve();
-            w.once('exit', () => resolve());
+            // A worker that cannot save and close in time is ended: the process must stop.
+            const timer = setTimeout(() => void w.terminate(), timeoutMs + STOP_MARGIN_MS);
+            w.once('exit', () => (clearTimeout(timer), resolve()));
             w.postMessage({ type: 'stop' } satisfies ToWorker);
           }),
       ),
     );
-  const exited = new Set<Worker>();
-  for (const w of workers) w.once('exit', () => exited.add(w));
-  /** Starts a part, or stops everything started so far when it cannot (a port taken), so the process ends. */
-  const startOrClose = async <T>(start: () => Promise<T>, opened: (() => Promise<unknown>)[]): Promise<T> => {
-    try {
-      return await start();
-    } catch (err) {
-      for (const close of [...opened, stopWorkers, () => services.close()]) await close().catch(() => {});
-      throw err;
-    }
-  };
+  starting.add(() => stopWorkers(0));
+  await starting.open(
+    () =>
+      Promise.all(
+        workers.map(
+          (w, i) =>
+            new Promise<void>((resolve, reject) => {
+              const failed = (err: Error) => (w.off('message', listening), reject(err));
+              const early = (code: number) => failed(new Error(`worker ${i} exited with code ${code} before listening`));
+              const listening = () => {
+                w.off('error', failed).off('exit', early);
+                resolve();
+              };
+              w.once('message', listening).once('error', failed).once('exit', early);
+            }),
+        ),
+      ),
+    async () => {},
+  );
+  // After the start: a worker that ends is one the gateway no longer has; it says so and is not ready.
+  workers.forEach((w, i) => {
+    w.on('error', (err) => logger.error({ err, worker: i }, 'a worker failed'));
+    w.once('exit', (code) => {
+      exited.add(w);
+      if (stopping === undefined) logger.error({ worker: i, code }, 'a worker exited; the gateway is not ready until it is restarted');
+    });
+  });
+  const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
+  const url = `${config.listen.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
-  const portal = await startOrClose(() => startPortal(config, services, () => config), []);
+  const portal = await starting.open(() => startPortal(config, services, () => config), (p) => p?.drain(0));
 
-  let stopping: Promise<void> | undefined;
-  let reloading: Promise<ReloadResult> = Promise.resolve({ ok: true });
   let asked = 0;
-
-  /**
-   * Asks every worker still running and gathers their answers; a worker that exits, or does not
-   * answer within ASK_TIMEOUT_MS, answers undefined.
-   */
-  function askWorkers<T extends FromWorker['type']>(ask: (id: number) => ToWorker, answer: T): Promise<(Extract<FromWorker, { type: T }> | undefined)[]> {
+  /** Asks every worker still running; one that exits or does not answer within `timeoutMs` answers undefined. */
+  function askWorkers<T extends 'prepared' | 'metrics'>(ask: (id: number) => ToWorker, answer: T, timeoutMs: number): Promise<(Extract<FromWorker, { type: T }> | undefined)[]> {
     const id = ++asked;
     return Promise.all(
       workers.map(
@@ -128,75 +145,62 @@ export async function startWorkers(
             if (exited.has(w)) return resolve(undefined);
             const done = (message: Extract<FromWorker, { type: T }> | undefined) => {
               clearTimeout(timer);
-              w.off('message', hear);
-              w.off('exit', gone);
+              w.off('message', hear).off('exit', gone);
               resolve(message);
             };
             const hear = (message: FromWorker) => {
               if (message.type === answer && 'id' in message && message.id === id) done(message as Extract<FromWorker, { type: T }>);
             };
             const gone = () => done(undefined);
-            const timer = setTimeout(gone, ASK_TIMEOUT_MS);
-            w.on('message', hear);
-            w.once('exit', gone);
+            const timer = setTimeout(gone, timeoutMs);
+            w.on('message', hear).once('exit', gone);
             w.postMessage(ask(id));
           }),
       ),
     );
   }
 
-  function reload(): Promise<ReloadResult> {
-    reloading = reloading.then(async () => {
-      if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] } as const;
-      // Read once: every worker compiles the same text, even if the file changes meanwhile.
-      let text: string | undefined;
+  const reload = reloadQueue(
+    async () => {
+      if (stopping !== undefined) return { ok: false, errors: ['the gateway is stopping'] };
+      let text: string;
       try {
         text = readFileSync(config.file, 'utf8');
-      } catch {
-        text = undefined;
-      }
-      let next: ReturnType<typeof nextConfig>;
-      try {
-        next = nextConfig(config, options.env, text);
       } catch (err) {
-        // Never a rejected chain: the next reload must still run.
-        next = { ok: false, errors: [`the reload failed: ${(err as Error).message}`] };
+        return { ok: false, errors: [`cannot read ${config.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`] };
       }
-      let result: ReloadResult = next;
-      if (next.ok) {
-        const results = (await askWorkers((id) => ({ type: 'reload', id, text: text! }), 'reloaded')).map(
-          (m): ReloadResult => m?.result ?? { ok: false, errors: ['did not answer'] },
-        );
-        const errors = results.flatMap((r, i) => (r.ok ? [] : r.errors.map((e) => `worker ${i}: ${e}`)));
-        result = errors.length === 0 ? { ok: true } : { ok: false, errors };
-        if (result.ok) {
-          config = next.config;
-          logger.level = config.log.level;
-        }
-      }
-      logReload(services, config.file, result);
-      return result;
-    });
-    return reloading;
-  }
+      const next = nextConfig(config, options.env, text);
+      if (!next.ok) return next;
+      const answers = await askWorkers((id) => ({ type: 'prepare', id, text }), 'prepared', PREPARE_TIMEOUT_MS);
+      const errors = answers.flatMap((a, i) => (a === undefined ? [`worker ${i}: no answer`] : a.result.ok ? [] : a.result.errors.map((e) => `worker ${i}: ${e}`)));
+      const verdict: ToWorker = { type: errors.length === 0 ? 'commit' : 'discard' };
+      for (const w of workers) if (!exited.has(w)) w.postMessage(verdict);
+      if (errors.length > 0) return { ok: false, errors };
+      config = next.config;
+      logger.level = config.log.level;
+      return { ok: true };
+    },
+    { logger, metrics: services.metrics, file: () => config.file },
+  );
 
   const admin: AdminListener | undefined =
     config.admin === undefined
       ? undefined
-      : await startOrClose(
+      : await starting.open(
           () =>
             startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
               logger,
-              ready: readiness(services.store, () => stopping !== undefined),
-              reload,
+              ready: async () =>
+                exited.size > 0 && stopping === undefined ? `${exited.size} of ${workers.length} workers exited` : readiness(services.store, () => stopping !== undefined)(),
+              reload: (ip) => reload({ via: 'admin', ip }),
               // The process's own metrics are this thread's; the gateway's are the workers', added up.
               metrics: async () =>
                 exposition(
                   services.metrics.registry,
-                  (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics')).flatMap((m) => (m === undefined ? [] : [m.metrics])),
+                  (await askWorkers((id) => ({ type: 'metrics', id }), 'metrics', METRICS_TIMEOUT_MS)).flatMap((m) => (m === undefined ? [] : [m.metrics])),
                 ),
             }),
-          [async () => portal?.drain(0)],
+          (a) => a.close(),
         );
 
   logger.info({ url, workers: workers.length, config: config.file, admin: admin?.url }, 'gateway listening');
@@ -205,11 +209,12 @@ export async function startWorkers(
     port,
     portalUrl: portal?.url,
     adminUrl: admin?.url,
-    reload,
+    reload: (trigger = { via: 'signal' }) => reload(trigger),
     close() {
       stopping ??= (async () => {
-        logger.info({ timeoutMs: config.shutdownTimeoutMs }, 'stopping: draining connections');
-        await Promise.all([portal?.drain(config.shutdownTimeoutMs), stopWorkers()]);
+        const timeoutMs = config.shutdownTimeoutMs;
+        logger.info({ timeoutMs }, 'stopping: draining connections');
+        await Promise.all([portal?.drain(timeoutMs), stopWorkers(timeoutMs)]);
         await admin?.close();
         await services.close();
         logger.info('stopped');

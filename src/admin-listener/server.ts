@@ -15,7 +15,8 @@ export interface AdminHandlers {
   logger: Logger;
   /** undefined when ready; else why not. Rejects when the store does not answer. */
   ready(): Promise<string | undefined>;
-  reload(): Promise<ReloadResult>;
+  /** Reloads for the client at this address. */
+  reload(ip: string): Promise<ReloadResult>;
   /** The Prometheus text exposition. */
   metrics(): Promise<{ contentType: string; body: string }>;
 }
@@ -65,7 +66,7 @@ export async function startAdminListener(host: string, port: number, handlers: A
       }
       case ADMIN_PATHS.reload: {
         req.resume();
-        const result = await handlers.reload();
+        const result = await handlers.reload(req.socket.remoteAddress ?? '');
         return result.ok ? json(res, 200, { status: 'reloaded' }) : json(res, 422, { status: 'refused', errors: result.errors });
       }
     }

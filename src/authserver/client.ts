@@ -9,7 +9,8 @@ import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
 export interface AuthServerClient {
   /** The subject the server names (or the username); throws invalid_grant or temporarily_unavailable. */
   verify(username: string, password: string): Promise<string>;
-  close(): Promise<void>;
+  /** `force`: at once, failing the calls in flight. */
+  close(force?: boolean): Promise<void>;
 }
 
 export function createAuthServerClient(settings: AuthServerSettings): AuthServerClient {
@@ -51,7 +52,7 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
       }
       return subjectOf(text, settings.subjectField) ?? username;
     },
-    close: () => agent.close(),
+    close: (force = false) => (force ? agent.destroy() : agent.close()),
   };
 }
 

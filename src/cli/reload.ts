@@ -20,12 +20,20 @@ export function registerReload(program: Command, io: CliIo): void {
       const connectTo = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
       const answer = await post(connectTo, port);
       if (typeof answer === 'string') throw new CliError(`no gateway answered at ${connectTo}:${port}: ${answer}`);
-      const body = JSON.parse(answer.body) as { status?: string; errors?: string[] };
       if (answer.status === 200) {
         io.out(`reloaded ${config.file}`);
         return;
       }
-      throw new CliError(terminalText([`reload refused; the running config keeps serving:`, ...(body.errors ?? [answer.body])].join('\n')));
+      let errors: unknown;
+      try {
+        errors = (JSON.parse(answer.body) as { errors?: unknown }).errors;
+      } catch {
+        errors = undefined;
+      }
+      if (answer.status !== 422 || !Array.isArray(errors)) {
+        throw new CliError(`${connectTo}:${port} answered ${answer.status}, not as the gateway's admin listener does: ${terminalText(answer.body.slice(0, 200))}`);
+      }
+      throw new CliError(terminalText([`reload refused; the running config keeps serving:`, ...errors.map(String)].join('\n')));
     });
 }
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { startGateway } from '../main.ts';
-import { startWorkers } from '../workers.ts';
+import { startGateway, type Gateway } from '../main.ts';
+import { startWorkers, type Workers } from '../workers.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
 
@@ -26,13 +26,23 @@ export function registerRun(program: Command, io: CliIo): void {
       }
       const config = commandConfig(cmd, io);
       const env = { ...io.env };
-      const gateway =
-        config.workers > 1
-          ? await startWorkers(config, { env, ...(port === undefined ? {} : { port }) })
-          : await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
-      // Each reload logs its own result; a failed one leaves the running config serving.
-      const reload = () => void gateway.reload();
+      // Each reload logs its own result; a failed one leaves the running config serving. A SIGHUP
+      // during the start (which would otherwise end the process) waits for it.
+      let gateway: Gateway | Workers | undefined;
+      let asked = false;
+      const reload = () => (gateway === undefined ? (asked = true) : void gateway.reload());
       process.on('SIGHUP', reload);
+      try {
+        gateway =
+          config.workers > 1
+            ? await startWorkers(config, { env, ...(port === undefined ? {} : { port }) })
+            : await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
+      } catch (err) {
+        process.off('SIGHUP', reload);
+        throw err;
+      }
+      if (asked) void gateway.reload();
+      const running = gateway;
       await new Promise<void>((resolve) => {
         const stop = () => {
           process.off('SIGINT', stop);
@@ -46,6 +56,6 @@ export function registerRun(program: Command, io: CliIo): void {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
-      await gateway.close();
+      await running.close();
     });
 }

@@ -23,11 +23,8 @@ export interface TlsFiles {
 }
 
 export interface Listener {
-  server: Server;
   url: string;
   port: number;
-  /** Whether drain() has begun. */
-  readonly draining: boolean;
   /** Serves new connections with this certificate; connections already open keep theirs. */
   setCertificate(tls: TlsFiles): void;
   /** Applies new timeouts to every request from now on. */
@@ -38,8 +35,6 @@ export interface Listener {
    * `timeoutMs` the connections still open are cut.
    */
   drain(timeoutMs: number): Promise<void>;
-  /** Cuts every connection now. */
-  cut(): void;
 }
 
 /**
@@ -62,10 +57,10 @@ export async function freePort(host: string): Promise<number> {
 }
 
 export async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse) => unknown,
+  handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   host: string,
   port: number,
-  options: { reusePort?: boolean; tls?: TlsFiles | undefined; timeouts: ListenerTimeouts },
+  options: { reusePort?: boolean; tls?: TlsFiles | undefined; timeouts: ListenerTimeouts; onError: (err: unknown) => void },
 ): Promise<Listener> {
   const { reusePort = false, tls } = options;
   /** Per open connection: answers not yet finished, and since when it has had none. */
@@ -83,7 +78,11 @@ export async function listen(
     }
     // RFC 9112 §9.6: the last answer on this connection says so.
     if (draining) res.shouldKeepAlive = false;
-    handler(req, res);
+    // A handler answers every failure itself; one that throws anyway must not take the process down.
+    handler(req, res).catch((err: unknown) => {
+      res.destroy();
+      options.onError(err);
+    });
   };
   // A slow sender cannot hold a connection for minutes. Node looks for expired requests only every
   // connectionsCheckingInterval (30 s by default), which let a trickled header live 29 s against
@@ -155,18 +154,13 @@ export async function listen(
   }
 
   return {
-    server,
     port: address.port,
     url: `${tls === undefined ? 'http' : 'https'}://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
-    get draining() {
-      return draining;
-    },
     setCertificate(files) {
       (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
     },
     setTimeouts,
     drain,
-    cut: () => server.closeAllConnections(),
   };
 }
 

@@ -79,11 +79,11 @@ type Handler = (r: Request) => Promise<Answer>;
 /** The services the portal uses. */
 export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
 
-/** The products and routes of the config serving now: a reload changes what the portal shows. */
-export type Catalog = () => Pick<Config, 'products' | 'routes'>;
+/** The products, routes and trusted proxies of the config serving now: a reload changes what the portal shows and whom it believes. */
+export type Catalog = () => Pick<Config, 'products' | 'routes' | 'listen'>;
 
 export function createPortalHandler(
-  settings: { portal: PortalSettings; trustedProxies: readonly string[] },
+  settings: { portal: PortalSettings },
   services: PortalServices,
   catalog: Catalog,
   options: { secure: boolean; origins: PortalOrigins },
@@ -103,7 +103,17 @@ export function createPortalHandler(
   };
   const { origins } = options;
   const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
-  const clientIp = createClientIp(settings.trustedProxies);
+  // Made again only when a reload brings other trusted proxies.
+  let proxies: readonly string[] | undefined;
+  let clientIpOf: (req: IncomingMessage) => string = () => '';
+  const clientIp = (req: IncomingMessage) => {
+    const { trustedProxies } = catalog().listen;
+    if (trustedProxies !== proxies) {
+      proxies = trustedProxies;
+      clientIpOf = createClientIp(trustedProxies);
+    }
+    return clientIpOf(req);
+  };
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
   const visible = (): ProductSettings[] => [...catalog().products.values()].filter((p) => p.visible);
   const visibleProduct = (name: string | undefined) => visible().find((p) => p.name === name);
@@ -412,8 +422,8 @@ export async function startPortal(config: Config, services: PortalServices, cata
   const bound = wanted === 0 ? await freePort(portal.host) : wanted;
   const origins = portalOrigins({ host: portal.host, port: bound, secure: tls !== undefined, publicUrl: portal.publicUrl });
   // The same limits on slow senders as the gateway's listener.
-  const handler = createPortalHandler({ portal, trustedProxies: config.listen.trustedProxies }, services, catalog, { secure: tls !== undefined, origins });
-  const listener = await listen(handler, portal.host, bound, { tls, timeouts: config.listen.timeouts });
+  const handler = createPortalHandler({ portal }, services, catalog, { secure: tls !== undefined, origins });
+  const listener = await listen(handler, portal.host, bound, { tls, timeouts: config.listen.timeouts, onError: (err) => services.logger.error({ err }, 'portal request failed') });
   services.logger.info({ url: listener.url }, 'developer portal listening');
   return listener;
 }

@@ -17,8 +17,15 @@ import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
 /** An OAuth endpoint: answers, and resolves to what it did. */
 export type OAuthEndpoint = (ctx: RequestContext) => Promise<EndpointOutcome>;
 
+/** The calls a handler has taken and not finished, and who waits for the last to finish. */
+export interface InFlight {
+  running: number;
+  idle: (() => void) | undefined;
+}
+
 /** What the handler is compiled from. */
 export interface HandlerParts {
+  calls: InFlight;
   routes: RouteTable;
   /** The token, revocation and introspection endpoints, by path. */
   oauthEndpoints: ReadonlyMap<string, OAuthEndpoint>;
@@ -26,7 +33,7 @@ export interface HandlerParts {
   metadata: ((method: string, res: ServerResponse) => void) | undefined;
   clientIp: (req: IncomingMessage) => string;
   maxBodySize: number;
-  /** Whether to write an access line per request. */
+  /** Whether to write an access line per request (log.access, at a log level that shows info). */
   accessLog: boolean;
   logger: Logger;
   usage: Usage;
@@ -37,12 +44,12 @@ export interface HandlerParts {
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { routes, oauthEndpoints, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
+  const { calls, routes, oauthEndpoints, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
   // Decided once: with access logs off, or below the log level, a request builds no log record.
-  const access = parts.accessLog && logger.isLevelEnabled('info');
+  const access = parts.accessLog;
   const observe = createObserver(metrics);
 
   /** The access line: the path only, never the query (it can carry credentials a client should not have sent). */
@@ -68,6 +75,7 @@ export function createHandler(parts: HandlerParts) {
 
   return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    calls.running++;
     const ctx: RequestContext = {
       req,
       res,
@@ -127,6 +135,7 @@ export function createHandler(parts: HandlerParts) {
       if (!failure.expose || failure.status >= 500) logger.error({ err: failure.cause ?? failure, detail: failure.detail, id: ctx.requestId, path: ctx.path }, failure.message);
       fields = { error: failure.code };
     } finally {
+      if (--calls.running === 0) calls.idle?.();
       const ms = performance.now() - started;
       observe(name, route?.upstream, ctx, ms, failure);
       if (access) logAccess(ctx, name, ms, fields);

@@ -4,7 +4,7 @@
 // compiles a new one and swaps it in, and the old one closes once its calls have finished.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import { createAuthServerClient } from '../authserver/client.ts';
+import { createAuthServerClient, type AuthServerClient } from '../authserver/client.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
 import { OAUTH_PATHS } from '../oauth/endpoint.ts';
@@ -14,25 +14,35 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import type { PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
-import { createHandler, type OAuthEndpoint } from './handler.ts';
+import { createHandler, type InFlight, type OAuthEndpoint } from './handler.ts';
 import { compilePolicies, compileRoutes } from './routes.ts';
 
 export interface Runtime {
-  /** The config it was compiled from. */
-  readonly config: Config;
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
-  /** Resolves once every call it took has finished, then closes its upstream pools and authorization server clients. */
+  /** Resolves once every call it took has finished and its upstream pools and authorization server clients are closed (once, however often it is called). */
   close(): Promise<void>;
+  /** Fails at once the calls still waiting on an upstream or an authorization server: the end of a stop's timeout. */
+  cut(): void;
 }
 
 /** The services a runtime's parts use. */
 export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'metrics'>;
 
 export function compileRuntime(config: Config, services: RuntimeServices): Runtime {
+  const authServers = new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)]));
+  try {
+    return compileWith(config, services, authServers);
+  } catch (err) {
+    // A config that cannot compile leaves no client open.
+    for (const client of authServers.values()) void client.close(true);
+    throw err;
+  }
+}
+
+function compileWith(config: Config, services: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
   const { store, secretKey, clock, logger, counters, usage, metrics } = services;
   const configDir = path.dirname(config.file);
   const { maxBodySize } = config.listen;
-  const authServers = new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)]));
   const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, realm: config.oauth.realm, configDir }, services);
 
   const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, clock, counters, logger, maxBodySize };
@@ -45,13 +55,17 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
   ]);
   if (introspectionServed(config.oauth)) oauthEndpoints.set(OAUTH_PATHS.introspection, createIntrospectionEndpoint(oauth, config.oauth.introspectionClients, tokenPolicies));
 
+  // Calls this runtime has taken and not finished: close() waits for them.
+  const calls: InFlight = { running: 0, idle: undefined };
   const handle = createHandler({
+    calls,
     routes,
     oauthEndpoints,
     metadata: createMetadataEndpoint(config.oauth, config.products.values()),
     clientIp: createClientIp(config.listen.trustedProxies),
     maxBodySize,
-    accessLog: config.log.access,
+    // The level this config sets, not the one the logger has now: a reload compiles before it swaps.
+    accessLog: config.log.access && logger.levels.values[config.log.level]! <= logger.levels.values.info!,
     logger,
     usage,
     clock,
@@ -59,23 +73,23 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
     protocol: config.listen.tls === undefined ? 'http' : 'https',
   });
 
-  // Calls this runtime has taken and not finished; close() waits for them.
-  let running = 0;
-  let idle: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+  let cut = false;
   return {
-    config,
-    async handle(req, res) {
-      running++;
-      try {
-        await handle(req, res);
-      } finally {
-        if (--running === 0) idle?.();
-      }
+    handle,
+    close() {
+      closing ??= (async () => {
+        if (calls.running > 0) await new Promise<void>((resolve) => (calls.idle = resolve));
+        if (cut) return;
+        await routes.close();
+        await Promise.all([...authServers.values()].map((a) => a.close()));
+      })();
+      return closing;
     },
-    async close() {
-      if (running > 0) await new Promise<void>((resolve) => (idle = resolve));
-      await routes.close();
-      await Promise.all([...authServers.values()].map((a) => a.close()));
+    cut() {
+      cut = true;
+      void routes.close(true);
+      for (const client of authServers.values()) void client.close(true);
     },
   };
 }

@@ -34,7 +34,8 @@ interface PathEntry {
 export interface RouteTable {
   /** The route for the path and method; unknown paths authenticate, then 404, so paths cannot be probed. */
   lookup(method: string, path: string): CompiledRoute;
-  close(): Promise<void>;
+  /** Closes the upstream pools once their calls are done; `force`: at once. */
+  close(force?: boolean): Promise<void>;
 }
 
 /** The sections of the config a route table is compiled from. */
@@ -49,12 +50,23 @@ export interface RouteServices {
 }
 
 export function compileRoutes(config: RouteTableSettings, services: RouteServices): RouteTable {
+  const targets = new Map<string, Target>();
+  try {
+    return compileTable(config, services, targets);
+  } catch (err) {
+    // A route that cannot compile leaves no upstream pool open.
+    for (const target of targets.values()) void target.close(true);
+    throw err;
+  }
+}
+
+/** The route table; `targets` receives each upstream as it is made. */
+function compileTable(config: RouteTableSettings, services: RouteServices, targets: Map<string, Target>): RouteTable {
   const { clock, counters, logger } = services;
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
   const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
 
-  const targets = new Map<string, Target>();
   const requestHeaders = createRequestHeaders(config.listen);
   for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, maxBodySize, clock));
 
@@ -132,8 +144,8 @@ export function compileRoutes(config: RouteTableSettings, services: RouteService
       if (entry === undefined) return notFound;
       return entry.methods.get(method) ?? entry.otherMethod;
     },
-    async close() {
-      await Promise.all([...targets.values()].map((t) => t.close()));
+    async close(force = false) {
+      await Promise.all([...targets.values()].map((t) => t.close(force)));
     },
   };
 }

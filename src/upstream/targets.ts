@@ -18,7 +18,8 @@ export interface Target {
   fetch(ctx: RequestContext): Promise<HeldResponse>;
   /** Streams the answer to the client; `onHeaders` may change its status line's headers first. Settles when it is sent. */
   stream(ctx: RequestContext, onHeaders: (response: { status: number; headers: Record<string, string | string[]> }) => void): Promise<unknown>;
-  close(): Promise<void>;
+  /** Closes its connections once their calls are done; `force`: at once, failing the calls. */
+  close(force?: boolean): Promise<void>;
 }
 
 /** `maxBodySize` is the listener's bound on every request body (listen.maxBodySize). */
@@ -240,8 +241,8 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
         }),
       );
     },
-    close: async () => {
-      await Promise.all(members.map((m) => m.pool.close()));
+    close: async (force = false) => {
+      await Promise.all(members.map((m) => (force ? m.pool.destroy() : m.pool.close())));
     },
   };
 }
