@@ -21,7 +21,7 @@ before(async () => {
   upstream = await startUpstream((req: IncomingMessage, res: ServerResponse) => {
     const answer = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url }));
     if (req.url === '/v1/slow') setTimeout(answer, SLOW_MS);
-    else answer();
+    else if (req.url !== '/v1/hang') answer();
   });
 });
 after(() => upstream.close());
@@ -177,6 +177,31 @@ for (const workers of [undefined, 2]) {
     });
   });
 }
+
+test('a call whose upstream never answers is cut when shutdownTimeout ends, and the stop ends', async () => {
+  const ws = await workspace();
+  writeFileSync(
+    ws.config,
+    yaml({ routes: '  hang:\n    method: GET\n    path: /v1/hang\n    upstream: slow\n', product: ['hang'], extra: 'shutdownTimeout: 1s\n' }),
+  );
+  const gw = await serve(ws.config, { args: [] });
+  try {
+    const token = await tokenFor(gw.url, ws.app);
+    const hung = call(`${gw.url}/v1/hang`, { headers: bearer(token) }).then(
+      (answer) => answer.status,
+      () => 'closed',
+    );
+    await sleep(300);
+    const stopped = performance.now();
+    assert.deepEqual(await gw.stop('SIGTERM'), { code: 0, signal: null });
+    // The upstream's own timeout is 10 s: the stop did not wait for it.
+    assert.ok(performance.now() - stopped < 8000, 'stopped within the shutdown timeout, not the upstream timeout');
+    assert.ok(['closed', 502].includes(await hung));
+    assert.ok(gw.logs.some((e) => e.msg === 'stopping: cutting the calls still in flight at the end of shutdownTimeout'));
+  } finally {
+    ws.temp.remove();
+  }
+});
 
 for (const workers of [undefined, 2]) {
   test(`an admin port already taken: the gateway says so and exits, rather than serve without it (${workers === undefined ? 'one thread' : `${workers} workers`})`, async () => {
