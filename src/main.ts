@@ -119,6 +119,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger.level = next.config.log.level;
     if (next.tls !== undefined) listener.setCertificate(next.tls);
     listener.setTimeouts(next.config.listen.timeouts);
+    portal?.setTimeouts(next.config.listen.timeouts);
     runtime = next.runtime;
     config = next.config;
     retiring.add(old);

@@ -178,6 +178,7 @@ export async function startWorkers(
       if (errors.length > 0) return { ok: false, errors };
       config = next.config;
       logger.level = config.log.level;
+      portal?.setTimeouts(config.listen.timeouts);
       return { ok: true };
     },
     { logger, metrics: services.metrics, file: () => config.file },

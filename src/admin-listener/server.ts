@@ -33,6 +33,11 @@ export function readiness(store: { ping(): Promise<void> }, stopping: () => bool
   };
 }
 
+/** A Host that names no domain: an IPv4 or bracketed IPv6 address, or localhost, with a port or not. */
+const LOCAL_HOST = /^(?:localhost|[0-9.]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/i;
+/** Operators and probes, not crowds. */
+const MAX_CONNECTIONS = 64;
+
 export async function startAdminListener(host: string, port: number, handlers: AdminHandlers): Promise<AdminListener> {
   const { logger } = handlers;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -41,6 +46,10 @@ export async function startAdminListener(host: string, port: number, handlers: A
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A page in a browser must not reach it: not by a cross-site request (it carries an Origin),
+    // nor by a name it made resolve to loopback (DNS rebinding: the Host is that name).
+    if (req.headers.origin !== undefined) return json(res, 403, { error: 'forbidden', reason: 'requests from a web page are not served' });
+    if (!LOCAL_HOST.test(req.headers.host ?? '')) return json(res, 421, { error: 'misdirected_request', reason: 'address the admin listener by IP address or localhost' });
     const path = (req.url ?? '/').split('?')[0];
     const method = req.method ?? 'GET';
     const route = Object.values(ADMIN_PATHS).find((p) => p === path);
@@ -72,13 +81,14 @@ export async function startAdminListener(host: string, port: number, handlers: A
     }
   }
 
-  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+  const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       logger.error({ err, path: req.url }, 'admin listener request failed');
       if (!res.headersSent) json(res, 500, { error: 'server_error' });
       else res.destroy();
     });
   });
+  server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => {

@@ -44,10 +44,10 @@ export function registerRun(program: Command, io: CliIo): void {
       if (asked) void gateway.reload();
       const running = gateway;
       await new Promise<void>((resolve) => {
+        // A SIGHUP while stopping is refused by the gateway (and logged), not the signal's default end.
         const stop = () => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
-          process.off('SIGHUP', reload);
           // An operator who asks twice does not want to wait for the drain.
           process.once('SIGINT', () => process.exit(1));
           process.once('SIGTERM', () => process.exit(1));

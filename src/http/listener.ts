@@ -47,6 +47,12 @@ const DRAIN_CHECK_MS = 100;
 /** TLS 1.2 at least, on every listener that serves HTTPS. */
 const MIN_TLS = 'TLSv1.2';
 
+/** The answer is the connection's last, and says so (RFC 9112 §9.6), whatever was set or removed before. */
+function endsConnection(res: ServerResponse): void {
+  res.shouldKeepAlive = false;
+  res.setHeader('connection', 'close');
+}
+
 /** A port free on `host` now (the kernel's choice), for what must know its port before it listens. */
 export async function freePort(host: string): Promise<number> {
   const server = createNetServer();
@@ -63,8 +69,8 @@ export async function listen(
   options: { reusePort?: boolean; tls?: TlsFiles | undefined; timeouts: ListenerTimeouts; onError: (err: unknown) => void },
 ): Promise<Listener> {
   const { reusePort = false, tls } = options;
-  /** Per open connection: answers not yet finished, and since when it has had none. */
-  const connections = new Map<Socket, { answers: Set<ServerResponse>; idleSince: number }>();
+  /** Per open connection: answers not yet finished, since when it has had none, and the bytes it had read by then. */
+  const connections = new Map<Socket, { answers: Set<ServerResponse>; idleSince: number; bytesRead: number }>();
   let draining = false;
 
   const serve = (req: IncomingMessage, res: ServerResponse) => {
@@ -74,10 +80,11 @@ export async function listen(
       res.once('close', () => {
         state.answers.delete(res);
         state.idleSince = performance.now();
+        state.bytesRead = req.socket.bytesRead;
       });
     }
     // RFC 9112 §9.6: the last answer on this connection says so.
-    if (draining) res.shouldKeepAlive = false;
+    if (draining) endsConnection(res);
     // A handler answers every failure itself; one that throws anyway must not take the process down.
     handler(req, res).catch((err: unknown) => {
       res.destroy();
@@ -110,9 +117,20 @@ export async function listen(
   };
   setTimeouts(options.timeouts);
   server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
-    connections.set(socket, { answers: new Set(), idleSince: performance.now() });
+    // A handshake that ends after the drain has finished finds no one to serve it.
+    if (drainedAll) return void socket.destroy();
+    connections.set(socket, { answers: new Set(), idleSince: performance.now(), bytesRead: 0 });
     socket.once('close', () => connections.delete(socket));
   });
+  // Connections still in their TLS handshake, which `connections` does not hold yet: a drain ends them too.
+  const handshaking = new Set<Socket>();
+  if (tls !== undefined) {
+    server.on('connection', (socket: Socket) => {
+      handshaking.add(socket);
+      socket.once('close', () => handshaking.delete(socket));
+      socket.once('secure', () => handshaking.delete(socket));
+    });
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host, reusePort }, () => {
@@ -124,31 +142,44 @@ export async function listen(
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let drained: Promise<void> | undefined;
+  let drainedAll = false;
   function drain(timeoutMs: number): Promise<void> {
     drained ??= new Promise<void>((resolve) => {
       draining = true;
       // Stops accepting without http.Server's close, which would also close the idle connections at once.
       NetServer.prototype.close.call(server);
       // Answers already on their way but not yet begun end their connection too.
-      for (const { answers } of connections.values()) for (const res of answers) if (!res.headersSent) res.shouldKeepAlive = false;
+      for (const { answers } of connections.values()) for (const res of answers) if (!res.headersSent) endsConnection(res);
       const check = () => {
         const now = performance.now();
-        for (const [socket, state] of connections) if (state.answers.size === 0 && now - state.idleSince >= DRAIN_IDLE_MS) socket.destroy();
+        for (const [socket, state] of connections) {
+          if (state.answers.size > 0) continue;
+          // Bytes of a next request count as activity: a request being sent is answered, not reset.
+          if (socket.bytesRead !== state.bytesRead) {
+            state.bytesRead = socket.bytesRead;
+            state.idleSince = now;
+          } else if (now - state.idleSince >= DRAIN_IDLE_MS) {
+            socket.destroy();
+          }
+        }
         if (connections.size === 0) finish();
       };
+      // The first look comes a check later: bytes already on the wire when the drain began are read by then.
       const checker = setInterval(check, DRAIN_CHECK_MS);
       const deadline = setTimeout(() => {
         server.closeAllConnections();
         finish();
       }, timeoutMs);
       function finish() {
+        drainedAll = true;
+        for (const socket of handshaking) socket.destroy();
         clearInterval(checker);
         clearTimeout(deadline);
         // Releases what http.Server keeps for its connections (the timeout checker); nothing accepts any more.
         server.close();
         resolve();
       }
-      check();
+      if (connections.size === 0) finish();
     });
     return drained;
   }

@@ -99,7 +99,8 @@ export function createHandler(parts: HandlerParts) {
     if (hasBody(req)) {
       res.setHeader('connection', 'close');
       req.once('end', () => {
-        if (!res.headersSent) res.removeHeader('connection');
+        // Unless the connection is ending anyway (a drain): then the answer must say so.
+        if (!res.headersSent && res.shouldKeepAlive) res.removeHeader('connection');
       });
     }
     try {

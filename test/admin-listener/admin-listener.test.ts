@@ -103,6 +103,34 @@ describe('admin listener endpoints', () => {
     }
   });
 
+  test('a web page cannot reach it: a request with an Origin gets 403, a Host that is a name other than localhost (DNS rebinding) 421', async () => {
+    const gw = await startTestGateway();
+    const admin = gw.gateway.adminUrl!;
+    const { port } = new URL(admin);
+    const raw = (host: string, extra = '') =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/metrics', headers: { host, ...(extra === '' ? {} : { origin: extra }) } }, (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve(`${res.statusCode} ${text}`));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      assert.equal(await raw('rebind.attacker.example'), '421 {"error":"misdirected_request","reason":"address the admin listener by IP address or localhost"}');
+      assert.equal(await raw(`rebind.attacker.example:${port}`), '421 {"error":"misdirected_request","reason":"address the admin listener by IP address or localhost"}');
+      assert.equal(await raw(`127.0.0.1:${port}`, 'https://attacker.example'), '403 {"error":"forbidden","reason":"requests from a web page are not served"}');
+      const reload = await call(`${admin}/reload`, { method: 'POST', headers: { origin: 'https://attacker.example', 'content-type': 'text/plain' }, body: 'x' });
+      assert.equal(reload.status, 403);
+      assert.match(await raw(`localhost:${port}`), /^200 /);
+      assert.match(await raw(`[::1]:${port}`), /^200 /);
+      assert.match(await raw(`127.0.0.1:${port}`), /^200 /);
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('POST /reload: 200 swaps in the file as it now is; a broken file or one that needs a restart: 422 with every reason, and the running config keeps serving', async () => {
     const gw = await startTestGateway();
     const admin = gw.gateway.adminUrl!;

@@ -152,6 +152,8 @@ for (const workers of [undefined, 2]) {
       const ready = await call(`${gw.adminUrl}/readyz`);
       assert.equal(ready.status, 503);
       assert.deepEqual(ready.body, { status: 'not_ready', reason: 'stopping' });
+      // A reload asked for now (logrotate, say) is refused; it does not end the process.
+      gw.signal('SIGHUP');
 
       const tally = await load.refusedAll();
       assert.deepEqual(tally.failures, []);
