@@ -277,7 +277,7 @@ describe('upstream failures', () => {
   });
 
   test('an upstream slower than its timeout (1s): 504 problem+json', async () => {
-    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 1500));
+    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 4000).unref());
     const gw = await startTestGateway({ upstreamUrl: slow.url });
     try {
       const app = await gw.client('hello');

@@ -84,7 +84,7 @@ describe('several targets', () => {
   });
 
   test('a call that reached a target and timed out is not sent again', async () => {
-    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 1500));
+    const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 4000).unref());
     const fast = await startUpstream((_req, res) => void res.writeHead(200).end('fast'));
     const gw = await startTestGateway({ upstreams: `  pool:\n    url: [${slow.url}, ${fast.url}]\n    timeout: 1s\n    retries: 1\n`, routes: ROUTES, products: `  pooled:\n    routes: [get, post]\n` });
     try {
