@@ -6,7 +6,7 @@ export interface Tally {
   ok: number;
   /** Answers other than 200, as "status body". */
   statuses: string[];
-  /** Connections refused (the gateway no longer accepts): a client stops at its first. */
+  /** Connections refused, or reset before they were served (the gateway no longer accepts): a client stops at its first. */
   refused: number;
   /** Requests that failed after they were sent: what must never happen. */
   failures: string[];
@@ -54,7 +54,11 @@ export function keepAliveLoad(url: string, path: string, headers: Record<string,
       });
       req.on('error', (err) => {
         const code = (err as NodeJS.ErrnoException).code ?? err.message;
-        if (code === 'ECONNREFUSED') {
+        // A new connection the kernel took into a listener's queue and reset when the listener
+        // closed was refused at connect as surely as one it never took: the gateway never read it.
+        // (With SO_REUSEPORT each worker's listener has its own queue.) A reset of a connection
+        // that had served a call before is a failure.
+        if (code === 'ECONNREFUSED' || (code === 'ECONNRESET' && !req.reusedSocket)) {
           tally.refused++;
           resolve('refused');
         } else {
