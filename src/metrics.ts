@@ -22,6 +22,17 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
+/** The series of these label values (in `names` order), made by `make` the first time and kept. */
+function seriesOf<S>(known: Map<string, S>, names: readonly string[], values: readonly string[], make: (labels: Readonly<Record<string, string>>) => S): S {
+  const key = values.join('\u0000');
+  let series = known.get(key);
+  if (series === undefined) {
+    series = make(Object.fromEntries(names.map((n, i) => [n, values[i] ?? ''])));
+    known.set(key, series);
+  }
+  return series;
+}
+
 /**
  * One series of a PlainCounter: the request path finds it once, keeps it, and adds to a number.
  * prom-client's own inc() hashes and validates the labels on every call, a microsecond a request.
@@ -53,13 +64,7 @@ export class PlainCounter<L extends string> extends Counter<L> {
 
   /** The series of these label values (in labelNames order), the same one for every caller. */
   series(...values: string[]): CounterSeries {
-    const key = values.join('\u0000');
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = new CounterSeries(Object.fromEntries(this.#names.map((n, i) => [n, values[i] ?? ''])), this.#counted);
-      this.#series.set(key, series);
-    }
-    return series;
+    return seriesOf(this.#series, this.#names, values, (labels) => new CounterSeries(labels, this.#counted));
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValue<L>>> {
@@ -121,13 +126,7 @@ export class PlainHistogram<L extends string> extends Histogram<L> {
   }
 
   series(...values: string[]): HistogramSeries {
-    const key = values.join('\u0000');
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = new HistogramSeries(Object.fromEntries(this.#names.map((n, i) => [n, values[i] ?? ''])), this.#bounds, this.#observed);
-      this.#series.set(key, series);
-    }
-    return series;
+    return seriesOf(this.#series, this.#names, values, (labels) => new HistogramSeries(labels, this.#bounds, this.#observed));
   }
 
   override async get(): Promise<MetricObjectWithValues<MetricValueWithName<L>>> {

@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { readiness, startAdminListener, type AdminListener } from './admin-listener/server.ts';
 import { parseConfig, type Config } from './config/load.ts';
-import { freePort } from './http/listener.ts';
+import { freePort, listenerUrl } from './http/listener.ts';
 import { Closers } from './main.ts';
 import { exposition, type MetricsJson } from './metrics.ts';
 import { startPortal } from './portal/server.ts';
@@ -129,8 +129,7 @@ export async function startWorkers(
       if (stopping === undefined) logger.error({ worker: i, code }, 'a worker exited; the gateway is not ready until it is restarted');
     });
   });
-  const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
-  const url = `${config.listen.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = listenerUrl(config.listen.host, port, config.listen.tls !== undefined);
   // The portal runs here; the workers add their calls to the store's usage counts themselves.
   const portal = await starting.open(() => startPortal(config, services, () => config), (p) => p?.drain(0));
 
@@ -184,6 +183,7 @@ export async function startWorkers(
     { logger, metrics: services.metrics, file: () => config.file },
   );
 
+  const ready = readiness(services.store, () => stopping !== undefined);
   const admin: AdminListener | undefined =
     config.admin === undefined
       ? undefined
@@ -191,8 +191,7 @@ export async function startWorkers(
           () =>
             startAdminListener(config.admin!.host, options.adminPort ?? config.admin!.port, {
               logger,
-              ready: async () =>
-                exited.size > 0 && stopping === undefined ? `${exited.size} of ${workers.length} workers exited` : readiness(services.store, () => stopping !== undefined)(),
+              ready: async () => (exited.size > 0 && stopping === undefined ? `${exited.size} of ${workers.length} workers exited` : ready()),
               reload: (ip) => reload({ via: 'admin', ip }),
               // The process's own metrics are this thread's; the gateway's are the workers', added up.
               metrics: async () =>

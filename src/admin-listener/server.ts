@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { listenerUrl } from '../http/listener.ts';
 import type { ReloadResult } from '../runtime/reload.ts';
 
 export interface AdminListener {
@@ -97,9 +98,8 @@ export async function startAdminListener(host: string, port: number, handlers: A
     });
   });
   const address = server.address() as AddressInfo;
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shown}:${address.port}`,
+    url: listenerUrl(address.address, address.port, false),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

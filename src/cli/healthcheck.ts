@@ -4,6 +4,7 @@
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { ConfigError } from '../config/load.ts';
+import { loopbackFor } from '../http/listener.ts';
 import { OAUTH_PATHS } from '../oauth/endpoint.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
@@ -47,9 +48,7 @@ function configuredListener(cmd: Command, io: CliIo): Target {
     throw err;
   }
   if (config.oauth.issuer === undefined) throw new CliError(`${config.file} sets no oauth.issuer: without it the gateway serves no ${OAUTH_PATHS.metadata} to ask`);
-  // A listener on every address (IPv4 or both) answers on IPv4's loopback, which every container has.
-  const { host, port } = config.listen;
-  return { host: host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host, port };
+  return { host: loopbackFor(config.listen.host), port: config.listen.port };
 }
 
 /** The status of a GET of the metadata document, or why there is none. */

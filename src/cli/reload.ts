@@ -3,6 +3,7 @@
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { ADMIN_PATHS } from '../admin-listener/server.ts';
+import { loopbackFor } from '../http/listener.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, terminalText, type CliIo } from './io.ts';
 
@@ -17,7 +18,7 @@ export function registerReload(program: Command, io: CliIo): void {
       const config = commandConfig(cmd, io);
       if (config.admin === undefined) throw new CliError(`${config.file} turns the admin listener off (admin: false): send the gateway SIGHUP instead`);
       const { host, port } = config.admin;
-      const connectTo = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+      const connectTo = loopbackFor(host);
       const answer = await post(connectTo, port);
       if (typeof answer === 'string') throw new CliError(`no gateway answered at ${connectTo}:${port}: ${answer}`);
       if (answer.status === 200) {

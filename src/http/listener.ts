@@ -53,6 +53,17 @@ function endsConnection(res: ServerResponse): void {
   res.setHeader('connection', 'close');
 }
 
+/** Where a client on this machine reaches a listener bound to `host`: one on every address (IPv4 or both) answers on IPv4's loopback, which every container has. */
+export function loopbackFor(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+}
+
+/** The URL of a listener bound to `host` and `port`, as a client on this machine calls it. */
+export function listenerUrl(host: string, port: number, tls: boolean): string {
+  const reach = loopbackFor(host);
+  return `${tls ? 'https' : 'http'}://${reach.includes(':') ? `[${reach}]` : reach}:${port}`;
+}
+
 /** A port free on `host` now (the kernel's choice), for what must know its port before it listens. */
 export async function freePort(host: string): Promise<number> {
   const server = createNetServer();
@@ -139,7 +150,6 @@ export async function listen(
     });
   });
   const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let drained: Promise<void> | undefined;
   let drainedAll = false;
@@ -186,7 +196,7 @@ export async function listen(
 
   return {
     port: address.port,
-    url: `${tls === undefined ? 'http' : 'https'}://${shownHost === '0.0.0.0' || shownHost === '[::]' ? '127.0.0.1' : shownHost}:${address.port}`,
+    url: listenerUrl(address.address, address.port, tls !== undefined),
     setCertificate(files) {
       (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
     },
