@@ -9,8 +9,7 @@ import type { Config } from './config/load.ts';
 import { createLogger } from './log.ts';
 import { createMailer, type Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
-import { Counters, DEFAULT_SLOTS, persistCounters } from './policies/counters.ts';
-import { openStore, storeShared } from './store/open.ts';
+import { openStore, storeShared, type StoreShared } from './store/open.ts';
 import { StoreUnavailable, type Store } from './store/port/index.ts';
 import { loadSecretKey } from './store/secret-key.ts';
 import { startUsage, type Usage } from './usage.ts';
@@ -22,8 +21,6 @@ export interface Services {
   /** Epoch milliseconds. */
   clock: () => number;
   logger: Logger;
-  /** Quota and spike arrest counts, shared by every worker thread; kept across reloads. */
-  counters: Counters;
   /** Calls per app and hour, for the portal's usage chart. */
   usage: Usage;
   /** The portal's password hasher (scrypt, bounded). */
@@ -32,9 +29,9 @@ export interface Services {
   mailer: Mailer | undefined;
   /** This thread's Prometheus metrics; the process's own only in the main thread. */
   metrics: Metrics;
-  /** What the worker threads of this gateway share with the thread that made these services. */
-  shared: { counters: SharedArrayBuffer; store: SharedArrayBuffer };
-  /** Saves counts and usage, then closes the store. */
+  /** What the worker threads of this gateway share with the thread that made these services (a SQLite store's memory). */
+  shared: StoreShared | undefined;
+  /** Saves usage, then closes the store (which saves its counts). */
   close(): Promise<void>;
 }
 
@@ -55,11 +52,9 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const { role } = options;
   const logger = options.logger ?? createLogger(config.log.level);
   const clock = options.clock ?? Date.now;
-  const shared = role.kind === 'worker' ? role.shared : { counters: undefined, store: storeShared() };
+  const shared = role.kind === 'worker' ? role.shared : storeShared(config.store);
   const store =
-    options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), serving: { shared: shared.store, maintains: role.kind === 'main' } });
-  const counters = shared.counters === undefined ? new Counters({ slots: DEFAULT_SLOTS }) : new Counters({ buffer: shared.counters });
-  const saving = role.kind === 'main' ? await persistCounters(counters, store, clock, logger) : undefined;
+    options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) });
   const metrics = new Metrics({ process: role.kind === 'main' });
   const purge = role.kind === 'main' ? startPurging(store, clock, logger, metrics) : undefined;
   const usage = startUsage(store, logger);
@@ -69,16 +64,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
     secretKey: loadSecretKey(config.store.secretKeyFile),
     clock,
     logger,
-    counters,
     usage,
     passwords: createPasswords(),
     mailer,
     metrics,
-    shared: { counters: counters.buffer, store: shared.store },
+    shared,
     async close() {
       clearInterval(purge);
-      // Counts that cannot be saved now (the store failing) are logged, and the rest still closes.
-      await saving?.close().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed at close'));
       await usage.close();
       mailer?.close();
       await store.close();

@@ -4,7 +4,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { Counters } from './counters.ts';
+import type { Counters } from '../store/port/index.ts';
 
 /** What a policy is compiled with: where it stands, and the few services policies use. */
 export interface PolicyEnv extends PolicySite {

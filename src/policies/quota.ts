@@ -4,8 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { ActiveToken } from '../store/port/index.ts';
-import type { Counters, WindowOf } from './counters.ts';
+import { StoreUnavailable, type ActiveToken, type Counters, type QuotaResult, type WindowOf } from '../store/port/index.ts';
 import type { RequestPolicy } from './policy.ts';
 
 export const QuotaOptions = Type.Object(
@@ -17,6 +16,8 @@ export const QuotaOptions = Type.Object(
     window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
     /** app (default): each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget. */
     per: Type.Optional(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] })),
+    /** When the store cannot count (Redis down): false (default) answers 503, true lets calls through uncounted. */
+    failOpen: Type.Optional(Type.Boolean()),
   },
   Strict,
 );
@@ -63,7 +64,7 @@ const countedAs = (options: QuotaSettings): ((t: Counted) => string) =>
   options.per === 'developer' ? (t) => `developer:${t.developerEmail}` : (t) => t.appId;
 
 /** How much of an app's quota (of `scope`: 'product' or a route) is used now, for the portal. */
-export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, app: Counted, now: number): number {
+export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, app: Counted, now: number): number | Promise<number> {
   const rolling = options.window === 'rolling' ? ROLLING_SIZE[options.interval] : undefined;
   return counters.used(`${keyPrefix(options, scope)}${product}|${countedAs(options)(app)}`, now, rolling);
 }
@@ -81,12 +82,9 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
   const size = ROLLING_SIZE[interval];
   const prefix = keyPrefix(options, scope);
   const counted = countedAs(options);
+  const failed = storeFailure(options.failOpen ?? false);
 
-  return function quota(ctx: RequestContext): void {
-    const now = clock();
-    const token = ctx.token!;
-    const key = `${prefix}${token.product}|${counted(token)}`;
-    const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
+  function apply(ctx: RequestContext, result: QuotaResult, now: number): void {
     const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
     const tightest = ctx.rateLimit;
     if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
@@ -94,6 +92,15 @@ export function createQuotaStep(options: QuotaSettings, scope: string, counters:
       const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
       throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });
     }
+  }
+
+  return function quota(ctx: RequestContext): void | Promise<void> {
+    const now = clock();
+    const token = ctx.token!;
+    const key = `${prefix}${token.product}|${counted(token)}`;
+    const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
+    if (result instanceof Promise) return result.then((r) => apply(ctx, r, now), failed);
+    apply(ctx, result, now);
   };
 }
 
@@ -102,3 +109,14 @@ export const quota: RequestPolicy<typeof QuotaOptions> = {
   schema: QuotaOptions,
   create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.counters, env.clock),
 };
+
+/**
+ * What a counting policy does when the store cannot count: fail open (the call goes on,
+ * uncounted) or closed (the failure is answered 503). Anything else is thrown as it is.
+ */
+export function storeFailure(failOpen: boolean): (err: unknown) => void {
+  return (err) => {
+    if (failOpen && err instanceof StoreUnavailable) return;
+    throw err;
+  };
+}

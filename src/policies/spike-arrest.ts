@@ -4,13 +4,17 @@ import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import type { SpikeResult } from '../store/port/index.ts';
 import type { RequestPolicy } from './policy.ts';
+import { storeFailure } from './quota.ts';
 
 const SpikeArrestOptions = Type.Object(
   {
     rate: Type.String({ pattern: '^[1-9][0-9]{0,6}p[sm]$' }),
     burst: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
     key: Type.Optional(Type.Union([Type.Literal('app'), Type.Literal('ip'), Type.Literal('route')])),
+    /** When the store cannot count (Redis down): true (default) lets calls through, false answers 503. */
+    failOpen: Type.Optional(Type.Boolean()),
   },
   Strict,
 );
@@ -30,14 +34,20 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     const keyOf =
       by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
 
-    return function spikeArrest(ctx: RequestContext): void {
-      const result = counters.spike(keyOf(ctx), intervalMs, burst, clock());
+    const failed = storeFailure(options.failOpen ?? true);
+    const apply = (result: SpikeResult): void => {
       if (!result.allowed) {
         throw new GatewayError(429, 'spike_arrest', `rate of ${options.rate} exceeded`, {
           policy: 'spikeArrest',
           headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
         });
       }
+    };
+
+    return function spikeArrest(ctx: RequestContext): void | Promise<void> {
+      const result = counters.spike(keyOf(ctx), intervalMs, burst, clock());
+      if (result instanceof Promise) return result.then(apply, failed);
+      apply(result);
     };
   },
 };

@@ -77,7 +77,7 @@ interface Request {
 type Handler = (r: Request) => Promise<Answer>;
 
 /** The services the portal uses. */
-export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'passwords' | 'mailer'>;
+export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'passwords' | 'mailer'>;
 
 /** The products, routes and trusted proxies of the config serving now: a reload changes what the portal shows and whom it believes. */
 export type Catalog = () => Pick<Config, 'products' | 'routes' | 'listen'>;
@@ -89,7 +89,7 @@ export function createPortalHandler(
   options: { secure: boolean; origins: PortalOrigins },
 ) {
   const { portal } = settings;
-  const { store, clock, logger, mailer, usage, counters } = services;
+  const { store, clock, logger, mailer, usage } = services;
   const deps: ops.AdminDeps = {
     store,
     secretKey: services.secretKey,
@@ -162,7 +162,7 @@ export function createPortalHandler(
       quota:
         product?.quota === undefined
           ? undefined
-          : { settings: product.quota, used: quotaUsed(product.quota, 'product', counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
+          : { settings: product.quota, used: await quotaUsed(product.quota, 'product', store.counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
       now,
     };
   }

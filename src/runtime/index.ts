@@ -26,7 +26,7 @@ export interface Runtime {
 }
 
 /** The services a runtime's parts use. */
-export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'counters' | 'usage' | 'metrics'>;
+export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics'>;
 
 export function compileRuntime(config: Config, services: RuntimeServices): Runtime {
   const authServers = new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)]));
@@ -40,7 +40,8 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
 }
 
 function compileWith(config: Config, services: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
-  const { store, secretKey, clock, logger, counters, usage, metrics } = services;
+  const { store, secretKey, clock, logger, usage, metrics } = services;
+  const { counters } = store;
   const configDir = path.dirname(config.file);
   const { maxBodySize } = config.listen;
   const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, realm: config.oauth.realm, configDir }, services);

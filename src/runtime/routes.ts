@@ -6,7 +6,6 @@ import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
-import type { Counters } from '../policies/counters.ts';
 import type { PolicyEnv, ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
@@ -45,7 +44,6 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
 export interface RouteServices {
   store: Store;
   clock: () => number;
-  counters: Counters;
   logger: PolicyEnv['logger'];
 }
 
@@ -62,7 +60,8 @@ export function compileRoutes(config: RouteTableSettings, services: RouteService
 
 /** The route table; `targets` receives each upstream as it is made. */
 function compileTable(config: RouteTableSettings, services: RouteServices, targets: Map<string, Target>): RouteTable {
-  const { clock, counters, logger } = services;
+  const { clock, logger } = services;
+  const { counters } = services.store;
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
   const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);

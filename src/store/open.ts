@@ -1,7 +1,9 @@
 import { prepareDatabaseFiles } from './files.ts';
 import type { Store } from './port/index.ts';
+import { openRedisStore } from './redis/index.ts';
+import type { RedisSettings } from './redis/db.ts';
 import { checkpointSignal } from './sqlite/checkpoints.ts';
-import { openSqliteStore } from './sqlite/index.ts';
+import { counterTableBuffer, openSqliteStore } from './sqlite/index.ts';
 import { withTokenCache } from './token-cache.ts';
 
 export interface OpenStoreOptions {
@@ -12,26 +14,39 @@ export interface OpenStoreOptions {
    * storeShared()), and whether this thread runs the store's background work (a worker of
    * several leaves it to the main thread). Absent for a short-lived command.
    */
-  serving?: { shared: SharedArrayBuffer; maintains: boolean };
+  serving?: { shared: StoreShared; maintains: boolean };
 }
 
-/** Memory the threads of one gateway share for their store: SQLite's checkpoint signal. */
-export function storeShared(): SharedArrayBuffer {
-  return checkpointSignal();
+/** Memory the threads of one gateway share for a SQLite store: the checkpoint signal and the counters' table. */
+export interface StoreShared {
+  checkpoints: SharedArrayBuffer;
+  counters: SharedArrayBuffer;
+}
+
+export function storeShared(settings: StoreSettings): StoreShared | undefined {
+  return settings.driver === 'sqlite' ? { checkpoints: checkpointSignal(), counters: counterTableBuffer() } : undefined;
 }
 
 /** The config's `store` section. */
-export interface StoreSettings {
-  path: string;
+export type StoreSettings = ({ driver: 'sqlite'; path: string; busyTimeoutMs: number } | ({ driver: 'redis' } & RedisSettings)) & {
   secretKeyFile: string;
   tokenCacheSize: number;
-  busyTimeoutMs: number;
-}
+};
 
 /** The store the configuration names, with its token cache. */
 export function openStore(settings: StoreSettings, options: OpenStoreOptions = {}): Store {
   const warn = options.warn ?? (() => {});
+  if (settings.driver === 'redis') return withTokenCache(openRedisStore({ ...settings, warn }), { size: settings.tokenCacheSize });
   for (const message of prepareDatabaseFiles(settings.path, settings.secretKeyFile)) warn(message);
-  const driver = openSqliteStore({ path: settings.path, busyTimeoutMs: settings.busyTimeoutMs, warn, ...(options.serving && { checkpoints: { signal: options.serving.shared, run: options.serving.maintains } }) });
+  const shared = options.serving?.shared;
+  const driver = openSqliteStore({
+    path: settings.path,
+    busyTimeoutMs: settings.busyTimeoutMs,
+    warn,
+    ...(shared !== undefined && {
+      checkpoints: { signal: shared.checkpoints, run: options.serving!.maintains },
+      counters: { buffer: shared.counters, save: options.serving!.maintains },
+    }),
+  });
   return withTokenCache(driver, { size: settings.tokenCacheSize });
 }

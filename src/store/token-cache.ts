@@ -20,7 +20,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     apps: driver.apps,
     tokens: driver.tokens,
     throttles: driver.throttles,
-    quotas: driver.quotas,
+    counters: driver.counters,
     usage: driver.usage,
     cache: new TokenCache(driver, options),
     purgeExpired: (now) => driver.purgeExpired(now),

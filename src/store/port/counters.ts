@@ -1,18 +1,60 @@
-// Counters kept for the gateway's own policies and reports: quota windows and hourly usage per app.
+// Counters kept for the gateway's own policies and reports: quota and spike-arrest counts, and
+// hourly usage per app.
 
-/** One quota counter: the calls counted in [start, end), and in the window just before (rolling quotas). */
-export interface QuotaWindow {
-  key: string;
-  start: number;
-  end: number;
-  count: number;
-  previous: number;
+export interface QuotaResult {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch ms at which the window ends. */
+  resetAt: number;
+  /** Epoch ms from which a refused call would pass. */
+  retryAt: number;
 }
 
-export interface QuotaStore {
-  /** Quota windows still open at `now`, as last saved. */
-  load(now: number): Promise<QuotaWindow[]>;
-  save(windows: readonly QuotaWindow[]): Promise<void>;
+export interface SpikeResult {
+  allowed: boolean;
+  /** Milliseconds until a refused call would pass; 0 when allowed. */
+  retryAfterMs: number;
+}
+
+/** The window a new count opens at `now`. */
+export type WindowOf = (now: number) => { start: number; end: number };
+
+/**
+ * The counts behind quota and spike arrest, exact across every thread and process that shares
+ * the store. A driver may answer without a promise (counts in memory) or with one (counts on a
+ * server); a count that cannot be made rejects with StoreUnavailable.
+ */
+export interface Counters {
+  /** Counts a call if the calendar window holding `now` has room; a refused call is not counted. */
+  consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult | Promise<QuotaResult>;
+  /**
+   * A rolling window of `size` ms, estimated from two fixed windows: the current one's count plus
+   * the previous one's, weighted by how much of it still lies within the last `size` ms (rounded
+   * up, so the estimate never admits more than the limit when the previous calls came late).
+   */
+  consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult | Promise<QuotaResult>;
+  /**
+   * GCRA: one call per `intervalMs` on average, up to `burst` at once. The key's theoretical
+   * arrival time (TAT) moves on by `intervalMs` per admitted call.
+   */
+  spike(key: string, intervalMs: number, burst: number, now: number): SpikeResult | Promise<SpikeResult>;
+  /**
+   * The calls a quota key has counted in the window holding `now`, without counting one: for a
+   * rolling window of `rollingSize` ms, estimated as consumeRolling does. 0 for a key never seen.
+   */
+  used(key: string, now: number, rollingSize?: number): number | Promise<number>;
+}
+
+/** A rolling window's calls: the current fixed window's, plus the previous one's weighted by how much of it is still inside (rounded up). */
+export function rollingUsed(previous: number, count: number, now: number, start: number, size: number): number {
+  return Math.ceil(previous * (1 - (now - start) / size) - 1e-9) + count;
+}
+
+/** When a refused rolling-window call would pass: when ceil(previous × weight) + count drops below the limit. */
+export function rollingRetryAt(previous: number, count: number, limit: number, start: number, size: number): number {
+  const end = start + size;
+  return count >= limit ? end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / count)) : start + Math.ceil(size * (1 - (limit - count - 1) / previous));
 }
 
 /** Calls of one app in one hour (`hour`: epoch ms of the hour's start). */

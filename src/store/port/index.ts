@@ -1,17 +1,17 @@
 // The store port: the narrow interfaces, one per aggregate, that the gateway needs from durable
-// state. A driver (src/store/sqlite/, and Redis next) implements StoreDriver and nothing else; the
+// state. A driver (src/store/sqlite/, src/store/redis/) implements StoreDriver and nothing else; the
 // gateway uses it through withTokenCache (src/store/token-cache.ts), which serves verified tokens
 // and clients from memory and forgets them when the driver reports a change. Every driver runs
 // the contract suite in test/store/contract/.
 import type { AccountStore } from './accounts.ts';
 import type { AppStore, Client } from './apps.ts';
-import type { QuotaStore, UsageStore } from './counters.ts';
+import type { Counters, UsageStore } from './counters.ts';
 import type { ThrottleStore } from './throttles.ts';
 import type { ActiveToken, TokenStore } from './tokens.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
-export type { QuotaStore, QuotaWindow, UsageCount, UsageStore } from './counters.ts';
+export { rollingRetryAt, rollingUsed, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type UsageStore, type WindowOf } from './counters.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
 
@@ -39,7 +39,7 @@ export interface StoreDriver {
   readonly apps: AppStore;
   readonly tokens: TokenStore;
   readonly throttles: ThrottleStore;
-  readonly quotas: QuotaStore;
+  readonly counters: Counters;
   readonly usage: UsageStore;
   readonly changes: ChangeFeed;
   /** Removes expired tokens, sessions, links and ended counters; resolves to the number of tokens removed. */
@@ -67,7 +67,8 @@ export interface Store {
   readonly apps: Omit<AppStore, 'findClient'>;
   readonly tokens: Omit<TokenStore, 'findAccessToken'>;
   readonly throttles: ThrottleStore;
-  readonly quotas: QuotaStore;
+  /** Quota and spike-arrest counts, shared by every thread and process on the store. */
+  readonly counters: Counters;
   readonly usage: UsageStore;
   readonly cache: VerifiedCache;
   purgeExpired(now: number): Promise<number>;

@@ -1,11 +1,14 @@
-// Quota windows and hourly usage on SQLite.
-import type { QuotaStore, QuotaWindow, UsageCount, UsageStore } from '../port/index.ts';
+// Quota windows and hourly usage on SQLite. Quota and spike-arrest counts live in the shared
+// in-memory table (src/store/counter-table.ts); the thread that maintains the store saves the
+// table's quota windows here every second and at close, and loads them at start.
+import { CounterTable, type QuotaWindow } from '../counter-table.ts';
+import type { UsageCount, UsageStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 
 /** Hourly usage is kept a week; the portal shows the last 24 hours. */
 const USAGE_KEPT_MS = 7 * 86_400_000;
 
-export class SqliteQuotas implements QuotaStore {
+export class SqliteQuotas {
   readonly #db: SqliteDb;
   readonly #windows;
   readonly #save;
@@ -13,7 +16,7 @@ export class SqliteQuotas implements QuotaStore {
 
   constructor(db: SqliteDb) {
     this.#db = db;
-    this.#windows = db.prepare('SELECT key, window_start, window_end, count, previous_count FROM quota_counters WHERE 2 * window_end - window_start > ?');
+    this.#windows = db.prepare('SELECT key, window_start, window_end, count, previous_count FROM quota_counters');
     this.#save = db.prepare(
       `INSERT INTO quota_counters (key, window_start, window_end, count, previous_count) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET window_start = excluded.window_start, window_end = excluded.window_end,
@@ -23,8 +26,9 @@ export class SqliteQuotas implements QuotaStore {
     this.#purge = db.prepare('DELETE FROM quota_counters WHERE 2 * window_end - window_start <= ?');
   }
 
-  async load(now: number): Promise<QuotaWindow[]> {
-    return (this.#db.read(() => this.#windows.all(now)) as Row[]).map((r) => ({
+  /** Every window saved and not yet purged. */
+  load(): QuotaWindow[] {
+    return (this.#db.read(() => this.#windows.all()) as Row[]).map((r) => ({
       key: r.key as string,
       start: r.window_start as number,
       end: r.window_end as number,
@@ -44,6 +48,38 @@ export class SqliteQuotas implements QuotaStore {
   purgeExpired(now: number): void {
     this.#purge.run(now);
   }
+}
+
+const SAVE_EVERY_MS = 1_000;
+
+/**
+ * Loads the saved windows into `table`, then saves the windows counted in every second; `close`
+ * saves the last ones. A failed save keeps its windows for the next.
+ */
+export function saveQuotaWindows(table: CounterTable, quotas: SqliteQuotas, warn: (message: string) => void): { close(): Promise<void> } {
+  table.load(quotas.load());
+  // Windows a failed save left unsaved, by key; a newer value of the same window replaces one.
+  let unsaved = new Map<string, QuotaWindow>();
+  const save = async () => {
+    for (const w of table.takeDirty()) unsaved.set(w.key, w);
+    const batch = unsaved;
+    unsaved = new Map();
+    try {
+      await quotas.save([...batch.values()]);
+    } catch (err) {
+      for (const [key, w] of batch) if (!unsaved.has(key)) unsaved.set(key, w);
+      throw err;
+    }
+    if (table.takeFull()) warn('the quota and spike arrest table is full: calls passed uncounted');
+  };
+  const timer = setInterval(() => save().catch((err: unknown) => warn(`saving quota counters failed: ${(err as Error).message}`)), SAVE_EVERY_MS);
+  timer.unref();
+  return {
+    async close() {
+      clearInterval(timer);
+      await save();
+    },
+  };
 }
 
 export class SqliteUsage implements UsageStore {

@@ -1,14 +1,27 @@
 // The SQLite driver of the store port: one file, one SqliteDb (its write queue, reads and change
 // feed) shared by one class per aggregate.
+import { CounterTable, DEFAULT_SLOTS } from '../counter-table.ts';
 import type { StoreDriver } from '../port/index.ts';
 import { SqliteAccounts } from './accounts.ts';
 import { SqliteApps } from './apps.ts';
-import { SqliteQuotas, SqliteUsage } from './counters.ts';
+import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
 
-export type SqliteStoreOptions = SqliteDbOptions;
+export interface SqliteStoreOptions extends SqliteDbOptions {
+  /**
+   * For a serving gateway: the counters' table, which its threads share (`buffer`, from
+   * CounterTable.buffer), and whether this store saves the table's quota windows (the thread
+   * that maintains the store). Absent: a small table of its own, never saved (a short-lived command).
+   */
+  counters?: { buffer: SharedArrayBuffer; save: boolean };
+}
+
+/** Memory for the counters' table that the threads of one gateway share. */
+export function counterTableBuffer(): SharedArrayBuffer {
+  return new CounterTable({ slots: DEFAULT_SLOTS }).buffer;
+}
 
 export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const db = new SqliteDb(options);
@@ -18,12 +31,14 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const throttles = new SqliteThrottles(db);
   const apps = new SqliteApps(db, tokens, usage);
   const accounts = new SqliteAccounts(db, apps, tokens);
+  const counters = new CounterTable(options.counters === undefined ? { slots: 64 } : { buffer: options.counters.buffer });
+  const saving = options.counters?.save === true ? saveQuotaWindows(counters, quotas, options.warn ?? (() => {})) : undefined;
   return {
     accounts,
     apps,
     tokens,
     throttles,
-    quotas,
+    counters,
     usage,
     changes: db,
     async purgeExpired(now) {
@@ -40,6 +55,8 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
       db.ping();
     },
     async close() {
+      // Counts that cannot be saved now (the store failing) are reported, and the rest still closes.
+      await saving?.close().catch((err: unknown) => options.warn?.(`saving quota counters failed at close: ${(err as Error).message}`));
       tokens.flush();
       await db.close();
     },

@@ -1,22 +1,17 @@
-// Counters for quota and spike arrest, in one SharedArrayBuffer: the same table serves one
-// thread or every worker thread of the gateway, so counts are exact across workers. A check
-// takes the table's lock (Atomics) for well under a microsecond. Quota windows are saved to the
-// store every second and at shutdown by the thread that owns the store, and loaded at start.
-import type { Logger } from 'pino';
-import type { QuotaWindow, Store } from '../store/port/index.ts';
+// Quota and spike-arrest counts in one SharedArrayBuffer: the same table serves one thread or
+// every worker thread of the gateway, so counts are exact across workers. A check takes the
+// table's lock (Atomics) for well under a microsecond. The SQLite driver keeps its quota windows
+// in the database (src/store/sqlite/counters.ts) so a restart does not reset them.
+import { rollingRetryAt, rollingUsed, type Counters, type QuotaResult, type SpikeResult, type WindowOf } from './port/counters.ts';
 
-export interface QuotaResult {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch ms at which the window ends. */
-  resetAt: number;
-  /** Epoch ms from which a refused call would pass. */
-  retryAt: number;
+/** One quota counter: the calls counted in [start, end), and in the window just before (rolling quotas). */
+export interface QuotaWindow {
+  key: string;
+  start: number;
+  end: number;
+  count: number;
+  previous: number;
 }
-
-/** The window a new count opens at `now`. */
-export type WindowOf = (now: number) => { start: number; end: number };
 
 // Per slot: the key's two 32-bit hashes (0, 0: empty) in `keys`; window start, window end,
 // count, previous window's count, GCRA arrival time, and a dirty flag in `data`.
@@ -39,7 +34,7 @@ function hashes(key: string): [number, number] {
 
 const hex = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
 
-export class Counters {
+export class CounterTable implements Counters {
   readonly buffer: SharedArrayBuffer;
   readonly #lock: Int32Array;
   readonly #keys: Int32Array;
@@ -49,7 +44,7 @@ export class Counters {
   /** A new table of `slots` (a power of two) entries, or a view of another thread's `buffer`. */
   constructor(source: { slots: number } | { buffer: SharedArrayBuffer }) {
     const slots = 'slots' in source ? source.slots : (source.buffer.byteLength - 8) / (8 * FIELDS + 8);
-    if (!Number.isInteger(slots) || slots < 64 || (slots & (slots - 1)) !== 0) throw new TypeError('Counters: slots must be a power of two ≥ 64');
+    if (!Number.isInteger(slots) || slots < 64 || (slots & (slots - 1)) !== 0) throw new TypeError('CounterTable: slots must be a power of two ≥ 64');
     this.buffer = 'buffer' in source ? source.buffer : new SharedArrayBuffer(8 + slots * (8 * FIELDS + 8));
     this.#lock = new Int32Array(this.buffer, 0, 2);
     this.#data = new Float64Array(this.buffer, 8, slots * FIELDS);
@@ -192,10 +187,7 @@ export class Counters {
       const end = start + size;
       const used = rollingUsed(previous, count, now, start, size);
       if (used >= limit) {
-        // When ceil(previous × weight) + count drops below the limit.
-        const retryAt =
-          count >= limit ? end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / count)) : start + Math.ceil(size * (1 - (limit - count - 1) / previous));
-        return { allowed: false, limit, remaining: 0, resetAt: end, retryAt };
+        return { allowed: false, limit, remaining: 0, resetAt: end, retryAt: rollingRetryAt(previous, count, limit, start, size) };
       }
       data[COUNT + d] = count + 1;
       data[DIRTY + d] = 1;
@@ -209,7 +201,7 @@ export class Counters {
    * GCRA: one call per `intervalMs` on average, up to `burst` at once. The key's theoretical
    * arrival time (TAT) moves on by `intervalMs` per admitted call.
    */
-  spike(key: string, intervalMs: number, burst: number, now: number): { allowed: boolean; retryAfterMs: number } {
+  spike(key: string, intervalMs: number, burst: number, now: number): SpikeResult {
     const d = this.#acquire(key, now);
     const data = this.#data;
     try {
@@ -263,12 +255,7 @@ export class Counters {
   }
 }
 
-const PASS = Object.freeze({ allowed: true, retryAfterMs: 0 });
-
-/** A rolling window's calls: the current fixed window's, plus the previous one's weighted by how much of it is still inside (rounded up). */
-function rollingUsed(previous: number, count: number, now: number, start: number, size: number): number {
-  return Math.ceil(previous * (1 - (now - start) / size) - 1e-9) + count;
-}
+const PASS: SpikeResult = Object.freeze({ allowed: true, retryAfterMs: 0 });
 
 // A full table is a configuration problem (far more live keys than slots): let calls through
 // rather than refuse them all, and say so in the counters' log line.
@@ -276,39 +263,4 @@ function tableFull(limit: number, now: number): QuotaResult {
   return { allowed: true, limit, remaining: limit, resetAt: now, retryAt: now };
 }
 
-const FLUSH_EVERY_MS = 1_000;
 export const DEFAULT_SLOTS = 1 << 17;
-
-/** Saves the counters' windows every second and on close; `counters` may be shared with workers. */
-export async function persistCounters(
-  counters: Counters,
-  store: Store,
-  clock: () => number,
-  logger: Logger,
-): Promise<{ close(): Promise<void> }> {
-  counters.load(await store.quotas.load(clock()));
-  // Windows a failed save left unsaved, by key; a newer value of the same window replaces one.
-  let unsaved = new Map<string, QuotaWindow>();
-  const flush = async () => {
-    for (const w of counters.takeDirty()) unsaved.set(w.key, w);
-    const batch = unsaved;
-    unsaved = new Map();
-    try {
-      await store.quotas.save([...batch.values()]);
-    } catch (err) {
-      for (const [key, w] of batch) if (!unsaved.has(key)) unsaved.set(key, w);
-      throw err;
-    }
-    if (counters.takeFull()) {
-      logger.warn('the quota and spike arrest table is full: calls passed uncounted');
-    }
-  };
-  const timer = setInterval(() => flush().catch((err: unknown) => logger.error({ err }, 'saving quota counters failed')), FLUSH_EVERY_MS);
-  timer.unref();
-  return {
-    async close() {
-      clearInterval(timer);
-      await flush();
-    },
-  };
-}

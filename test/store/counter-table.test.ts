@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { Counters, type WindowOf } from '../../src/policies/counters.ts';
+import { CounterTable as Counters } from '../../src/store/counter-table.ts';
+import type { WindowOf } from '../../src/store/port/index.ts';
 
 const MINUTE = 60_000;
 const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
@@ -54,7 +55,7 @@ test('two threads counting on one table at the same time lose no count', async (
   const start = new Int32Array(new SharedArrayBuffer(4));
   const worker = new Worker(
     `const { workerData, parentPort } = require('node:worker_threads');
-     import(${JSON.stringify(new URL('../../src/policies/counters.ts', import.meta.url).href)}).then(({ Counters }) => {
+     import(${JSON.stringify(new URL('../../src/store/counter-table.ts', import.meta.url).href)}).then(({ CounterTable: Counters }) => {
        const c = new Counters({ buffer: workerData.counters });
        parentPort.postMessage('ready');
        Atomics.wait(workerData.start, 0, 0);

@@ -1,0 +1,221 @@
+// The Redis driver's core, on ioredis: the connection the YAML names (one server, a Sentinel set
+// or a Cluster), the mapping of every failure onto StoreUnavailable, the Lua scripts, and the
+// change feed.
+//
+// Keys: every key starts with the configured prefix. Keys that one script touches share a hash
+// tag, so every script runs on Redis Cluster: `{c}` for the catalog (developers, apps,
+// credentials, sessions, mailed links: small, written rarely, read through the token cache),
+// `{t}` for throttled accounts, one family's tokens in one hash; a counter is one key.
+//
+// The change feed: a change made here is told to this process's listeners at once and published
+// on the prefix's `changes` channel; every other instance hears it from its subscription. While
+// that subscription is down, changes may be missed: catchUp reports `everything` on each call, so
+// the token cache trusts nothing it remembers until the subscription is back.
+import { randomUUID } from 'node:crypto';
+import { Cluster, Redis, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
+import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
+
+/** The config's `store` section for the Redis driver. */
+export interface RedisSettings {
+  connection:
+    | { kind: 'server'; url: string }
+    | { kind: 'cluster'; urls: readonly string[] }
+    | { kind: 'sentinel'; name: string; nodes: readonly string[]; url: string | undefined };
+  /** Starts every key and the changes channel, so that several gateways (or other programs) can share one Redis. */
+  keyPrefix: string;
+  /** How long one command may take before the call is answered 503. */
+  timeoutMs: number;
+}
+
+export interface RedisDbOptions extends RedisSettings {
+  /** Hears of connection losses and recoveries. */
+  warn?: (message: string) => void;
+}
+
+type Client = Redis | Cluster;
+/** ioredis's options without `replyMapping`, whose declared type does not allow undefined under exactOptionalPropertyTypes. */
+type RedisOptions = Omit<AllRedisOptions, 'replyMapping'>;
+type Listener = (change: Change) => void;
+
+/** One script: its keys, then its arguments; resolves to what the script returns. */
+export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+/** Where a `redis://` or `rediss://` URL points, and who logs in. Throws a message naming what is wrong. */
+export function serverOptions(url: string): RedisOptions {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`not a URL: ${url.replace(/\/\/[^@/]*@/, '//…@')}`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('the URL must start with redis:// or rediss://');
+  if (parsed.search !== '' || parsed.hash !== '') throw new Error('the URL may not carry a query or a fragment');
+  const db = parsed.pathname === '' || parsed.pathname === '/' ? 0 : Number(parsed.pathname.slice(1));
+  if (!Number.isInteger(db) || db < 0) throw new Error('the URL path must be a database number, such as /0');
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, ''),
+    port: parsed.port === '' ? 6379 : Number(parsed.port),
+    ...(parsed.username !== '' && { username: decodeURIComponent(parsed.username) }),
+    ...(parsed.password !== '' && { password: decodeURIComponent(parsed.password) }),
+    ...(db !== 0 && { db }),
+    ...(parsed.protocol === 'rediss:' && { tls: { servername: parsed.hostname } }),
+  };
+}
+
+/** `host:port` of a Sentinel. */
+function sentinelAddress(node: string): { host: string; port: number } {
+  const at = node.lastIndexOf(':');
+  return { host: node.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(node.slice(at + 1)) };
+}
+
+export class RedisDb implements ChangeFeed {
+  readonly client: Client;
+  readonly #subscriber: Client;
+  readonly #channel: string;
+  /** Tells this instance's own messages from others'. */
+  readonly #instance = randomUUID();
+  readonly #listeners: Listener[] = [];
+  readonly #warn: (message: string) => void;
+  /** Whether the subscription is known to be up: changes from other instances are heard. */
+  #live = false;
+  #closed = false;
+
+  constructor(options: RedisDbOptions) {
+    this.#warn = options.warn ?? (() => {});
+    this.#channel = `${options.keyPrefix}changes`;
+    const common: RedisOptions = {
+      keyPrefix: options.keyPrefix,
+      enableAutoPipelining: true,
+      commandTimeout: options.timeoutMs,
+      // A command issued while the connection is down fails at the next failed attempt to
+      // reconnect (or its timeout) rather than waiting for Redis to come back.
+      maxRetriesPerRequest: 0,
+      connectTimeout: Math.max(options.timeoutMs, 1000),
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+      lazyConnect: false,
+    };
+    this.client = connect(options.connection, common);
+    // The subscriber waits as long as it must: it is not on any request's path.
+    this.#subscriber = connect(options.connection, { ...common, keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
+
+    let reported = false;
+    this.client.on('error', (err: Error) => {
+      if (reported || this.#closed) return;
+      reported = true;
+      this.#warn(`the Redis store is unreachable (${err.message}); calls that need it are answered 503 until it is back`);
+    });
+    this.client.on('ready', () => {
+      if (reported) this.#warn('the Redis store is reachable again');
+      reported = false;
+    });
+    this.#subscriber.on('error', () => {});
+    this.#subscriber.on('close', () => {
+      this.#live = false;
+    });
+    this.#subscriber.on('ready', () => void this.#subscribe());
+    this.#subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.#channel) this.#heard(message);
+    });
+  }
+
+  /** Subscribes (again): only once Redis confirms is the feed live, and everything remembered before is dropped. */
+  async #subscribe(): Promise<void> {
+    try {
+      await this.#subscriber.subscribe(this.#channel);
+    } catch {
+      return; // the connection dropped again; its next 'ready' tries again
+    }
+    this.#live = true;
+    this.#tell({ kind: 'everything' });
+  }
+
+  #heard(message: string): void {
+    let parsed: { from?: unknown; change?: Change };
+    try {
+      parsed = JSON.parse(message) as typeof parsed;
+    } catch {
+      return;
+    }
+    if (parsed.from === this.#instance || parsed.change === undefined) return;
+    this.#tell(parsed.change);
+  }
+
+  #tell(change: Change): void {
+    for (const listener of this.#listeners) listener(change);
+  }
+
+  listen(listener: Listener): void {
+    this.#listeners.push(listener);
+  }
+
+  catchUp(): void {
+    if (!this.#live) this.#tell({ kind: 'everything' });
+  }
+
+  /**
+   * A change made through this process: its listeners hear it now, the other instances through
+   * the channel. A publish that fails leaves them to drop what they remember when they notice
+   * their subscription is down.
+   */
+  changed(change: Change): void {
+    this.#tell(change);
+    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, change })).catch(() => {});
+  }
+
+  /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
+  async run<T>(command: Promise<T>): Promise<T> {
+    try {
+      return await command;
+    } catch (err) {
+      throw new StoreUnavailable(`the Redis store failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Defines a Lua script (EVALSHA, loaded on first use and after a restart of Redis) whose keys get the prefix. */
+  script(name: string, numberOfKeys: number, lua: string): Script {
+    this.client.defineCommand(name, { numberOfKeys, lua });
+    const command = (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
+    return (keys, args) => this.run(command(...keys, ...args));
+  }
+
+  async ping(): Promise<void> {
+    // The subscription counts too: without it, this instance would not hear revocations.
+    if (!this.#live) throw new StoreUnavailable('the Redis store is unreachable: not subscribed to its changes');
+    await this.run(this.client.ping());
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#live = false;
+    await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);
+    this.client.disconnect();
+    this.#subscriber.disconnect();
+  }
+}
+
+function connect(connection: RedisSettings['connection'], options: RedisOptions): Client {
+  switch (connection.kind) {
+    case 'server':
+      return new Redis({ ...options, ...serverOptions(connection.url) });
+    case 'sentinel': {
+      const login = connection.url === undefined ? {} : serverOptions(connection.url);
+      const { host: _host, port: _port, ...credentials } = login;
+      return new Redis({ ...options, ...credentials, name: connection.name, sentinels: connection.nodes.map(sentinelAddress) });
+    }
+    case 'cluster': {
+      const nodes: ClusterNode[] = connection.urls.map((url) => {
+        const { host, port } = serverOptions(url);
+        return { host: host!, port: port! };
+      });
+      const { host: _host, port: _port, ...login } = serverOptions(connection.urls[0]!);
+      const { keyPrefix, enableAutoPipelining, maxRetriesPerRequest: _m, retryStrategy, ...redisOptions } = options;
+      return new Cluster(nodes, {
+        keyPrefix,
+        enableAutoPipelining,
+        clusterRetryStrategy: retryStrategy ?? undefined,
+        redisOptions: { ...redisOptions, ...login, maxRetriesPerRequest: 0 },
+        ...(login.tls !== undefined && { dnsLookup: (address, callback) => callback(null, address) }),
+      });
+    }
+  }
+}

@@ -1,0 +1,32 @@
+// The Redis driver of the store port: one RedisDb (connection, scripts, change feed) shared by one
+// class per aggregate. Every instance of the gateway on the same Redis and key prefix shares
+// developers, apps, credentials, tokens, sessions, throttles, counters and usage.
+import type { StoreDriver } from '../port/index.ts';
+import { RedisAccounts } from './accounts.ts';
+import { RedisApps } from './apps.ts';
+import { RedisCounters, RedisUsage } from './counters.ts';
+import { RedisDb, type RedisDbOptions } from './db.ts';
+import { RedisThrottles } from './throttles.ts';
+import { RedisTokens } from './tokens.ts';
+
+export type RedisStoreOptions = RedisDbOptions;
+
+export function openRedisStore(options: RedisStoreOptions): StoreDriver {
+  const db = new RedisDb(options);
+  const usage = new RedisUsage(db);
+  const apps = new RedisApps(db, usage);
+  const tokens = new RedisTokens(db, apps);
+  const accounts = new RedisAccounts(db, apps);
+  return {
+    accounts,
+    apps,
+    tokens,
+    throttles: new RedisThrottles(db),
+    counters: new RedisCounters(db),
+    usage,
+    changes: db,
+    purgeExpired: (now) => tokens.purgeExpired(now),
+    ping: () => db.ping(),
+    close: () => db.close(),
+  };
+}
