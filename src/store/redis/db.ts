@@ -20,7 +20,7 @@ export interface RedisSettings {
   connection:
     | { kind: 'server'; url: string }
     | { kind: 'cluster'; urls: readonly string[] }
-    | { kind: 'sentinel'; name: string; nodes: readonly string[]; url: string | undefined };
+    | { kind: 'sentinel'; name: string; nodes: readonly string[]; login: { username?: string; password?: string; db?: number } };
   /** Starts every key and the changes channel, so that several gateways (or other programs) can share one Redis. */
   keyPrefix: string;
   /** How long one command may take before the call is answered 503. */
@@ -197,11 +197,8 @@ function connect(connection: RedisSettings['connection'], options: RedisOptions)
   switch (connection.kind) {
     case 'server':
       return new Redis({ ...options, ...serverOptions(connection.url) });
-    case 'sentinel': {
-      const login = connection.url === undefined ? {} : serverOptions(connection.url);
-      const { host: _host, port: _port, ...credentials } = login;
-      return new Redis({ ...options, ...credentials, name: connection.name, sentinels: connection.nodes.map(sentinelAddress) });
-    }
+    case 'sentinel':
+      return new Redis({ ...options, ...connection.login, name: connection.name, sentinels: connection.nodes.map(sentinelAddress) });
     case 'cluster': {
       const nodes: ClusterNode[] = connection.urls.map((url) => {
         const { host, port } = serverOptions(url);
