@@ -32,7 +32,7 @@ export interface AccountStore {
   findDeveloper(email: string): Promise<Developer | undefined>;
   findDeveloperById(id: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
-  /** Disabling also revokes every token issued to the developer's apps and ends every portal session; enabling brings neither back. */
+  /** Disabling also revokes every token issued to the developer's apps up to `now` and ends every portal session; enabling brings neither back. */
   setDeveloperStatus(email: string, status: Status, now: number): Promise<Developer | undefined>;
 
   /** The developer's portal password hash: null when none is set yet, undefined when there is no such developer. */

@@ -61,7 +61,7 @@ export interface AppStore {
   findAppByKey(key: string): Promise<App | undefined>;
   findAppById(id: string): Promise<App | undefined>;
   listApps(filter?: { developerEmail?: string }): Promise<App[]>;
-  /** Disabling also revokes every token issued to the app; enabling does not bring them back. */
+  /** Disabling also revokes every token issued to the app up to `now`; enabling does not bring them back. */
   setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined>;
   setAppApproval(appId: string, approval: Approval, now: number): Promise<App | undefined>;
   listCredentials(appId: string): Promise<Credential[]>;

@@ -79,6 +79,9 @@ export class RedisDb implements ChangeFeed {
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
   #closed = false;
+  /** Commands not yet answered, and who waits for there to be none (close). */
+  #pending = 0;
+  #idle: (() => void) | undefined;
 
   constructor(options: RedisDbOptions) {
     this.#warn = options.warn ?? (() => {});
@@ -164,10 +167,13 @@ export class RedisDb implements ChangeFeed {
 
   /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
   async run<T>(command: Promise<T>): Promise<T> {
+    this.#pending++;
     try {
       return await command;
     } catch (err) {
       throw new StoreUnavailable(`the Redis store failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      if (--this.#pending === 0) this.#idle?.();
     }
   }
 
@@ -178,13 +184,35 @@ export class RedisDb implements ChangeFeed {
     return (keys, args) => this.run(command(...keys, ...args));
   }
 
+  /** A Lua script over any number of keys (all of one hash tag, for Cluster). */
+  scriptOverKeys(name: string, lua: string): Script {
+    this.client.defineCommand(name, { lua });
+    const command = (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
+    return (keys, args) => this.run(command(keys.length, ...keys, ...args));
+  }
+
   async ping(): Promise<void> {
     // The subscription counts too: without it, this instance would not hear revocations.
     if (!this.#live) throw new StoreUnavailable('the Redis store is unreachable: not subscribed to its changes');
     await this.run(this.client.ping());
   }
 
+  /**
+   * Waits until no command is pending, and none follows within the same turn of the event loop:
+   * an operation of several commands (a save, a rotation) issues its next one as the last
+   * resolves, and must finish rather than fail on a closed connection.
+   */
+  async #settled(): Promise<void> {
+    for (;;) {
+      if (this.#pending > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+      this.#idle = undefined;
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.#pending === 0) return;
+    }
+  }
+
   async close(): Promise<void> {
+    await this.#settled();
     this.#closed = true;
     this.#live = false;
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);

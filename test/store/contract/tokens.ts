@@ -89,7 +89,7 @@ export function tokensContract(open: OpenStore): void {
       assert.ok(await found(unaffected.hash), "another app's token is still valid");
     });
 
-    it("disabling an app revokes its tokens: they stay revoked when it is enabled again", async ({ store, seed, grant, found }) => {
+    it("disabling an app revokes the tokens issued until then: they stay revoked when it is enabled again", async ({ store, seed, grant, found }) => {
       const f = await seed();
       const { access } = await grant(f);
       assert.ok(await found(access.hash));
@@ -97,7 +97,7 @@ export function tokensContract(open: OpenStore): void {
       assert.equal(await found(access.hash), false);
       await store.apps.setAppStatus(f.app.id, 'active', T0 + MINUTE);
       assert.equal(await found(access.hash), false, 'not found again once the app is active');
-      const { access: fresh } = await grant(f);
+      const { access: fresh } = await grant(f, { issuedAt: T0 + MINUTE + 1 });
       assert.ok(await found(fresh.hash), 'a token issued after enabling works');
     });
 
@@ -303,11 +303,11 @@ export function tokensContract(open: OpenStore): void {
       const revoked = await seed({ app: 'revoked' });
       await store.apps.revokeCredential(revoked.key, T0 + 2);
       await store.apps.setAppStatus(f.app.id, 'disabled', T0 + 2);
-      const { access, refresh } = await grant(f);
+      const { access, refresh } = await grant(f, { issuedAt: T0 + 3 });
       const developers = await store.accounts.listDevelopers();
       const apps = await store.apps.listApps();
       // A save still in flight when the store closes is written (or refused), never lost silently.
-      const late = token(f);
+      const late = token(f, { issuedAt: T0 + 3 });
       const saving = store.tokens.saveTokens([late]);
       await store.close();
       await saving;
@@ -319,7 +319,7 @@ export function tokensContract(open: OpenStore): void {
       assert.ok(client?.secretHash.equals(f.secretHash));
       assert.equal((await again.cache.findClient(revoked.key))?.credential.status, 'revoked');
       assert.equal(await again.cache.findAccessToken(access.hash, T0 + MINUTE), undefined, 'the app is still disabled');
-      await again.apps.setAppStatus(f.app.id, 'active', T0 + 3);
+      await again.apps.setAppStatus(f.app.id, 'active', T0 + 4);
       assert.deepEqual(await again.cache.findAccessToken(access.hash, T0 + MINUTE), { ...access, appName: 'shop', developerEmail: 'dev@example.com' });
       assert.ok(await again.cache.findAccessToken(late.hash, T0 + MINUTE), 'the save made just before close');
       const rotated = await again.tokens.rotateRefreshToken(rotation(f, refresh, T0 + MINUTE));

@@ -1,0 +1,260 @@
+// Apps and credentials on Redis, in the catalog (src/store/redis/catalog.ts). Disabling an app
+// stamps it: its tokens issued until then are revoked (checked when a token is read), and
+// enabling it again does not bring them back. Every change to what a key, an app or its tokens
+// are worth is reported on the change feed once committed.
+import { newId } from '../../crypto.ts';
+import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
+import { Catalog, KEYS, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
+import type { RedisUsage } from './counters.ts';
+import type { RedisDb, Script } from './db.ts';
+
+/** What a token of a key is worth: its client, and the time up to which the app's or developer's tokens were revoked. */
+export interface Grounds extends Client {
+  revokedUpTo: number;
+}
+
+// KEYS: credentials, apps, developers. ARGV[1]: the key. The three rows a token's worth depends on, in one read.
+const GROUNDS = `
+local credential = redis.call('HGET', KEYS[1], ARGV[1])
+if not credential then return false end
+local app = redis.call('HGET', KEYS[2], cjson.decode(credential).appId)
+if not app then return false end
+local developer = redis.call('HGET', KEYS[3], cjson.decode(app).developerId)
+if not developer then return false end
+return { credential, app, developer }
+`;
+
+export class RedisApps implements AppStore {
+  readonly catalog: Catalog;
+  readonly #db: RedisDb;
+  readonly #usage: RedisUsage;
+  readonly #grounds: Script;
+
+  constructor(db: RedisDb, usage: RedisUsage) {
+    this.#db = db;
+    this.catalog = new Catalog(db);
+    this.#usage = usage;
+    this.#grounds = db.script('gatewayGrounds', 3, GROUNDS);
+  }
+
+  async createApp(input: NewApp): Promise<App> {
+    const c = this.catalog;
+    const app: AppRow = {
+      id: newId(),
+      developerId: input.developerId,
+      name: input.name,
+      product: input.product,
+      status: 'active',
+      approval: input.approval ?? 'approved',
+      createdAt: input.now,
+      revokedAt: null,
+    };
+    const credential: CredentialRow = { key: input.key, appId: app.id, secretHash: input.secretHash.toString('base64'), status: 'approved', expiresAt: null, createdAt: input.now };
+    const developer = await c.write(async () => {
+      const [dev, sameName, keyTaken, count] = await Promise.all([
+        c.developer(input.developerId),
+        this.#db.run(this.#db.client.hexists(KEYS.appNames, nameKey(input.developerId, input.name))),
+        this.#db.run(this.#db.client.hexists(KEYS.credentials, input.key)),
+        this.#db.run(this.#db.client.scard(KEYS.appsOf(input.developerId))),
+      ]);
+      if (dev === undefined) throw new StoreError('conflict', `no developer ${input.developerId}`);
+      if (sameName === 1) throw new StoreError('conflict', `app "${input.name}" already exists for this developer`);
+      if (keyTaken === 1) throw new StoreError('conflict', `key ${input.key} already exists`);
+      if (input.maxAppsOfDeveloper !== undefined && count >= input.maxAppsOfDeveloper) {
+        throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
+      }
+      const writes = new Writes()
+        .add('HSET', KEYS.apps, app.id, JSON.stringify(app))
+        .add('HSET', KEYS.appNames, nameKey(app.developerId, app.name), app.id)
+        .add('SADD', KEYS.appsOf(app.developerId), app.id)
+        .add('HSET', KEYS.credentials, credential.key, JSON.stringify(credential))
+        .add('SADD', KEYS.keysOf(app.id), credential.key);
+      return { result: dev, writes };
+    });
+    // A key presented before it existed is no longer unknown.
+    this.#db.changed({ kind: 'key', ref: input.key });
+    return toApp(app, developer.email);
+  }
+
+  async findApp(developerEmail: string, name: string): Promise<App | undefined> {
+    const dev = await this.catalog.developerByEmail(developerEmail);
+    if (dev === undefined) return undefined;
+    const id = await this.#db.run(this.#db.client.hget(KEYS.appNames, nameKey(dev.id, name)));
+    const app = id === null ? undefined : await this.catalog.app(id);
+    return app && toApp(app, dev.email);
+  }
+
+  async findAppById(id: string): Promise<App | undefined> {
+    const app = await this.catalog.app(id);
+    if (app === undefined) return undefined;
+    const dev = await this.catalog.developer(app.developerId);
+    return dev && toApp(app, dev.email);
+  }
+
+  async findAppByKey(key: string): Promise<App | undefined> {
+    const credential = await this.catalog.credential(key);
+    return credential && this.findAppById(credential.appId);
+  }
+
+  async listApps(filter: { developerEmail?: string } = {}): Promise<App[]> {
+    const c = this.catalog;
+    let apps: AppRow[];
+    let developers: Map<string, DeveloperRow>;
+    if (filter.developerEmail === undefined) {
+      const [appJson, devJson] = await Promise.all([this.#db.run(this.#db.client.hvals(KEYS.apps)), this.#db.run(this.#db.client.hvals(KEYS.developers))]);
+      apps = appJson.map((j) => JSON.parse(j) as AppRow);
+      developers = new Map(devJson.map((j) => JSON.parse(j) as DeveloperRow).map((d) => [d.id, d]));
+    } else {
+      const dev = await c.developerByEmail(filter.developerEmail);
+      if (dev === undefined) return [];
+      apps = await c.rows<AppRow>(KEYS.apps, await c.members(KEYS.appsOf(dev.id)));
+      developers = new Map([[dev.id, dev]]);
+    }
+    return apps
+      .flatMap((a) => {
+        const dev = developers.get(a.developerId);
+        return dev === undefined ? [] : [toApp(a, dev.email)];
+      })
+      .sort((x, y) => compare(x.developerEmail, y.developerEmail) || compare(x.name, y.name));
+  }
+
+  async setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined> {
+    const c = this.catalog;
+    const changed = await c.write(async () => {
+      const app = await c.app(appId);
+      if (app === undefined) return { result: undefined };
+      const dev = await c.developer(app.developerId);
+      const next: AppRow = { ...app, status, revokedAt: status === 'disabled' ? now : app.revokedAt };
+      return { result: toApp(next, dev?.email ?? ''), writes: new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)) };
+    });
+    if (changed !== undefined) this.#db.changed({ kind: 'app', ref: appId });
+    return changed;
+  }
+
+  async setAppApproval(appId: string, approval: Approval, _now: number): Promise<App | undefined> {
+    const c = this.catalog;
+    const changed = await c.write(async () => {
+      const app = await c.app(appId);
+      if (app === undefined) return { result: undefined };
+      const dev = await c.developer(app.developerId);
+      const next: AppRow = { ...app, approval };
+      return { result: toApp(next, dev?.email ?? ''), writes: new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)) };
+    });
+    // Cached clients of the app are read again, with their approval.
+    if (changed !== undefined) this.#db.changed({ kind: 'app', ref: appId });
+    return changed;
+  }
+
+  async listCredentials(appId: string): Promise<Credential[]> {
+    const c = this.catalog;
+    const rows = await c.rows<CredentialRow>(KEYS.credentials, await c.members(KEYS.keysOf(appId)));
+    return rows.sort((x, y) => x.createdAt - y.createdAt || compare(x.key, y.key)).map(toCredential);
+  }
+
+  async revokeCredential(key: string, _now: number): Promise<boolean> {
+    const c = this.catalog;
+    const revoked = await c.write(async () => {
+      const credential = await c.credential(key);
+      if (credential === undefined || credential.status === 'revoked') return { result: false };
+      const next: CredentialRow = { ...credential, status: 'revoked' };
+      return { result: true, writes: new Writes().add('HSET', KEYS.credentials, key, JSON.stringify(next)) };
+    });
+    // The tokens stay in place: a revoked credential never comes back, and reading a token reads its credential.
+    if (revoked) this.#db.changed({ kind: 'key', ref: key });
+    return revoked;
+  }
+
+  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
+    const c = this.catalog;
+    const old = await c.write(async () => {
+      const [taken, others] = await Promise.all([
+        this.#db.run(this.#db.client.hexists(KEYS.credentials, input.key)),
+        c.rows<CredentialRow>(KEYS.credentials, await c.members(KEYS.keysOf(input.appId))),
+      ]);
+      if (taken === 1) throw new StoreError('conflict', `key ${input.key} already exists`);
+      const credential: CredentialRow = {
+        key: input.key,
+        appId: input.appId,
+        secretHash: input.secretHash.toString('base64'),
+        status: 'approved',
+        expiresAt: null,
+        createdAt: input.now,
+      };
+      const writes = new Writes().add('HSET', KEYS.credentials, input.key, JSON.stringify(credential)).add('SADD', KEYS.keysOf(input.appId), input.key);
+      const approved = others.filter((o) => o.status === 'approved');
+      for (const o of approved) {
+        const expiresAt = Math.min(o.expiresAt ?? input.overlapUntil, input.overlapUntil);
+        writes.add('HSET', KEYS.credentials, o.key, JSON.stringify({ ...o, expiresAt }));
+      }
+      return { result: approved.map((o) => o.key), writes };
+    });
+    // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
+    for (const key of [input.key, ...old]) this.#db.changed({ kind: 'key', ref: key });
+  }
+
+  async deleteApp(appId: string, _now: number, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
+    const c = this.catalog;
+    const deleted = await c.write(async () => {
+      const app = await c.app(appId);
+      if (app === undefined) return { result: false };
+      if (options.onlyIfActive === true) {
+        const dev = await c.developer(app.developerId);
+        if (app.status !== 'active' || dev?.status !== 'active') return { result: false };
+      }
+      const writes = new Writes();
+      await this.deleteRows(app, writes);
+      return { result: true, writes };
+    });
+    if (deleted) await this.forget(appId);
+    return deleted;
+  }
+
+  /**
+   * Adds to `writes` the deletion of the app and its credentials. Its tokens stop working (reading
+   * one reads its app); they expire on their own. The caller calls forget() once committed.
+   */
+  async deleteRows(app: AppRow, writes: Writes): Promise<void> {
+    const keys = await this.catalog.members(KEYS.keysOf(app.id));
+    writes
+      .add('HDEL', KEYS.apps, app.id)
+      .add('HDEL', KEYS.appNames, nameKey(app.developerId, app.name))
+      .add('SREM', KEYS.appsOf(app.developerId), app.id)
+      .add('DEL', KEYS.keysOf(app.id));
+    for (const key of keys) writes.add('HDEL', KEYS.credentials, key);
+  }
+
+  /** After an app's deletion: its usage goes, and every instance forgets its clients and tokens. */
+  async forget(appId: string): Promise<void> {
+    this.#db.changed({ kind: 'app', ref: appId });
+    await this.#usage.deleteOfApp(appId);
+  }
+
+  async findClient(key: string): Promise<Client | undefined> {
+    const grounds = await this.grounds(key);
+    if (grounds === undefined) return undefined;
+    const { revokedUpTo: _revoked, ...client } = grounds;
+    return client;
+  }
+
+  /** The key's client and the time up to which its tokens were revoked, in one read. */
+  async grounds(key: string): Promise<Grounds | undefined> {
+    const rows = (await this.#grounds([KEYS.credentials, KEYS.apps, KEYS.developers], [key])) as [string, string, string] | null;
+    if (rows === null) return undefined;
+    const credential = JSON.parse(rows[0]) as CredentialRow;
+    const app = JSON.parse(rows[1]) as AppRow;
+    const developer = JSON.parse(rows[2]) as DeveloperRow;
+    return {
+      credential: toCredential(credential),
+      secretHash: Buffer.from(credential.secretHash, 'base64'),
+      app: toApp(app, developer.email),
+      developerStatus: developer.status,
+      revokedUpTo: Math.max(app.revokedAt ?? -Infinity, developer.revokedAt ?? -Infinity),
+    };
+  }
+}
+
+/** An app's name is unique per developer. */
+const nameKey = (developerId: string, name: string) => `${developerId}\n${name}`;
+
+/** Code-point order, as SQLite's BINARY collation sorts. */
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,0 +1,210 @@
+// Tokens on Redis. One family (the tokens descending from one grant) is one hash, so that a
+// rotation, a reuse and a revocation are each one script on one key, which runs on Cluster:
+//   f:{<family>}  field <digest> → the token's record (JSON), <digest>!used → when a refresh
+//                 token was rotated, !revoked → when the family was revoked.
+//   t:<digest>    the family of a token, so that a token presented finds its family.
+//   expiries      a sorted set of "<family> <digest>" by expiry, for purgeExpired.
+// Every key also expires by TTL (relative to the token's own lifetime), so nothing outlives its
+// tokens even if no instance purges. A token is worth what its credential, app and developer are
+// worth when it is read (RedisApps.grounds): an app or developer disabled at time T revokes the
+// tokens issued up to T.
+import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore } from '../port/index.ts';
+import { isLive, StoreError } from '../port/index.ts';
+import type { Grounds, RedisApps } from './apps.ts';
+import { digest } from './catalog.ts';
+import type { RedisDb, Script } from './db.ts';
+
+const familyKey = (family: string) => `f:{${family}}`;
+const indexKey = (hash: string) => `t:${hash}`;
+const EXPIRIES = 'expiries';
+/** Expired tokens are purged this many at a time. */
+const PURGE_BATCH = 1000;
+/** A TTL outlives the token's lifetime by this much: its recorded expiry decides, the TTL only cleans up. */
+const TTL_SLACK_MS = 60_000;
+
+// KEYS[1]: the family. ARGV: TTL ms, then digest/record pairs. Extends the family's TTL, never shortens it.
+const SAVE = `
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return 1
+`;
+
+// KEYS[1]: the family. ARGV: the refresh token's digest, now, the reuse grace, TTL ms, then the
+// successors' digest/record pairs. Marks the token used and saves its successors, or, if it was
+// used already, revokes the family (after the grace).
+const ROTATE = `
+if redis.call('HEXISTS', KEYS[1], '!revoked') == 1 then return 'invalid' end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 'invalid' end
+local used = redis.call('HGET', KEYS[1], ARGV[1] .. '!used')
+if used then
+  if tonumber(ARGV[2]) - tonumber(used) < tonumber(ARGV[3]) then return 'invalid' end
+  redis.call('HSET', KEYS[1], '!revoked', ARGV[2])
+  return 'reused'
+end
+redis.call('HSET', KEYS[1], ARGV[1] .. '!used', ARGV[2])
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return 'ok'
+`;
+
+// KEYS[1]: the family. ARGV: the token's digest, its app, now. Revokes the family if the token is the app's.
+const REVOKE = `
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if not record or cjson.decode(record).appId ~= ARGV[2] then return 0 end
+if redis.call('HEXISTS', KEYS[1], '!revoked') == 0 then redis.call('HSET', KEYS[1], '!revoked', ARGV[3]) end
+return 1
+`;
+
+// KEYS[1]: the expiries. ARGV: now, the batch size. Takes the expired entries out and returns them.
+const EXPIRED = `
+local due = redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))
+if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+return due
+`;
+
+interface StoredToken extends Omit<TokenRecord, 'hash'> {
+  hash: string;
+}
+
+export class RedisTokens implements TokenStore {
+  readonly #db: RedisDb;
+  readonly #apps: RedisApps;
+  readonly #save: Script;
+  readonly #rotate: Script;
+  readonly #revoke: Script;
+  readonly #expired: Script;
+
+  constructor(db: RedisDb, apps: RedisApps) {
+    this.#db = db;
+    this.#apps = apps;
+    this.#save = db.script('gatewaySaveTokens', 1, SAVE);
+    this.#rotate = db.script('gatewayRotateToken', 1, ROTATE);
+    this.#revoke = db.script('gatewayRevokeFamily', 1, REVOKE);
+    this.#expired = db.script('gatewayExpiredTokens', 1, EXPIRED);
+  }
+
+  async saveTokens(records: readonly TokenRecord[]): Promise<void> {
+    const families = new Map<string, TokenRecord[]>();
+    for (const r of records) families.set(r.family, [...(families.get(r.family) ?? []), r]);
+    // The index first, and only for new digests: until the family holds the record, the index
+    // leads nowhere; a digest already in use refuses the whole call.
+    await this.#indexAll(records);
+    await Promise.all(
+      [...families].map(([family, members]) =>
+        this.#save([familyKey(family)], [Math.max(...members.map(lifetime)), ...members.flatMap((r) => [digest(r.hash), serialise(r)])]),
+      ),
+    );
+    await this.#db.run(this.#db.client.zadd(EXPIRIES, ...records.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
+  }
+
+  async #indexAll(records: readonly TokenRecord[]): Promise<void> {
+    const set = await Promise.all(records.map((r) => this.#db.run(this.#db.client.set(indexKey(digest(r.hash)), r.family, 'PX', lifetime(r), 'NX'))));
+    if (set.every((ok) => ok === 'OK')) return;
+    await Promise.all(records.map((r, i) => (set[i] === 'OK' ? this.#db.run(this.#db.client.del(indexKey(digest(r.hash)))) : undefined)));
+    throw new StoreError('conflict', 'a token with this digest exists');
+  }
+
+  /** The token's record and its family's state, found through the index. */
+  async #read(hash: Buffer): Promise<{ record: TokenRecord; used: boolean; revoked: boolean } | undefined> {
+    const id = digest(hash);
+    const family = await this.#db.run(this.#db.client.get(indexKey(id)));
+    if (family === null) return undefined;
+    const [json, used, revoked] = await this.#db.run(this.#db.client.hmget(familyKey(family), id, `${id}!used`, '!revoked'));
+    if (json === null || json === undefined) return undefined;
+    return { record: deserialise(json as string), used: used !== null, revoked: revoked !== null };
+  }
+
+  async findAccessToken(hash: Buffer, now: number): Promise<ActiveToken | undefined> {
+    const found = await this.#read(hash);
+    if (found === undefined || found.revoked) return undefined;
+    const { record } = found;
+    if (record.kind !== 'access' || record.expiresAt <= now) return undefined;
+    const grounds = await this.#apps.grounds(record.key);
+    if (!worth(grounds, record, now) || grounds.app.status !== 'active' || grounds.app.approval !== 'approved' || grounds.developerStatus !== 'active') {
+      return undefined;
+    }
+    const token: ActiveToken = { ...record, appName: grounds.app.name, developerEmail: grounds.app.developerEmail };
+    // A rotated key's tokens end with the key's overlap, if that comes first.
+    const keyExpires = grounds.credential.expiresAt;
+    if (keyExpires !== null && keyExpires < token.expiresAt) token.expiresAt = keyExpires;
+    return token;
+  }
+
+  async revokeToken(hash: Buffer, appId: string, now: number): Promise<boolean> {
+    const id = digest(hash);
+    const family = await this.#db.run(this.#db.client.get(indexKey(id)));
+    if (family === null) return false;
+    if ((await this.#revoke([familyKey(family)], [id, appId, now])) !== 1) return false;
+    this.#db.changed({ kind: 'family', ref: family });
+    return true;
+  }
+
+  async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {
+    const found = await this.#read(req.hash);
+    if (found === undefined || found.revoked) return { ok: false, reason: 'invalid' };
+    const previous = found.record;
+    if (previous.kind !== 'refresh' || previous.appId !== req.appId) return { ok: false, reason: 'invalid' };
+    const grounds = await this.#apps.grounds(previous.key);
+    // A rotated key's refresh tokens end with its overlap, as its access tokens do.
+    if (!worth(grounds, previous, req.now)) return { ok: false, reason: 'invalid' };
+    // The checks of what never changes come first; a spent or expired token is the script's and the expiry's to say.
+    if (!found.used && previous.expiresAt <= req.now) return { ok: false, reason: 'invalid' };
+    const granted = previous.scope === '' ? [] : previous.scope.split(' ');
+    if (!found.used && req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
+    const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
+    const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
+    const successors: TokenRecord[] = [
+      { ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt },
+      { ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt },
+    ];
+    await this.#indexAll(successors);
+    const outcome = await this.#rotate(
+      [familyKey(previous.family)],
+      [digest(req.hash), req.now, req.reuseGraceMs ?? 0, Math.max(...successors.map(lifetime)), ...successors.flatMap((r) => [digest(r.hash), serialise(r)])],
+    );
+    if (outcome === 'reused') {
+      // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; the family is revoked.
+      this.#db.changed({ kind: 'family', ref: previous.family });
+      return { ok: false, reason: 'reused' };
+    }
+    if (outcome !== 'ok') return { ok: false, reason: 'invalid' };
+    await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
+    return { ok: true, previous, scope };
+  }
+
+  /** Removes the tokens expired at `now` (their families' other tokens stay); resolves to how many. */
+  async purgeExpired(now: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const due = (await this.#expired([EXPIRIES], [now, PURGE_BATCH])) as string[];
+      await Promise.all(
+        due.map((entry) => {
+          const [family, id] = entry.split(' ') as [string, string];
+          return Promise.all([this.#db.run(this.#db.client.hdel(familyKey(family), id, `${id}!used`)), this.#db.run(this.#db.client.del(indexKey(id)))]);
+        }),
+      );
+      total += due.length;
+      if (due.length < PURGE_BATCH) return total;
+    }
+  }
+}
+
+/** Whether the token's credential still takes it: live at `now`, and neither its app nor its developer disabled since it was issued. */
+function worth(grounds: Grounds | undefined, record: TokenRecord, now: number): grounds is Grounds {
+  return grounds !== undefined && grounds.app.id === record.appId && isLive(grounds.credential, now) && record.issuedAt > grounds.revokedUpTo;
+}
+
+/** How long the token's keys live: its lifetime, measured from its issue (never from the caller's clock, which a test may set in the past). */
+function lifetime(r: TokenRecord): number {
+  return Math.max(1, r.expiresAt - r.issuedAt) + TTL_SLACK_MS;
+}
+
+function serialise(r: TokenRecord): string {
+  const stored: StoredToken = { ...r, hash: digest(r.hash) };
+  return JSON.stringify(stored);
+}
+
+function deserialise(json: string): TokenRecord {
+  const s = JSON.parse(json) as StoredToken;
+  return { ...s, hash: Buffer.from(s.hash, 'base64url') };
+}

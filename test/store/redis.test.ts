@@ -1,0 +1,53 @@
+// The store contract on the Redis driver, against a redis-server of the test's own and against a
+// local three-node Redis Cluster (test/redis-server.ts). Each contract test gets a key prefix of
+// its own: a fresh, empty store on the same server.
+import { randomBytes } from 'node:crypto';
+import { after, before, describe } from 'node:test';
+import type { Store } from '../../src/store/port/index.ts';
+import type { RedisSettings } from '../../src/store/redis/db.ts';
+import { openRedisStore } from '../../src/store/redis/index.ts';
+import { withTokenCache } from '../../src/store/token-cache.ts';
+import { hasRedis, startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../redis-server.ts';
+import { storeContract, type OpenedStore } from './contract/index.ts';
+
+const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
+
+/** Opens fresh stores on `connection()`, each under a prefix of its own; reopening reads the same prefix. */
+function opener(connection: () => RedisSettings['connection'], tokenCacheSize = 100_000): () => Promise<OpenedStore> {
+  return async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const open = () => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: tokenCacheSize });
+    const stores: Store[] = [open()];
+    return {
+      store: stores[0]!,
+      reopen: async () => {
+        const store = open();
+        stores.push(store);
+        return store;
+      },
+      cleanup: async () => {
+        for (const store of stores) await store.close();
+      },
+    };
+  };
+}
+
+describe('the Redis driver', { skip }, () => {
+  let server: RedisServer;
+  before(async () => {
+    server = await startRedis();
+  });
+  after(() => server?.close());
+  const connection = () => ({ kind: 'server', url: server.url }) as const;
+  storeContract('RedisStore', opener(connection));
+  storeContract('RedisStore without a token cache (tokenCacheSize 0)', opener(connection, 0));
+});
+
+describe('the Redis driver on a Redis Cluster', { skip }, () => {
+  let cluster: RedisCluster;
+  before(async () => {
+    cluster = await startRedisCluster();
+  });
+  after(() => cluster?.close());
+  storeContract('RedisStore on a Cluster', opener(() => ({ kind: 'cluster', urls: cluster.seeds.map((s) => `redis://${s.host}:${s.port}`) })));
+});
