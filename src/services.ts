@@ -11,7 +11,7 @@ import { createMailer, type Mailer } from './mail.ts';
 import { Metrics } from './metrics.ts';
 import { openStore, storeShared, type StoreShared } from './store/open.ts';
 import { StoreUnavailable, type Store } from './store/port/index.ts';
-import { loadSecretKey } from './store/secret-key.ts';
+import { keyFingerprint, loadSecretKey } from './store/secret-key.ts';
 import { startUsage, type Usage } from './usage.ts';
 
 export interface Services {
@@ -55,13 +55,17 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const shared = role.kind === 'worker' ? role.shared : storeShared(config.store);
   const store =
     options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) });
+  const secretKey = await sharedSecretKey(store, config.store.secretKeyFile).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   const metrics = new Metrics({ process: role.kind === 'main' });
   const purge = role.kind === 'main' ? startPurging(store, clock, logger, metrics) : undefined;
   const usage = startUsage(store, logger);
   const mailer = config.mail && createMailer(config.mail, logger);
   return {
     store,
-    secretKey: loadSecretKey(config.store.secretKeyFile),
+    secretKey,
     clock,
     logger,
     usage,
@@ -82,8 +86,25 @@ export async function createServices(config: Config, options: ServicesOptions): 
 export type AdminServices = Omit<AdminDeps, 'products' | 'portal'>;
 
 /** The services of one `gateway admin` command: the store the config names, opened for a moment. */
-export function createAdminServices(config: Config, logger: Logger): AdminServices {
-  return { store: openStore(config.store), secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger, passwords: createPasswords() };
+export async function createAdminServices(config: Config, logger: Logger): Promise<AdminServices> {
+  const store = openStore(config.store);
+  const secretKey = await sharedSecretKey(store, config.store.secretKeyFile).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
+  return { store, secretKey, clock: Date.now, logger, passwords: createPasswords() };
+}
+
+/**
+ * The key in `file`, once the store confirms its secrets were hashed with it: instances that share
+ * a store (Redis) must share the key, or an app's secret would work on some and not on others.
+ */
+async function sharedSecretKey(store: Store, file: string): Promise<KeyObject> {
+  const key = loadSecretKey(file);
+  if (!(await store.claimSecretKey(keyFingerprint(key)))) {
+    throw new Error(`${file} is not the secret key this store's app secrets are hashed with: copy the key file of the instances already using the store`);
+  }
+  return key;
 }
 
 /** Removes expired tokens and ended quota windows every minute. */

@@ -31,7 +31,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
         const cmd = argv[argv.length - 1] as Command;
         const opts = cmd.opts<O>();
         const config = commandConfig(cmd, io);
-        const services = createAdminServices(config, createLogger(config.log.level, logStream(io)));
+        const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
         try {
           await run({ ...services, products: config.products, portal: config.portal, operator: operatorName() }, opts, cmd.args);
         } finally {

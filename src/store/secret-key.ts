@@ -2,7 +2,7 @@
 // from the database, so a copy of the database alone cannot be used to test guesses.
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 
 /** Made a KeyObject once: building one from bytes on every HMAC costs more than the HMAC. */
 export function loadSecretKey(file: string): KeyObject {
@@ -31,4 +31,9 @@ function parseKey(file: string, text: string): KeyObject {
   const key = Buffer.from(text.trim(), 'base64');
   if (key.length < 32) throw new Error(`${file}: the secret key must hold at least 32 bytes, base64-encoded`);
   return createSecretKey(key);
+}
+
+/** A public fingerprint of the key: tells two keys apart, and says nothing of either. */
+export function keyFingerprint(key: KeyObject): string {
+  return createHmac('sha256', key).update('token gateway secret key fingerprint').digest('base64url');
 }

@@ -25,6 +25,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     cache: new TokenCache(driver, options),
     purgeExpired: (now) => driver.purgeExpired(now),
     ping: () => driver.ping(),
+    claimSecretKey: (fingerprint) => driver.claimSecretKey(fingerprint),
     close: () => driver.close(),
   };
 }

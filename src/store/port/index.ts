@@ -46,6 +46,12 @@ export interface StoreDriver {
   purgeExpired(now: number): Promise<number>;
   /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
   ping(): Promise<void>;
+  /**
+   * Records the fingerprint of the key app secrets are hashed with, the first time; false when
+   * the store's secrets were hashed with another key (an instance started with a key file of its
+   * own). A store whose key file lives beside it (SQLite) has nothing to compare and answers true.
+   */
+  claimSecretKey(fingerprint: string): Promise<boolean>;
   /** Commits what is pending, then closes. */
   close(): Promise<void>;
 }
@@ -73,6 +79,7 @@ export interface Store {
   readonly cache: VerifiedCache;
   purgeExpired(now: number): Promise<number>;
   ping(): Promise<void>;
+  claimSecretKey(fingerprint: string): Promise<boolean>;
   close(): Promise<void>;
 }
 

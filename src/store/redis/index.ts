@@ -27,6 +27,10 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     changes: db,
     purgeExpired: (now) => tokens.purgeExpired(now),
     ping: () => db.ping(),
+    async claimSecretKey(fingerprint) {
+      await db.run(db.client.set('secret-key', fingerprint, 'NX'));
+      return (await db.run(db.client.get('secret-key'))) === fingerprint;
+    },
     close: () => db.close(),
   };
 }

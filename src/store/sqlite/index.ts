@@ -54,6 +54,8 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     async ping() {
       db.ping();
     },
+    // The key file lives beside the database, and a backup copies both.
+    claimSecretKey: async () => true,
     async close() {
       // Counts that cannot be saved now (the store failing) are reported, and the rest still closes.
       await saving?.close().catch((err: unknown) => options.warn?.(`saving quota counters failed at close: ${(err as Error).message}`));
