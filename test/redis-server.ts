@@ -33,12 +33,14 @@ export function hasRedis(): boolean {
   }
 }
 
-export async function startRedis(options: { cluster?: boolean } = {}): Promise<RedisServer> {
+/** `durable`: every write is on disk before it is answered, so a stop and a start lose nothing (Redis down, then back). */
+export async function startRedis(options: { cluster?: boolean; durable?: boolean } = {}): Promise<RedisServer> {
   const port = await freePort('127.0.0.1');
   const temp = tempDir();
   let child: ChildProcess | undefined;
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', temp.dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no',
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', temp.dir, '--save', '', '--protected-mode', 'no',
+    ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
     ...(options.cluster ? ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(temp.dir, 'nodes.conf'), '--cluster-node-timeout', '2000'] : []),
   ];
   async function start(): Promise<void> {
