@@ -7,6 +7,11 @@
 //               Prometheus metrics of every call (its admin listener on)
 //   token       the token endpoint, client_credentials, every token durable before its 200
 //   peer-token  oidc-provider's client_credentials endpoint (in memory: nothing durable)
+//   redis       the gateway case with its store on Redis (a redis-server of the bench's own, on
+//               core 1): tokens, quota and spike arrest counted in Redis
+//   token-redis the token endpoint with its store on Redis
+//   3 on redis  three Redis-backed gateways on one Redis, load spread over them, against one
+//               of them alone under the same load (none pinned: they share both cores)
 //   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
 //               HTTP server, each started on gateway.example.yaml: exec to the first 200 on
 //               /v1/hello, idle RSS, and the executable's size (scripts/bench/startup.ts)
@@ -226,14 +231,14 @@ async function main(): Promise<void> {
     children.push(peer);
 
     /** A gateway (the bundle) on `core` with its own store, an app registered through the CLI, and one token. */
-    async function startGatewayCase(name: string, core: number, extra = ''): Promise<{ child: ChildProcess; url: string; basic: string; token: string }> {
+    async function startGatewayCase(name: string, core: number, extra = '', store = `{ path: ./${name}.db }`): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
       const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
       writeFileSync(
         file,
         `listen: { host: 127.0.0.1, port: ${port} }
 admin: { port: 0 }
-store: { path: ./${name}.db }
+store: ${store}
 log: { level: warn }
 upstreams:
   up: { url: ${upstreamUrl}, connections: 128 }
@@ -259,7 +264,7 @@ ${extra}`,
       const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
       const answer = await fetch(`${url}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' });
       const { access_token: token } = (await answer.json()) as { access_token: string };
-      return { child, url, basic, token };
+      return { child, url, basic, token, file };
     }
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const one = await startGatewayCase('gateway', 0);
@@ -277,6 +282,10 @@ ${extra}`,
       headers: { ...form, authorization: g.basic },
       body: 'grant_type=client_credentials',
     });
+    const redis = await startRedisServer(dir);
+    if (redis !== undefined) children.push(redis.child);
+    const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
+    const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
     const cases: Record<string, { load: Load; child: ChildProcess }> = {
       upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
       baseline: { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child: baseline },
@@ -288,6 +297,7 @@ ${extra}`,
         load: { url: `http://127.0.0.1:${ports.peer}/token`, method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' },
         child: peer,
       },
+      ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
     };
 
     // Warm up every case (JIT, connection pools: the first seconds run at a fraction of the
@@ -310,6 +320,32 @@ ${extra}`,
         rss_mb: Math.max(...list.map((f) => f.rss_mb)),
         cpu_us: median(list.map((f) => f.cpu_us)),
       };
+    }
+
+    // Three Redis-backed gateways on one Redis against one of them alone, none pinned, the same
+    // connections in all; each instance gets its own load generator.
+    let scaling = '';
+    if (redis !== undefined) {
+      const first = await startGatewayCase('scale', -1, '', onRedis('scale'));
+      const others = await Promise.all(
+        [0, 1].map(async () => {
+          const port = await freePort('127.0.0.1');
+          const url = `http://127.0.0.1:${port}`;
+          const child = await start(-1, BUNDLE, ['--config', first.file, '--port', String(port)], () => untilListening(`${url}/`));
+          children.push(child);
+          return { url, token: first.token };
+        }),
+      );
+      const three = [first, ...others];
+      const spreadLoad = (n: number) => Promise.all(three.slice(0, n).map((g) => autocannon({ ...verifyLoad(g), connections: Math.round(connections / n), duration })));
+      await spreadLoad(3);
+      const one: number[] = [];
+      const all: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        one.push(Math.round((await spreadLoad(1))[0]!.requests.average));
+        all.push(Math.round((await spreadLoad(3)).reduce((sum, r) => sum + r.requests.average, 0)));
+      }
+      scaling = `3 on redis / 1 on redis     ${(median(all) / median(one)).toFixed(3)}   (${median(all)} vs ${median(one)} req/s, full chain; 3 instances, Redis and the load share this machine's ${cpus().length} cores)`;
     }
 
     // Latency at half the gateway's saturation rate, for the gateway and the baseline alike.
@@ -362,6 +398,13 @@ ${extra}`,
       `baseline / gateway CPU µs   ${(results.baseline!.cpu_us / results.gateway!.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
       `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
       `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
+      ...(results.redis === undefined
+        ? ['redis: no redis-server on this machine; the Redis cases were not run']
+        : [
+            `redis / gateway             ${(results.redis.rps / results.gateway!.rps).toFixed(3)}   (full chain, store on Redis: quota and spike arrest counted there; target ≥ 0.7)`,
+            `token-redis / token         ${(results['token-redis']!.rps / results.token!.rps).toFixed(3)}   (token endpoint, store on Redis; target ≥ 0.5)`,
+            scaling,
+          ]),
       ...(many === '' ? [] : [many]),
       '',
       ...startLines,
@@ -373,11 +416,33 @@ ${extra}`,
     process.stdout.write(`${lines.join('\n')}\n`);
 
     mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    const { 'gateway-2w': _g, 'token-2w': _t, ...five } = results;
+    const { 'gateway-2w': _g, 'token-2w': _t, redis: _r, 'token-redis': _tr, ...five } = results;
     writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(five, null, 2)}\n`);
   } finally {
     for (const child of children) child.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+
+/** A redis-server of the bench's own on a spare port, on core 1 with the load; undefined without redis-server. */
+async function startRedisServer(dir: string): Promise<{ child: ChildProcess; port: number } | undefined> {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  const port = await freePort('127.0.0.1');
+  const command = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'];
+  const child = pinned ? spawn(TASKSET!, ['-c', '1', ...command], { stdio: 'ignore' }) : spawn(command[0]!, command.slice(1), { stdio: 'ignore' });
+  for (let i = 0; ; i++) {
+    try {
+      execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'ignore' });
+      return { child, port };
+    } catch {
+      if (i > 100) throw new Error(`redis-server did not start on ${port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 }
 
