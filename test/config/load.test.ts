@@ -10,6 +10,7 @@ import { configYaml, tempDir } from '../helpers.ts';
 
 const FILE = '/srv/gateway/gateway.yaml';
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
+const REDIS_EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.redis.example.yaml');
 
 /** 1-based line of the only line of `text` that contains `needle`. */
 function lineOf(text: string, needle: string): number {
@@ -217,6 +218,42 @@ describe('parseConfig: valid configurations', () => {
       approval: 'auto',
     });
     assert.equal(config.portal, undefined, 'no portal unless declared');
+  });
+
+  it('loads gateway.redis.example.yaml: gateway.example.yaml on Redis, its ports from the environment', () => {
+    const config = loadConfigFile(REDIS_EXAMPLE, { env: {} });
+    const dir = path.dirname(REDIS_EXAMPLE);
+    assert.deepEqual(config.store, {
+      driver: 'redis',
+      connection: { kind: 'server', url: 'redis://127.0.0.1:6379' },
+      keyPrefix: 'gateway:',
+      timeoutMs: 1000,
+      secretKeyFile: path.join(dir, 'data', 'gateway.key'),
+      tokenCacheSize: 100_000,
+    });
+    assert.deepEqual([config.listen.port, config.admin, config.portal?.port], [8080, { host: '127.0.0.1', port: 9901 }, 8081]);
+
+    // Everything but the store, the admin listener and the two counting policies is the SQLite example's.
+    const sqlite = loadConfigFile(EXAMPLE, { env: {} });
+    for (const key of ['listen', 'log', 'workers', 'oauth', 'portal', 'mail', 'authServers', 'upstreams', 'products'] as const) {
+      assert.deepEqual(config[key], sqlite[key], key);
+    }
+    assert.deepEqual([...config.routes.keys()], [...sqlite.routes.keys()]);
+    for (const [name, route] of config.routes) {
+      if (name === 'quota' || name === 'spike') continue;
+      assert.deepEqual(route, sqlite.routes.get(name), name);
+    }
+    assert.deepEqual(get(config.routes, 'quota').policies, [{ quota: { limit: 5, interval: 'minute', window: 'calendar', failOpen: false } }]);
+    assert.deepEqual(get(config.routes, 'spike').policies, [{ spikeArrest: { rate: '2ps', failOpen: true } }]);
+
+    const second = loadConfigFile(REDIS_EXAMPLE, {
+      env: { GATEWAY_PORT: '8082', ADMIN_PORT: '9902', PORTAL_PORT: '8083', REDIS_URL: 'rediss://gw:s3cret@redis.internal:6380/2', REDIS_PREFIX: 'staging:' },
+    });
+    assert.deepEqual([second.listen.port, second.admin, second.portal?.port], [8082, { host: '127.0.0.1', port: 9902 }, 8083]);
+    assert.equal(second.oauth.issuer, 'http://localhost:8082');
+    assert.equal(second.store.driver, 'redis');
+    assert.deepEqual(second.store.connection, { kind: 'server', url: 'rediss://gw:s3cret@redis.internal:6380/2' });
+    assert.equal(second.store.keyPrefix, 'staging:');
   });
 
   it('reads a Redis store: one server, a Cluster or a Sentinel set', () => {
