@@ -158,7 +158,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       : undefined;
 
   // With workers, the main thread says the gateway listens, once all of them do (src/workers.ts).
-  logger.info({ url: listener.url, config: config.file, store: config.store.path, admin: admin?.url }, options.worker === undefined ? 'gateway listening' : 'worker listening');
+  logger.info({ url: listener.url, config: config.file, store: config.store.driver === 'sqlite' ? config.store.path : `redis ${config.store.connection.kind}`, admin: admin?.url }, options.worker === undefined ? 'gateway listening' : 'worker listening');
   return {
     url: listener.url,
     port: listener.port,

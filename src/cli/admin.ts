@@ -179,6 +179,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
     .option('--force', 'replace the copy and its key file if they exist')
     .action(async (opts: Common & { to: string; force?: boolean }, cmd: Command) => {
       const { store } = commandConfig(cmd, io);
+      if (store.driver !== 'sqlite') throw new CliError('admin backup copies a SQLite store; back up Redis with its own snapshots (RDB or AOF), and keep store.secretKeyFile with them');
       const to = path.resolve(opts.to);
       try {
         const { pages, keyFile } = await backupDatabase(store.path, to, { keyFile: store.secretKeyFile, force: opts.force === true });

@@ -10,6 +10,8 @@ import { parseEntry } from '../http/ip.ts';
 import { checkCertificate, type TlsFiles } from '../http/listener.ts';
 import type { PolicySite } from '../policies/policy.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
+import type { StoreSettings } from '../store/open.ts';
+import { serverOptions, type RedisSettings } from '../store/redis/db.ts';
 import {
   type PolicyEntry,
   type AuthServerConfig,
@@ -17,6 +19,7 @@ import {
   type DurationValue,
   type GrantTypeName,
   type MailConfig,
+  type StoreConfig,
   type UpstreamConfig,
 } from './schema.ts';
 import { configValidator } from './validator.ts';
@@ -137,7 +140,7 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** The admin listener's address; undefined: none. */
   admin: { host: string; port: number } | undefined;
-  store: { driver: 'sqlite'; path: string; secretKeyFile: string; tokenCacheSize: number; busyTimeoutMs: number };
+  store: StoreSettings;
   log: { level: string; access: boolean };
   workers: number;
   oauth: {
@@ -340,7 +343,6 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     report(['portal', 'signup'], 'open sign-up mails a link to confirm the address: add a "mail" section (smtp, or log: true for development), or use signup: invited');
   }
 
-  const storePath = path.resolve(dir, raw.store?.path ?? 'data/gateway.db');
   return {
     file: path.resolve(file),
     listen: {
@@ -355,13 +357,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     },
     shutdownTimeoutMs: duration(raw.shutdownTimeout, 30, ['shutdownTimeout']),
     admin: raw.admin === false ? undefined : { host: raw.admin?.host ?? '127.0.0.1', port: raw.admin?.port ?? 9901 },
-    store: {
-      driver: 'sqlite',
-      path: storePath,
-      secretKeyFile: path.resolve(dir, raw.store?.secretKeyFile ?? `${storePath}.key`),
-      tokenCacheSize: raw.store?.tokenCacheSize ?? 100_000,
-      busyTimeoutMs: duration(raw.store?.busyTimeout, 2, ['store', 'busyTimeout']),
-    },
+    store: storeSettings(raw.store ?? {}, dir, duration, report),
     log: { level: raw.log?.level ?? 'info', access: raw.log?.access ?? true },
     workers: raw.workers === 'auto' ? availableParallelism() : (raw.workers ?? 1),
     oauth: {
@@ -403,6 +399,75 @@ function mailSettings(m: MailConfig, dir: string): MailSettings {
     auth: smtp.auth,
     ca: smtp.ca === undefined ? undefined : path.resolve(dir, smtp.ca),
   };
+}
+
+const SQLITE_ONLY = ['path', 'busyTimeout'] as const;
+const REDIS_ONLY = ['url', 'cluster', 'sentinel', 'keyPrefix', 'timeout'] as const;
+const REDIS_CONNECTIONS = ['url', 'cluster', 'sentinel'] as const;
+
+function storeSettings(s: StoreConfig, dir: string, duration: (v: DurationValue | undefined, fallbackSeconds: number, where: (string | number)[]) => number, report: Report): StoreSettings {
+  const driver = s.driver ?? 'sqlite';
+  const tokenCacheSize = s.tokenCacheSize ?? 100_000;
+  for (const key of driver === 'sqlite' ? REDIS_ONLY : SQLITE_ONLY) {
+    if (s[key] !== undefined) report(['store', key], `only with driver: ${driver === 'sqlite' ? 'redis' : 'sqlite'}`);
+  }
+  if (driver === 'sqlite') {
+    const file = path.resolve(dir, s.path ?? 'data/gateway.db');
+    return {
+      driver,
+      path: file,
+      busyTimeoutMs: duration(s.busyTimeout, 2, ['store', 'busyTimeout']),
+      secretKeyFile: path.resolve(dir, s.secretKeyFile ?? `${file}.key`),
+      tokenCacheSize,
+    };
+  }
+  const connection = redisConnection(s, report);
+  const timeoutMs = duration(s.timeout, 1, ['store', 'timeout']);
+  // 0 would be ioredis's "no timeout": a Redis that stopped answering would hold every call.
+  if (timeoutMs === 0) report(['store', 'timeout'], 'must be longer than 0');
+  return {
+    driver,
+    connection,
+    keyPrefix: s.keyPrefix ?? 'gateway:',
+    timeoutMs,
+    // With no database file to sit beside, the key sits in the config's data folder.
+    secretKeyFile: path.resolve(dir, s.secretKeyFile ?? 'data/gateway.key'),
+    tokenCacheSize,
+  };
+}
+
+/** The one connection a Redis store names; every URL is checked as the driver will read it. */
+function redisConnection(s: StoreConfig, report: Report): RedisSettings['connection'] {
+  const given = REDIS_CONNECTIONS.filter((key) => s[key] !== undefined);
+  if (given.length === 0) report(['store', 'driver'], 'redis needs one of url, cluster or sentinel');
+  for (const key of given.slice(1)) report(['store', key], `only one of url, cluster or sentinel (${given[0]} is set)`);
+  const checkUrl = (url: string, where: (string | number)[]) => {
+    try {
+      serverOptions(url);
+    } catch (err) {
+      report(where, hideLogin((err as Error).message));
+    }
+  };
+  if (s.sentinel !== undefined) {
+    const { name, nodes, ...login } = s.sentinel;
+    nodes.forEach((node, i) => {
+      const port = Number(node.slice(node.lastIndexOf(':') + 1));
+      if (port < 1 || port > 65535) report(['store', 'sentinel', 'nodes', i], 'the port must be 1 to 65535');
+    });
+    return { kind: 'sentinel', name, nodes, login };
+  }
+  if (s.cluster !== undefined) {
+    s.cluster.forEach((url, i) => checkUrl(url, ['store', 'cluster', i]));
+    return { kind: 'cluster', urls: s.cluster };
+  }
+  const url = s.url ?? '';
+  if (s.url !== undefined) checkUrl(url, ['store', 'url']);
+  return { kind: 'server', url };
+}
+
+/** A message about a URL that a password may be part of (usually from ${REDIS_PASSWORD}): never print the login. */
+function hideLogin(message: string): string {
+  return message.replace(/\/\/\S*@/g, '//…@');
 }
 
 /** Runs each policy's own check (what its schema cannot say) and reports with the YAML path. */

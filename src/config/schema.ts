@@ -115,15 +115,45 @@ const Mail = Type.Union([
   Type.Object({ from: Address, log: Type.Literal(true) }, Strict),
 ]);
 
+/** A Redis URL: redis://[user:password@]host[:port][/db], or rediss:// for TLS. */
+const RedisUrl = Type.String({ minLength: 1 });
+
+/**
+ * Where the gateway keeps developers, apps, tokens and counts. driver: sqlite (default) is one
+ * file, for one machine; driver: redis is shared by every gateway that names the same Redis and
+ * keyPrefix. Keys of one driver are refused with the other.
+ */
 const Store = Type.Object(
   {
-    driver: Type.Optional(Type.Literal('sqlite')),
+    driver: Type.Optional(Type.Unsafe<'sqlite' | 'redis'>({ type: 'string', enum: ['sqlite', 'redis'] })),
+    /** sqlite: the database file (default data/gateway.db). */
     path: Type.Optional(Type.String({ minLength: 1 })),
-    /** File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. */
+    /** sqlite: how long a write waits for a lock another process holds before the call is answered 503 (default 2s). */
+    busyTimeout: Type.Optional(Duration),
+    /** redis: one server. */
+    url: Type.Optional(RedisUrl),
+    /** redis: seed URLs of a Redis Cluster; the login and TLS of the first apply to every node. */
+    cluster: Type.Optional(Type.Array(RedisUrl, { minItems: 1 })),
+    /** redis: the Sentinels that name the primary `name`, and the login of the primary. */
+    sentinel: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1 }),
+          nodes: Type.Array(Type.String({ pattern: '^([A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$' }), { minItems: 1 }),
+          username: Type.Optional(Type.String({ minLength: 1 })),
+          password: Type.Optional(Type.String({ minLength: 1 })),
+          db: Type.Optional(Type.Integer({ minimum: 0 })),
+        },
+        Strict,
+      ),
+    ),
+    /** redis: starts every key and the changes channel (default "gateway:"); no braces, which would change the keys' hash tags. */
+    keyPrefix: Type.Optional(Type.String({ pattern: '^[^{}]*$' })),
+    /** redis: how long one command may take before the call is answered 503 (default 1s). */
+    timeout: Type.Optional(Duration),
+    /** File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. Every gateway of one store needs the same. */
     secretKeyFile: Type.Optional(Type.String({ minLength: 1 })),
     tokenCacheSize: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** How long a write waits for a lock another process holds before the call is answered 503 (default 2s). */
-    busyTimeout: Type.Optional(Duration),
   },
   Strict,
 );
@@ -278,6 +308,7 @@ export type DurationValue = Static<typeof Duration>;
 export type UpstreamConfig = Static<typeof Upstream>;
 export type AuthServerConfig = Static<typeof AuthServer>;
 export type MailConfig = Static<typeof Mail>;
+export type StoreConfig = Static<typeof Store>;
 export type GrantTypeName = Static<typeof GrantType>;
 export type PolicyEntry = Static<typeof policySchema>;
 

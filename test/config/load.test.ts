@@ -10,6 +10,7 @@ import { configYaml, tempDir } from '../helpers.ts';
 
 const FILE = '/srv/gateway/gateway.yaml';
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
+const REDIS_EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.redis.example.yaml');
 
 /** 1-based line of the only line of `text` that contains `needle`. */
 function lineOf(text: string, needle: string): number {
@@ -154,6 +155,7 @@ describe('parseConfig: valid configurations', () => {
       env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db' },
     });
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
+    assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, '/var/lib/gw.db');
     assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
     assert.equal(get(config.authServers, 'demo').url.href, 'https://auth.example.com/check');
@@ -216,6 +218,86 @@ describe('parseConfig: valid configurations', () => {
       approval: 'auto',
     });
     assert.equal(config.portal, undefined, 'no portal unless declared');
+  });
+
+  it('loads gateway.redis.example.yaml: gateway.example.yaml on Redis, its ports from the environment', () => {
+    const config = loadConfigFile(REDIS_EXAMPLE, { env: {} });
+    const dir = path.dirname(REDIS_EXAMPLE);
+    assert.deepEqual(config.store, {
+      driver: 'redis',
+      connection: { kind: 'server', url: 'redis://127.0.0.1:6379' },
+      keyPrefix: 'gateway:',
+      timeoutMs: 1000,
+      secretKeyFile: path.join(dir, 'data', 'gateway.key'),
+      tokenCacheSize: 100_000,
+    });
+    assert.deepEqual([config.listen.port, config.admin, config.portal?.port], [8080, { host: '127.0.0.1', port: 9901 }, 8081]);
+
+    // Everything but the store, the admin listener and the two counting policies is the SQLite example's.
+    const sqlite = loadConfigFile(EXAMPLE, { env: {} });
+    for (const key of ['listen', 'log', 'workers', 'oauth', 'portal', 'mail', 'authServers', 'upstreams', 'products'] as const) {
+      assert.deepEqual(config[key], sqlite[key], key);
+    }
+    assert.deepEqual([...config.routes.keys()], [...sqlite.routes.keys()]);
+    for (const [name, route] of config.routes) {
+      if (name === 'quota' || name === 'spike') continue;
+      assert.deepEqual(route, sqlite.routes.get(name), name);
+    }
+    assert.deepEqual(get(config.routes, 'quota').policies, [{ quota: { limit: 5, interval: 'minute', window: 'calendar', failOpen: false } }]);
+    assert.deepEqual(get(config.routes, 'spike').policies, [{ spikeArrest: { rate: '2ps', failOpen: true } }]);
+
+    const second = loadConfigFile(REDIS_EXAMPLE, {
+      env: { GATEWAY_PORT: '8082', ADMIN_PORT: '9902', PORTAL_PORT: '8083', REDIS_URL: 'rediss://gw:s3cret@redis.internal:6380/2', REDIS_PREFIX: 'staging:' },
+    });
+    assert.deepEqual([second.listen.port, second.admin, second.portal?.port], [8082, { host: '127.0.0.1', port: 9902 }, 8083]);
+    assert.equal(second.oauth.issuer, 'http://localhost:8082');
+    assert.equal(second.store.driver, 'redis');
+    assert.deepEqual(second.store.connection, { kind: 'server', url: 'rediss://gw:s3cret@redis.internal:6380/2' });
+    assert.equal(second.store.keyPrefix, 'staging:');
+  });
+
+  it('reads a Redis store: one server, a Cluster or a Sentinel set', () => {
+    const server = parse(`${MINIMAL}store:\n  driver: redis\n  url: redis://10.0.0.5:6379/3\n`);
+    assert.deepEqual(server.store, {
+      driver: 'redis',
+      connection: { kind: 'server', url: 'redis://10.0.0.5:6379/3' },
+      keyPrefix: 'gateway:',
+      timeoutMs: 1000,
+      secretKeyFile: '/srv/gateway/data/gateway.key',
+      tokenCacheSize: 100_000,
+    });
+
+    const cluster = parse(
+      `${MINIMAL}store:\n  driver: redis\n  cluster: [rediss://gw:pw@10.0.0.1:6379, redis://10.0.0.2:6379]\n  keyPrefix: "edge:"\n  timeout: 250ms\n  secretKeyFile: keys/gw.key\n  tokenCacheSize: 0\n`,
+    );
+    assert.deepEqual(cluster.store, {
+      driver: 'redis',
+      connection: { kind: 'cluster', urls: ['rediss://gw:pw@10.0.0.1:6379', 'redis://10.0.0.2:6379'] },
+      keyPrefix: 'edge:',
+      timeoutMs: 250,
+      secretKeyFile: '/srv/gateway/keys/gw.key',
+      tokenCacheSize: 0,
+    });
+
+    const sentinel = parse(
+      `${MINIMAL}store:\n  driver: redis\n  sentinel:\n    name: mymaster\n    nodes: ["10.0.0.1:26379", "[fd00::2]:26379", sentinel-3.internal:26379]\n    username: gw\n    password: \${REDIS_PASSWORD}\n    db: 1\n  timeout: 2\n`,
+      { REDIS_PASSWORD: 'from-the-env' },
+    );
+    assert.deepEqual(sentinel.store, {
+      driver: 'redis',
+      connection: {
+        kind: 'sentinel',
+        name: 'mymaster',
+        nodes: ['10.0.0.1:26379', '[fd00::2]:26379', 'sentinel-3.internal:26379'],
+        login: { username: 'gw', password: 'from-the-env', db: 1 },
+      },
+      keyPrefix: 'gateway:',
+      timeoutMs: 2000,
+      secretKeyFile: '/srv/gateway/data/gateway.key',
+      tokenCacheSize: 100_000,
+    });
+    const anonymous = parse(`${MINIMAL}store:\n  driver: redis\n  sentinel: { name: mymaster, nodes: ["10.0.0.1:26379"] }\n`);
+    assert.deepEqual(anonymous.store.driver === 'redis' && anonymous.store.connection, { kind: 'sentinel', name: 'mymaster', nodes: ['10.0.0.1:26379'], login: {} });
   });
 
   it('resolves relative paths against the folder of the file', () => {
@@ -332,6 +414,7 @@ describe('parseConfig: environment substitution', () => {
       .replace('url: http://127.0.0.1:9/authenticate', 'url: http://${AUTH_HOST}:${AUTH_PORT:-9100}/check');
     const config = parse(text, { HOST: '127.0.0.2', DATA_DIR: '/data', AUTH_HOST: 'auth.local', LEVEL: 'debug', REALM: '' });
     assert.equal(config.listen.host, '127.0.0.2');
+    assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, '/data/gw.db');
     assert.equal(config.store.tokenCacheSize, 500, 'a wholly substituted plain value is read as YAML: a number');
     assert.equal(config.log.level, 'debug', 'a set variable wins over the default');
@@ -618,6 +701,77 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     ]);
   });
 
+  it('store: the keys of one driver are refused with the other', () => {
+    const sqlite = `${MINIMAL}store:\n  path: ./gw.db\n  url: redis://127.0.0.1:6379\n  cluster: [redis://127.0.0.1:7000]\n  sentinel: { name: m, nodes: ["127.0.0.1:26379"] }\n  keyPrefix: "gw:"\n  timeout: 1s\n`;
+    assert.deepEqual(errorLines(sqlite), [
+      `store.url: only with driver: redis (gateway.yaml:${lineOf(sqlite, 'url: redis')})`,
+      `store.cluster: only with driver: redis (gateway.yaml:${lineOf(sqlite, 'cluster:')})`,
+      `store.sentinel: only with driver: redis (gateway.yaml:${lineOf(sqlite, 'sentinel:')})`,
+      `store.keyPrefix: only with driver: redis (gateway.yaml:${lineOf(sqlite, 'keyPrefix:')})`,
+      `store.timeout: only with driver: redis (gateway.yaml:${lineOf(sqlite, 'timeout:')})`,
+    ]);
+    const redis = `${MINIMAL}store:\n  driver: redis\n  url: redis://127.0.0.1:6379\n  path: ./gw.db\n  busyTimeout: 5s\n`;
+    assert.deepEqual(errorLines(redis), [
+      `store.path: only with driver: sqlite (gateway.yaml:${lineOf(redis, 'path: ./gw.db')})`,
+      `store.busyTimeout: only with driver: sqlite (gateway.yaml:${lineOf(redis, 'busyTimeout:')})`,
+    ]);
+    const unknown = `${MINIMAL}store:\n  driver: memcached\n`;
+    assert.deepEqual(errorLines(unknown), [`store.driver: must be one of: sqlite, redis (gateway.yaml:${lineOf(unknown, 'memcached')})`]);
+  });
+
+  it('store: redis needs exactly one of url, cluster and sentinel', () => {
+    const none = `${MINIMAL}store:\n  driver: redis\n  keyPrefix: "gw:"\n`;
+    assert.deepEqual(errorLines(none), [`store.driver: redis needs one of url, cluster or sentinel (gateway.yaml:${lineOf(none, 'driver: redis')})`]);
+    const three = `${MINIMAL}store:\n  driver: redis\n  url: redis://127.0.0.1:6379\n  cluster: [redis://127.0.0.1:7000]\n  sentinel: { name: m, nodes: ["127.0.0.1:26379"] }\n`;
+    assert.deepEqual(errorLines(three), [
+      `store.cluster: only one of url, cluster or sentinel (url is set) (gateway.yaml:${lineOf(three, 'cluster:')})`,
+      `store.sentinel: only one of url, cluster or sentinel (url is set) (gateway.yaml:${lineOf(three, 'sentinel:')})`,
+    ]);
+    const empty = `${MINIMAL}store:\n  driver: redis\n  cluster: []\n`;
+    assert.deepEqual(errorLines(empty), [`store.cluster: must NOT have fewer than 1 items (gateway.yaml:${lineOf(empty, 'cluster:')})`]);
+  });
+
+  it('store: a URL the Redis driver cannot read, at its path, without its login', () => {
+    const text = [
+      `${MINIMAL}store:`,
+      '  driver: redis',
+      '  cluster:',
+      '    - http://10.0.0.1:6379',
+      '    - redis://10.0.0.2:6379/?tls=yes',
+      '    - redis://10.0.0.3:6379/cache',
+      '    - redis://gw:${REDIS_PASSWORD}@10.0.0.4:99999',
+      '    - redis://10.0.0.5:6379',
+      '',
+    ].join('\n');
+    const err = configError(text, { REDIS_PASSWORD: 'hunter/2' });
+    assert.deepEqual(err.message.split('\n'), [
+      `store.cluster[0]: the URL must start with redis:// or rediss:// (gateway.yaml:${lineOf(text, 'http://')})`,
+      `store.cluster[1]: the URL may not carry a query or a fragment (gateway.yaml:${lineOf(text, '?tls')})`,
+      `store.cluster[2]: the URL path must be a database number, such as /0 (gateway.yaml:${lineOf(text, '/cache')})`,
+      `store.cluster[3]: not a URL: redis://…@10.0.0.4:99999 (gateway.yaml:${lineOf(text, '99999')})`,
+    ]);
+    assert.doesNotMatch(err.message, /hunter/);
+    const url = `${MINIMAL}store:\n  driver: redis\n  url: redis://:\${REDIS_PASSWORD}@redis.internal:6379\n`;
+    const urlErr = configError(url, { REDIS_PASSWORD: 'hunter/2' });
+    assert.deepEqual(urlErr.message.split('\n'), [`store.url: not a URL: redis://…@redis.internal:6379 (gateway.yaml:${lineOf(url, 'redis.internal')})`]);
+    assert.equal(parse(url, { REDIS_PASSWORD: encodeURIComponent('hunter/2') }).store.driver, 'redis', 'encoded, it is read');
+  });
+
+  it('store: Sentinel nodes are host:port, the timeout is longer than 0, the prefix has no braces', () => {
+    const text = `${MINIMAL}store:\n  driver: redis\n  sentinel:\n    name: mymaster\n    nodes: ["10.0.0.1", "10.0.0.2:0", "10.0.0.3:70000"]\n  timeout: 0\n`;
+    assert.deepEqual(errorLines(text), [
+      `store.sentinel.nodes[0]: must match /^([A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$/ (gateway.yaml:${lineOf(text, 'nodes:')})`,
+    ]);
+    const ports = text.replace('"10.0.0.1", ', '');
+    assert.deepEqual(errorLines(ports), [
+      `store.sentinel.nodes[0]: the port must be 1 to 65535 (gateway.yaml:${lineOf(ports, 'nodes:')})`,
+      `store.sentinel.nodes[1]: the port must be 1 to 65535 (gateway.yaml:${lineOf(ports, 'nodes:')})`,
+      `store.timeout: must be longer than 0 (gateway.yaml:${lineOf(ports, 'timeout:')})`,
+    ]);
+    const braces = `${MINIMAL}store:\n  driver: redis\n  url: redis://127.0.0.1:6379\n  keyPrefix: "{gw}:"\n`;
+    assert.deepEqual(errorLines(braces), [`store.keyPrefix: must match /^[^{}]*$/ (gateway.yaml:${lineOf(braces, 'keyPrefix:')})`]);
+  });
+
   it('is a ConfigError with the issues', () => {
     const text = configYaml().replace('port: 0', 'port: 70000');
     const err = configError(text);
@@ -636,6 +790,7 @@ describe('loadConfigFile', () => {
     writeFileSync(file, configYaml());
     const config = loadConfigFile(file, { env: {} });
     assert.equal(config.file, file);
+    assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, path.join(temp.dir, 'gateway.db'));
     assert.equal(config.store.secretKeyFile, path.join(temp.dir, 'gateway.db.key'));
   });

@@ -138,6 +138,7 @@ describe('Dockerfile', () => {
 
   test('the example config, with the image\'s ENV: the store in the VOLUME, the API on every address, the portal on loopback until asked', () => {
     assert.equal(path.posix.dirname(imageEnv.GATEWAY_DB ?? ''), volume);
+    assert.equal(example.store.driver, 'sqlite');
     assert.equal(example.store.path, imageEnv.GATEWAY_DB);
     assert.equal(path.posix.dirname(example.store.secretKeyFile), volume);
     assert.equal(example.listen.host, '0.0.0.0');
@@ -291,6 +292,7 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
 
   test('the store is on an emptyDir', () => {
     const emptyDirs = new Set(pod.volumes?.filter((v) => v.emptyDir !== undefined).map((v) => v.name));
+    assert.equal(config.store.driver, 'sqlite');
     const dataDir = path.posix.dirname(config.store.path);
     assert.ok(gateway.volumeMounts?.some((m) => emptyDirs.has(m.name) && m.mountPath === dataDir), `an emptyDir at ${dataDir}`);
     assert.equal(path.posix.dirname(config.store.secretKeyFile), dataDir);
