@@ -1,5 +1,6 @@
 // Test harness: a real gateway on port 0 with a real SQLite file in a temp dir, a real upstream
 // server and a stand-in authorization server, all over real HTTP.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -105,6 +106,18 @@ export interface ConfigParts {
   extra?: string;
 }
 
+/**
+ * Set (by test/e2e/on-redis.test.ts) to run tests written for the default store on a Redis of the
+ * test's own instead: each configuration then names that Redis, under a key prefix of its own.
+ */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL;
+
+/** The store section of a test configuration: a SQLite file beside it, or a fresh prefix on TEST_REDIS_URL. */
+function storeYaml(): string {
+  if (TEST_REDIS_URL === undefined) return 'store:\n  path: ./gateway.db';
+  return `store:\n  driver: redis\n  url: ${TEST_REDIS_URL}\n  keyPrefix: "t${randomBytes(6).toString('hex')}:"\n  secretKeyFile: ./gateway.db.key`;
+}
+
 /** A configuration with products `hello` (client_credentials) and `orders` (password + refresh_token). */
 export function configYaml(parts: ConfigParts = {}): string {
   return `
@@ -112,8 +125,7 @@ listen:
   host: ${parts.host ?? '127.0.0.1'}
   port: 0
 ${parts.listen ?? ''}
-store:
-  path: ./gateway.db
+${storeYaml()}
 log:
   level: info
 admin:

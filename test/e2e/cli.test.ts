@@ -9,8 +9,11 @@ import { freePort } from '../../src/http/listener.ts';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import { bearer, call, configYaml, tempDir, tokenRequest, type Answer } from '../helpers.ts';
+import { bearer, call, configYaml, tempDir, TEST_REDIS_URL, tokenRequest, type Answer } from '../helpers.ts';
 import { gateway, serve, type Env, type Result, type Served } from './children.ts';
+
+/** Tests of the SQLite files themselves, skipped when the suite runs on Redis (test/e2e/on-redis.test.ts). */
+const sqliteOnly = TEST_REDIS_URL === undefined ? {} : { skip: 'reads the SQLite files' };
 
 // ---------------------------------------------------------------------------------------------
 // Workspaces: a temp dir holding gateway.yaml; the store lands next to it (./gateway.db)
@@ -300,7 +303,7 @@ describe('gateway admin apps', () => {
     }
   }
 
-  test('the store holds neither the secret nor the tokens in plain text', async () => {
+  test('the store holds neither the secret nor the tokens in plain text', sqliteOnly, async () => {
     const gw = await serve(ws.config);
     try {
       const tokens = [await issueToken(gw.url, first), await issueToken(gw.url, first)];
@@ -399,7 +402,7 @@ describe('gateway admin and control characters', () => {
     assert.equal(r.stderr.includes('\x1b'), false);
   });
 
-  test('terminal-escape: names stored before this check are printed escaped in tables and messages, as is in --json', async () => {
+  test('terminal-escape: names stored before this check are printed escaped in tables and messages, as is in --json', sqliteOnly, async () => {
     // As a store written by an earlier version holds them.
     const store = openSqliteStore({ path: path.join(ws.dir, 'gateway.db') });
     try {
@@ -534,7 +537,7 @@ describe('gateway --config f', () => {
       assert.match(gw.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(new URL(gw.url).port, '0');
       const listening = gw.logs.find((l) => l.msg === 'gateway listening');
-      assert.equal(listening?.store, path.join(ws.dir, 'gateway.db'));
+      assert.equal(listening?.store, TEST_REDIS_URL === undefined ? path.join(ws.dir, 'gateway.db') : 'redis server');
       const res = await hello(gw.url, await issueToken(gw.url, app));
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body, { message: 'hello from the default' });
