@@ -46,7 +46,7 @@ export function serverOptions(url: string): RedisOptions {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`not a URL: ${url.replace(/\/\/[^@/]*@/, '//…@')}`);
+    throw new Error(`not a URL: ${url.replace(/\/\/.*@/, '//…@')}`);
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('the URL must start with redis:// or rediss://');
   if (parsed.search !== '' || parsed.hash !== '') throw new Error('the URL may not carry a query or a fragment');
