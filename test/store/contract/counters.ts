@@ -1,7 +1,19 @@
-// The store contract, UsageStore and QuotaStore: hourly usage per app, and quota windows.
+// The store contract, Counters and UsageStore: quota and spike-arrest counts, as the in-memory
+// table counts them (src/store/counter-table.ts, the reference), exact when many calls come at
+// once; and hourly usage per app.
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
+import { CounterTable } from '../../../src/store/counter-table.ts';
+import type { Counters, WindowOf } from '../../../src/store/port/index.ts';
 import { HOUR, MINUTE, T0, itWithStore, type OpenStore } from './fixture.ts';
+
+const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
+
+/** The same calls made on the store's counters and on a fresh reference table give the same answers. */
+async function sameAsTable(counters: Counters, calls: ((c: Counters) => unknown)[]): Promise<void> {
+  const table = new CounterTable({ slots: 64 });
+  for (const [i, call] of calls.entries()) assert.deepEqual(await call(counters), call(table), `call ${i}`);
+}
 
 export function countersContract(open: OpenStore): void {
   const it = itWithStore(open);
@@ -16,17 +28,50 @@ export function countersContract(open: OpenStore): void {
     });
   });
 
-  describe('quota windows', () => {
-    it('saves and loads windows, overwriting by key, and purges them one interval after they end', async ({ store }) => {
-      const w = (key: string, start: number, count: number, previous = 0) => ({ key, start, end: start + MINUTE, count, previous });
-      await store.quotas.save([w('a', T0, 3, 7), w('b', T0, 1)]);
-      await store.quotas.save([w('a', T0, 4, 7)]);
-      const byKey = (list: { key: string }[]) => [...list].sort((x, y) => x.key.localeCompare(y.key));
-      assert.deepEqual(byKey(await store.quotas.load(T0 + 1)), [w('a', T0, 4, 7), w('b', T0, 1)]);
-      // Ended, but still the previous window of a rolling quota.
-      assert.equal((await store.quotas.load(T0 + MINUTE + 1)).length, 2);
-      await store.purgeExpired(T0 + 2 * MINUTE);
-      assert.deepEqual(await store.quotas.load(T0), []);
+  describe('counters', () => {
+    it('calendar quota: counts to the limit, refuses without counting, opens a new window when the old one ends', async ({ store }) => {
+      const q = (now: number) => (c: Counters) => c.consumeQuota('q', 3, minute, now);
+      await sameAsTable(store.counters, [q(T0), q(T0 + 1), q(T0 + 2), q(T0 + 3), q(T0 + MINUTE - 1), q(T0 + MINUTE), q(T0 + MINUTE + 5)]);
+      const end = minute(T0).end;
+      assert.deepEqual(await store.counters.consumeQuota('fresh', 1, minute, T0), { allowed: true, limit: 1, remaining: 0, resetAt: end, retryAt: end });
+      assert.deepEqual(await store.counters.consumeQuota('fresh', 1, minute, T0), { allowed: false, limit: 1, remaining: 0, resetAt: end, retryAt: end });
+      assert.equal((await store.counters.consumeQuota('other', 3, minute, T0 + MINUTE + 6)).remaining, 2, 'another key counts apart');
+    });
+
+    it('rolling quota: the previous window weighs by how much of it is still inside; retryAt as the table says', async ({ store }) => {
+      const r = (now: number, limit = 10) => (c: Counters) => c.consumeRolling('r', limit, MINUTE, now);
+      const calls = [...Array.from({ length: 8 }, (_, i) => r(T0 + 1000 * i)), r(T0 + MINUTE + 100), r(T0 + MINUTE + 200), r(T0 + MINUTE + 300), r(T0 + MINUTE + 30_000)];
+      calls.push(...Array.from({ length: 6 }, (_, i) => r(T0 + MINUTE + 30_001 + i)), r(T0 + 3 * MINUTE), r(T0 + 3 * MINUTE + 1, 1), r(T0 + 3 * MINUTE + 2, 1));
+      await sameAsTable(store.counters, calls);
+    });
+
+    it('spike arrest (GCRA): a burst at once, then one call per interval, with the wait of a refused one', async ({ store }) => {
+      const s = (now: number, interval = 1000 / 30, burst = 3) => (c: Counters) => c.spike('s', interval, burst, now);
+      await sameAsTable(store.counters, [s(T0), s(T0), s(T0), s(T0), s(T0 + 10), s(T0 + 34), s(T0 + 35), s(T0 + 200), s(T0 + 200.5)]);
+      assert.deepEqual(await store.counters.spike('one', 60_000, 1, T0), { allowed: true, retryAfterMs: 0 });
+      assert.deepEqual(await store.counters.spike('one', 60_000, 1, T0 + 1000), { allowed: false, retryAfterMs: 59_000 });
+    });
+
+    it('used: what a key has counted now, without counting', async ({ store }) => {
+      await sameAsTable(store.counters, [
+        (c) => c.used('u', T0),
+        (c) => c.consumeQuota('u', 5, minute, T0),
+        (c) => c.consumeQuota('u', 5, minute, T0 + 1),
+        (c) => c.used('u', T0 + 2),
+        (c) => c.used('u', T0 + MINUTE),
+        (c) => c.consumeRolling('ru', 5, MINUTE, T0),
+        (c) => c.consumeRolling('ru', 5, MINUTE, T0 + 1),
+        (c) => c.used('ru', T0 + MINUTE + 30_000, MINUTE),
+        (c) => c.used('ru', T0 + 3 * MINUTE, MINUTE),
+      ]);
+    });
+
+    it('exact under concurrency: of N + 30 calls at once, N pass, for a quota, a rolling quota and a spike burst', async ({ store }) => {
+      const N = 25;
+      const passed = async (call: () => unknown) => (await Promise.all(Array.from({ length: N + 30 }, () => call() as Promise<{ allowed: boolean }>))).filter((r) => r.allowed).length;
+      assert.equal(await passed(() => store.counters.consumeQuota('c', N, minute, T0)), N);
+      assert.equal(await passed(() => store.counters.consumeRolling('cr', N, MINUTE, T0)), N);
+      assert.equal(await passed(() => store.counters.spike('cs', 1000, N, T0)), N);
     });
   });
 }

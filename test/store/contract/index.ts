@@ -1,5 +1,5 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, UsageStore and QuotaStore), each checked through the gateway-facing
+// TokenStore, ThrottleStore, Counters and UsageStore), each checked through the gateway-facing
 // Store: the driver behind withTokenCache. A driver's test file calls `storeContract` with a
 // function that opens a fresh, empty store (and, when the driver is durable, a way to reopen it);
 // every test opens its own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"`
