@@ -1,12 +1,13 @@
 // Test harness: a real gateway on port 0 with a real SQLite file in a temp dir, a real upstream
 // server and a stand-in authorization server, all over real HTTP.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { createApp, createDeveloper, type OperatorDeps } from '../src/admin/operations.ts';
 import { loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
@@ -294,4 +295,28 @@ export function rawExchange(url: string, text: string): Promise<string> {
 
 export function bearer(token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` };
+}
+
+/**
+ * Everything the store of the gateway configured in `dir` holds, as text to search: the SQLite
+ * files, or (on TEST_REDIS_URL) every key under its prefix and every value, read by type.
+ */
+export async function storedText(dir: string): Promise<string> {
+  if (TEST_REDIS_URL === undefined) {
+    return ['gateway.db', 'gateway.db-wal'].map((f) => path.join(dir, f)).filter((f) => existsSync(f)).map((f) => readFileSync(f).toString('latin1')).join('');
+  }
+  const prefix = /keyPrefix: "([^"]+)"/.exec(readFileSync(path.join(dir, 'gateway.yaml'), 'utf8'))![1]!;
+  const client = new Redis(TEST_REDIS_URL);
+  try {
+    const parts: string[] = [];
+    for (const key of await client.keys(`${prefix}*`)) {
+      const type = await client.type(key);
+      const values =
+        type === 'string' ? [await client.get(key)] : type === 'hash' ? Object.entries(await client.hgetall(key)).flat() : type === 'set' ? await client.smembers(key) : type === 'zset' ? await client.zrange(key, '0', '-1') : [];
+      parts.push(key, ...values.map(String));
+    }
+    return parts.join('\n');
+  } finally {
+    client.disconnect();
+  }
 }

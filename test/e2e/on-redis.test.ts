@@ -20,7 +20,7 @@ after(() => redis?.close());
 test(`${SUITES.join(', ')} pass with the store on Redis`, { skip: hasRedis() ? false : 'no redis-server here (.ci/run installs it)', timeout: 600_000 }, () => {
   const env: NodeJS.ProcessEnv = { ...process.env, TEST_REDIS_URL: redis.url };
   delete env.NODE_TEST_CONTEXT;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=tap', ...SUITES], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=tap', ...SUITES], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const failures = run.stdout.split('\n').filter((line) => /^\s*not ok /.test(line) && !/# SKIP/.test(line));
   const summary = run.stdout.split('\n').filter((line) => /^# (tests|pass|fail|skipped) /.test(line));
   assert.equal(run.status, 0, `${summary.join('; ')}\n${failures.join('\n')}\n${run.stderr.slice(-4000)}`);
