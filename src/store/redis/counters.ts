@@ -56,6 +56,23 @@ redis.call('SET', KEYS[1], string.format('%.17g', next), 'PX', math.ceil(next - 
 return { 1, '0' }
 `;
 
+// ARGV: how long hours are kept, then hour/count pairs. When an hour is new, the hours a week
+// older than it go: an app that is never quiet for a week would otherwise keep every hour.
+const ADD_USAGE = `
+local kept, newest = tonumber(ARGV[1]), nil
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then newest = math.max(newest or 0, tonumber(ARGV[i])) end
+  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+if newest then
+  for _, hour in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if tonumber(hour) < newest - kept then redis.call('HDEL', KEYS[1], hour) end
+  end
+end
+redis.call('PEXPIRE', KEYS[1], kept)
+return 1
+`;
+
 export class RedisCounters implements Counters {
   readonly #db: RedisDb;
   readonly #calendar: Script;
@@ -104,15 +121,22 @@ export class RedisCounters implements Counters {
 
 export class RedisUsage implements UsageStore {
   readonly #db: RedisDb;
+  readonly #add: Script;
 
   constructor(db: RedisDb) {
     this.#db = db;
+    this.#add = db.script('gatewayAddUsage', 1, ADD_USAGE);
   }
 
   async add(counts: readonly UsageCount[]): Promise<void> {
-    const client = this.#db.client;
-    await Promise.all(counts.map((c) => this.#db.run(client.hincrby(usageKey(c.appId), String(c.hour), c.count))));
-    await Promise.all([...new Set(counts.map((c) => c.appId))].map((appId) => this.#db.run(client.pexpire(usageKey(appId), USAGE_KEPT_MS))));
+    const byApp = new Map<string, (string | number)[]>();
+    for (const c of counts) {
+      let args = byApp.get(c.appId);
+      if (args === undefined) byApp.set(c.appId, (args = [USAGE_KEPT_MS]));
+      args.push(String(c.hour), c.count);
+    }
+    // Issued together, so auto-pipelining sends them in one round trip.
+    await Promise.all([...byApp].map(([appId, args]) => this.#add([usageKey(appId)], args)));
   }
 
   async since(appId: string, fromHour: number): Promise<UsageCount[]> {

@@ -234,13 +234,18 @@ function connect(connection: RedisSettings['connection'], options: RedisOptions)
       });
       const { host: _host, port: _port, ...login } = serverOptions(connection.urls[0]!);
       const { keyPrefix, enableAutoPipelining, maxRetriesPerRequest: _m, retryStrategy, ...redisOptions } = options;
-      return new Cluster(nodes, {
+      const cluster = new Cluster(nodes, {
         keyPrefix,
         enableAutoPipelining,
         clusterRetryStrategy: retryStrategy ?? undefined,
         redisOptions: { ...redisOptions, ...login, maxRetriesPerRequest: 0 },
         ...(login.tls !== undefined && { dnsLookup: (address, callback) => callback(null, address) }),
       });
+      // The Cluster's own queue, where commands wait while it reaches no node, has no timeout
+      // (ioredis #1604): once it has been ready, a lost cluster fails each command at once (and
+      // never replays it later), as a lost server does within a second.
+      cluster.once('ready', () => (cluster.options.enableOfflineQueue = false));
+      return cluster;
     }
   }
 }
