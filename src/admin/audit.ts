@@ -22,6 +22,9 @@ export type DeveloperRef = { id: string; email: string };
 export type AppRef = { id: string; name: string; product: string };
 type AppLine<A extends Actor> = { actor: A; developer: DeveloperRef; app: AppRef };
 
+/** A store, by what names it without a secret: a Redis URL may hold a password. */
+export type StoreRef = { driver: 'sqlite'; path: string } | { driver: 'redis'; keyPrefix: string };
+
 /** Why a password check failed: the account is named by the email tried, except for `invalid_email` (that text may be anything, even a password). */
 export type LoginFailure = 'invalid_email' | 'throttled' | 'unknown_developer' | 'no_password' | 'wrong_password' | 'disabled' | 'unverified' | 'invalid_link';
 
@@ -60,6 +63,8 @@ interface Lines {
   /** `overlapUntil`: when the app's earlier keys stop working. */
   'key.rotate': AppLine<OperatorActor | DeveloperActor> & { key: string; overlapUntil: number };
   'key.revoke': AppLine<OperatorActor | DeveloperActor> & { key: string };
+  /** What `gateway admin migrate` copied from one store into another. */
+  'store.migrate': { actor: OperatorActor; from: StoreRef; to: StoreRef; developers: number; apps: number; credentials: number; tokens: number };
 }
 
 export type AuditAction = keyof Lines;
@@ -84,6 +89,7 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'app.delete': 'app deleted',
   'key.rotate': 'key rotated',
   'key.revoke': 'key revoked',
+  'store.migrate': 'store migrated',
 };
 
 /**

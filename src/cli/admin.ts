@@ -2,7 +2,9 @@
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { migrate } from '../admin/migrate.ts';
 import * as ops from '../admin/operations.ts';
+import { loadConfigFile } from '../config/load.ts';
 import { backupDatabase, BackupError } from '../store/backup.ts';
 import { createLogger } from '../log.ts';
 import { createAdminServices } from '../services.ts';
@@ -41,7 +43,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   }
 
   // JSON escapes control characters itself; the human form is escaped for the terminal.
-  const show = (opts: Common, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human()));
+  const show = (opts: { json?: boolean }, value: unknown, human: () => string) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human()));
   // VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
   const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
   // A pending app (registered in the portal, not yet approved) shows as such until it is approved.
@@ -188,7 +190,47 @@ export function registerAdmin(program: Command, io: CliIo): void {
         throw err instanceof BackupError ? new CliError(err.message) : err;
       }
     });
+
+  // Not a leaf: it opens two stores, each from a configuration of its own.
+  admin
+    .command('migrate')
+    .description('copy developers, apps, keys and live tokens into an empty store (SQLite to Redis, or back)')
+    .requiredOption('--from <file>', 'the configuration whose store is copied')
+    .requiredOption('--to <file>', 'the configuration whose store, empty, receives the copy')
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', MIGRATE_HELP)
+    .action(async (opts: { from: string; to: string; json?: boolean }) => {
+      const from = loadConfigFile(opts.from, { env: io.env });
+      const to = loadConfigFile(opts.to, { env: io.env });
+      const logger = createLogger(from.log.level, logStream(io));
+      const result = await migrate({ clock: Date.now, logger, operator: operatorName() }, from.store, to.store);
+      const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+      show(opts, result, () =>
+        [
+          `migrated ${plural(result.developers, 'developer')}, ${plural(result.apps, 'app')}, ${plural(result.credentials, 'credential')}, ${plural(result.tokens, 'token')}`,
+          ...(result.secretKeyCopied ? [`copied the secret key file to ${result.secretKeyFile}`] : []),
+          NOT_MIGRATED,
+        ].join('\n'),
+      );
+    });
 }
+
+const NOT_MIGRATED = 'not carried over: portal sessions, mailed links, invitations, login throttles, quota counts and usage';
+
+const MIGRATE_HELP = `
+Copies from the store that the --from configuration names into the one that
+--to names, which must hold no developer: developers (with their portal
+password, and whether they confirmed their address), apps, keys (their secret
+hashes only) and the tokens that still work, with their ids, so that clients
+and tokens go on working. Stop the gateways on the source first: what they do
+meanwhile is not carried over.
+
+Not carried over: portal sessions (developers log in again), mailed links and
+invitations (asked for again), login throttles, quota counts and usage.
+
+The secret hashes are keyed with the source's secret key file: when the
+target's store.secretKeyFile does not exist, the source's is copied there
+(0600); when it holds another key, nothing is migrated.`;
 
 /** Who runs `gateway admin`, for the audit lines: the OS account's name, or its uid where it has none (a container's arbitrary uid). */
 function operatorName(): string {

@@ -26,6 +26,8 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     purgeExpired: (now) => driver.purgeExpired(now),
     ping: () => driver.ping(),
     claimSecretKey: (fingerprint) => driver.claimSecretKey(fingerprint),
+    exportData: (now) => driver.exportData(now),
+    importData: (data, now) => driver.importData(data, now),
     close: () => driver.close(),
   };
 }

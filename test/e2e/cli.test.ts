@@ -2,7 +2,8 @@
 // dir. The admin CLI, `config check`, serving, revocation from another process, restart and
 // kill -9 durability.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { userInfo } from 'node:os';
 import { freePort } from '../../src/http/listener.ts';
@@ -788,6 +789,121 @@ describe('restart and durability', () => {
       for (const t of tokens) await assertServes(third.url, t);
     } finally {
       await third.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// 8. Migrating to another store (SQLite to SQLite here; test/store/migrate.test.ts crosses drivers)
+
+describe('gateway admin migrate', () => {
+  let source: Workspace;
+  let kept: CreatedApp;
+  let gone: CreatedApp;
+  /** The rotated app's first key, and the key it got in its place. */
+  let rotated: { first: CreatedApp; next: CreatedApp };
+  let tokens: { kept: string; rotated: string; gone: string };
+  const migrate = (to: Workspace, ...args: string[]) => gateway(['admin', 'migrate', '--from', source.config, '--to', to.config, ...args]);
+  const listed = async (ws: Workspace) => [ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout, ok(await ws.cli('admin', 'apps', 'list', '--json')).stdout];
+
+  before(async () => {
+    source = workspace();
+    await addDeveloper(source, 'dev@example.com');
+    await addDeveloper(source, 'gone@example.com');
+    kept = await addApp(source, 'dev@example.com', 'kept');
+    const first = await addApp(source, 'dev@example.com', 'rotated');
+    gone = await addApp(source, 'gone@example.com', 'gone');
+    const gw = await serve(source.config);
+    try {
+      tokens = { kept: await issueToken(gw.url, kept), rotated: await issueToken(gw.url, first), gone: await issueToken(gw.url, gone) };
+    } finally {
+      await gw.stop();
+    }
+    rotated = { first, next: parse<CreatedApp>(changed(await source.cli('admin', 'keys', 'rotate', first.key, '--json'), 'key.rotate')) };
+    // Revokes the developer's token: it stays behind.
+    changed(await source.cli('admin', 'developers', 'disable', 'gone@example.com'), 'developer.disable');
+  });
+  after(() => source.remove());
+
+  test('copies into an empty store with the key file; the target serves the same apps and tokens; a second run is refused', async () => {
+    const target = workspace();
+    try {
+      const r = changed(await migrate(target), 'store.migrate');
+      const keyFile = path.join(target.dir, 'gateway.db.key');
+      assert.equal(
+        r.stdout,
+        [
+          'migrated 2 developers, 3 apps, 4 credentials, 2 tokens',
+          `copied the secret key file to ${keyFile}`,
+          'not carried over: portal sessions, mailed links, invitations, login throttles, quota counts and usage',
+          '',
+        ].join('\n'),
+      );
+      const { level: _level, time: _time, actor: _actor, ...line } = JSON.parse(r.stderr) as Record<string, unknown>;
+      assert.deepEqual(line, {
+        audit: 'store.migrate',
+        from: { driver: 'sqlite', path: path.join(source.dir, 'gateway.db') },
+        to: { driver: 'sqlite', path: path.join(target.dir, 'gateway.db') },
+        developers: 2,
+        apps: 3,
+        credentials: 4,
+        tokens: 2,
+        msg: 'store migrated',
+      });
+      assert.deepEqual(readFileSync(keyFile), readFileSync(path.join(source.dir, 'gateway.db.key')));
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      const migrated = await listed(target);
+      assert.deepEqual(migrated, await listed(source));
+
+      const gw = await serve(target.config);
+      try {
+        await assertServes(gw.url, tokens.kept);
+        // Issued through the rotated app's first key, which works until its overlap ends.
+        await assertServes(gw.url, tokens.rotated);
+        await assertTokenRejected(gw.url, tokens.gone);
+        for (const app of [kept, rotated.first, rotated.next]) await assertServes(gw.url, await issueToken(gw.url, app));
+        await assertClientRejected(gw.url, gone);
+      } finally {
+        await gw.stop();
+      }
+
+      fails(await migrate(target), 1, 'the target store is not empty: it holds 2 developers; migrate into an empty store');
+      assert.deepEqual(await listed(target), migrated);
+    } finally {
+      target.remove();
+    }
+  });
+
+  test('a target whose key file holds another key is refused, with nothing written; --json prints the counts', async () => {
+    const target = workspace();
+    try {
+      const keyFile = path.join(target.dir, 'gateway.db.key');
+      const otherKey = `${randomBytes(32).toString('base64')}\n`;
+      writeFileSync(keyFile, otherKey, { mode: 0o600 });
+      fails(
+        await migrate(target),
+        1,
+        `${keyFile} holds another secret key than ${path.join(source.dir, 'gateway.db.key')}: the migrated app secrets would not verify with it; remove it (the source's is then copied there) or name the source's key file`,
+      );
+      assert.equal(existsSync(path.join(target.dir, 'gateway.db')), false);
+      assert.equal(readFileSync(keyFile, 'utf8'), otherKey);
+
+      rmSync(keyFile);
+      const r = changed(await migrate(target, '--json'), 'store.migrate');
+      assert.deepEqual(parse(r), { developers: 2, apps: 3, credentials: 4, tokens: 2, secretKeyFile: keyFile, secretKeyCopied: true });
+    } finally {
+      target.remove();
+    }
+  });
+
+  test('a source without a database, and a target that is the source, are refused', async () => {
+    const empty = workspace();
+    try {
+      fails(await gateway(['admin', 'migrate', '--from', empty.config, '--to', source.config]), 1, `no database at ${path.join(empty.dir, 'gateway.db')}`);
+      assert.equal(existsSync(path.join(empty.dir, 'gateway.db')), false);
+      fails(await migrate(source), 1, 'the source and the target are the same store');
+    } finally {
+      empty.remove();
     }
   });
 });

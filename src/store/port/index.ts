@@ -8,12 +8,14 @@ import type { AppStore, Client } from './apps.ts';
 import type { Counters, UsageStore } from './counters.ts';
 import type { ThrottleStore } from './throttles.ts';
 import type { ActiveToken, TokenStore } from './tokens.ts';
+import type { TransferStore } from './transfer.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
 export { rollingRetryAt, rollingUsed, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type UsageStore, type WindowOf } from './counters.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
+export type { ExportedApp, ExportedCredential, ExportedDeveloper, StoreExport, TransferStore } from './transfer.ts';
 
 /**
  * A change to what a verified token or client is worth: a token family revoked; a key revoked,
@@ -33,8 +35,8 @@ export interface ChangeFeed {
   catchUp(): void;
 }
 
-/** What a driver implements. */
-export interface StoreDriver {
+/** What a driver implements; TransferStore is what `gateway admin migrate` reads from one store and writes into another. */
+export interface StoreDriver extends TransferStore {
   readonly accounts: AccountStore;
   readonly apps: AppStore;
   readonly tokens: TokenStore;
@@ -68,7 +70,7 @@ export interface VerifiedCache {
 }
 
 /** What the gateway uses: the driver's ports, with tokens and clients read through the cache. */
-export interface Store {
+export interface Store extends TransferStore {
   readonly accounts: AccountStore;
   readonly apps: Omit<AppStore, 'findClient'>;
   readonly tokens: Omit<TokenStore, 'findAccessToken'>;

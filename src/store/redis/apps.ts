@@ -4,7 +4,7 @@
 // are worth is reported on the change feed once committed.
 import { newId } from '../../crypto.ts';
 import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
-import { Catalog, KEYS, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
+import { Catalog, KEYS, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisUsage } from './counters.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -252,9 +252,6 @@ export class RedisApps implements AppStore {
     };
   }
 }
-
-/** An app's name is unique per developer. */
-const nameKey = (developerId: string, name: string) => `${developerId}\n${name}`;
 
 /** Code-point order, as SQLite's BINARY collation sorts. */
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -94,6 +94,9 @@ export const toApp = (r: AppRow, developerEmail: string): App => ({
 
 export const toCredential = (r: CredentialRow): Credential => ({ key: r.key, appId: r.appId, status: r.status, expiresAt: r.expiresAt, createdAt: r.createdAt });
 
+/** The field of an app in KEYS.appNames: an app's name is unique per developer. */
+export const nameKey = (developerId: string, name: string): string => `${developerId}\n${name}`;
+
 /** A Buffer digest as it appears in keys and rows. */
 export const digest = (hash: Buffer): string => hash.toString('base64url');
 

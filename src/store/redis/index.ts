@@ -8,6 +8,7 @@ import { RedisCounters, RedisUsage } from './counters.ts';
 import { RedisDb, type RedisDbOptions } from './db.ts';
 import { RedisThrottles } from './throttles.ts';
 import { RedisTokens } from './tokens.ts';
+import { RedisTransfer } from './transfer.ts';
 
 export type RedisStoreOptions = RedisDbOptions;
 
@@ -17,6 +18,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
   const apps = new RedisApps(db, usage);
   const tokens = new RedisTokens(db, apps);
   const accounts = new RedisAccounts(db, apps);
+  const transfer = new RedisTransfer(db, apps, tokens);
   return {
     accounts,
     apps,
@@ -31,6 +33,8 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
       await db.run(db.client.set('secret-key', fingerprint, 'NX'));
       return (await db.run(db.client.get('secret-key'))) === fingerprint;
     },
+    exportData: (now) => transfer.exportData(now),
+    importData: (data, now) => transfer.importData(data, now),
     close: () => db.close(),
   };
 }

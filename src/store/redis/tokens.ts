@@ -19,6 +19,8 @@ const indexKey = (hash: string) => `t:${hash}`;
 const EXPIRIES = 'expiries';
 /** Expired tokens are purged this many at a time. */
 const PURGE_BATCH = 1000;
+/** The expiries are scanned this many entries at a time. */
+const SCAN_COUNT = 1000;
 /** A TTL outlives the token's lifetime by this much: its recorded expiry decides, the TTL only cleans up. */
 const TTL_SLACK_MS = 60_000;
 
@@ -170,6 +172,39 @@ export class RedisTokens implements TokenStore {
     if (outcome !== 'ok') return { ok: false, reason: 'invalid' };
     await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
     return { ok: true, previous, scope };
+  }
+
+  /**
+   * The tokens unexpired at `now`, of no revoked family, refresh tokens only if not rotated yet;
+   * what their credential, app and developer make of them is the caller's to judge. Found through
+   * the expiries with ZSCAN, which returns every entry present from start to end at least once.
+   */
+  async unspent(now: number): Promise<TokenRecord[]> {
+    const found = new Map<string, TokenRecord>();
+    let cursor = '0';
+    do {
+      const [next, entries] = await this.#db.run(this.#db.client.zscan(EXPIRIES, cursor, 'COUNT', SCAN_COUNT));
+      cursor = next;
+      const families = new Map<string, string[]>();
+      for (let i = 0; i < entries.length; i += 2) {
+        if (Number(entries[i + 1]) <= now) continue;
+        const [family, id] = entries[i]!.split(' ') as [string, string];
+        if (!found.has(id)) families.set(family, [...(families.get(family) ?? []), id]);
+      }
+      await Promise.all(
+        [...families].map(async ([family, ids]) => {
+          const fields = await this.#db.run(this.#db.client.hmget(familyKey(family), '!revoked', ...ids.flatMap((id) => [id, `${id}!used`])));
+          if (fields[0] !== null) return;
+          ids.forEach((id, i) => {
+            const [json, used] = [fields[1 + 2 * i], fields[2 + 2 * i]];
+            if (json === null || json === undefined || used !== null) return;
+            const record = deserialise(json);
+            if (record.expiresAt > now) found.set(id, record);
+          });
+        }),
+      );
+    } while (cursor !== '0');
+    return [...found.values()];
   }
 
   /** Removes the tokens expired at `now` (their families' other tokens stay); resolves to how many. */

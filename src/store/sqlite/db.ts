@@ -215,6 +215,21 @@ export class SqliteDb implements ChangeFeed {
   }
 
   /**
+   * Several reads that see the database as of one moment: one read transaction, which in WAL mode
+   * holds up no writer. Never inside a write (writes run synchronously, so none is under way).
+   */
+  snapshot<T>(run: () => T): T {
+    return this.read(() => {
+      this.#db.exec('BEGIN');
+      try {
+        return run();
+      } finally {
+        this.#db.exec('COMMIT');
+      }
+    });
+  }
+
+  /**
    * Called inside the transaction of every write that changes what a cached token or client is
    * worth: revocations, created and rotated keys, and any change of an app or a developer. The
    * listeners hear of it at once; a rollback only makes them forget more than they had to.

@@ -8,6 +8,7 @@ import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
+import { SqliteTransfer } from './transfer.ts';
 
 export interface SqliteStoreOptions extends SqliteDbOptions {
   /**
@@ -32,6 +33,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const apps = new SqliteApps(db, tokens, usage);
   const accounts = new SqliteAccounts(db, apps, tokens);
   const counters = new CounterTable(options.counters === undefined ? { slots: 64 } : { buffer: options.counters.buffer });
+  const transfer = new SqliteTransfer(db);
   const saving = options.counters?.save === true ? saveQuotaWindows(counters, quotas, options.warn ?? (() => {})) : undefined;
   return {
     accounts,
@@ -56,6 +58,8 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     },
     // The key file lives beside the database, and a backup copies both.
     claimSecretKey: async () => true,
+    exportData: (now) => transfer.exportData(now),
+    importData: (data, now) => transfer.importData(data, now),
     async close() {
       // Counts that cannot be saved now (the store failing) are reported, and the rest still closes.
       await saving?.close().catch((err: unknown) => options.warn?.(`saving quota counters failed at close: ${(err as Error).message}`));

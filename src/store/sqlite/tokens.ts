@@ -174,7 +174,7 @@ export class SqliteTokens implements TokenStore {
   }
 }
 
-function toToken(r: Row): TokenRecord {
+export function toToken(r: Row): TokenRecord {
   return {
     hash: Buffer.from(r.hash as Uint8Array),
     kind: r.kind as TokenRecord['kind'],

@@ -1,14 +1,15 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, Counters and UsageStore), each checked through the gateway-facing
-// Store: the driver behind withTokenCache. A driver's test file calls `storeContract` with a
-// function that opens a fresh, empty store (and, when the driver is durable, a way to reopen it);
-// every test opens its own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"`
+// TokenStore, ThrottleStore, Counters, UsageStore and TransferStore), each checked through the
+// gateway-facing Store: the driver behind withTokenCache. A driver's test file calls
+// `storeContract` with a function that opens a fresh, empty store (and, when the driver is
+// durable, a way to reopen it); every test opens its own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"`
 // must not run the parts on their own.
 import { describe } from 'node:test';
 import { accountsContract } from './accounts.ts';
 import { appsContract } from './apps.ts';
 import { countersContract } from './counters.ts';
 import type { OpenStore } from './fixture.ts';
+import { migrationContract } from './migration.ts';
 import { throttlesContract } from './throttles.ts';
 import { tokensContract } from './tokens.ts';
 
@@ -21,5 +22,6 @@ export function storeContract(name: string, open: OpenStore): void {
     tokensContract(open);
     throttlesContract(open);
     countersContract(open);
+    migrationContract(open);
   });
 }
