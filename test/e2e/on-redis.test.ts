@@ -21,7 +21,9 @@ test(`${SUITES.join(', ')} pass with the store on Redis`, { skip: hasRedis() ? f
   const env: NodeJS.ProcessEnv = { ...process.env, TEST_REDIS_URL: redis.url };
   delete env.NODE_TEST_CONTEXT;
   const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=tap', ...SUITES], { cwd: ROOT, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const failures = run.stdout.split('\n').filter((line) => /^\s*not ok /.test(line) && !/# SKIP/.test(line));
+  // Each failure with the first lines of its diagnostics (the TAP YAML block after it).
+  const lines = run.stdout.split('\n');
+  const failures = lines.flatMap((line, i) => (/^\s*not ok /.test(line) && !/# SKIP/.test(line) ? [line, ...lines.slice(i + 1, i + 16)] : []));
   const summary = run.stdout.split('\n').filter((line) => /^# (tests|pass|fail|skipped) /.test(line));
   assert.equal(run.status, 0, `${summary.join('; ')}\n${failures.join('\n')}\n${run.stderr.slice(-4000)}`);
   assert.ok(summary.some((line) => /^# pass [1-9]/.test(line)), summary.join('; '));
