@@ -14,9 +14,10 @@ import { AdminError } from '../../src/admin/operations.ts';
 import { newSecret, secretHash } from '../../src/crypto.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStore, type StoreSettings } from '../../src/store/open.ts';
-import type { Store, StoreExport, TokenRecord } from '../../src/store/port/index.ts';
+import type { Store, TokenRecord } from '../../src/store/port/index.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
 import { tempDir } from '../helpers.ts';
+import { sorted } from './contract/migration.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 
 const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
@@ -25,16 +26,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const NOW = T0 + MINUTE;
 
-/** The export in one order, so that two can be compared whole. */
-function sorted(data: StoreExport): StoreExport {
-  const by = <T>(of: (item: T) => string) => (a: T, b: T) => (of(a) < of(b) ? -1 : of(a) > of(b) ? 1 : 0);
-  return {
-    developers: [...data.developers].sort(by((d) => d.email)),
-    apps: [...data.apps].sort(by((a) => a.name)),
-    credentials: [...data.credentials].sort(by((c) => c.key)),
-    tokens: [...data.tokens].sort(by((t) => t.hash.toString('hex'))),
-  };
-}
 
 const isAdminError = (code: string, message: string) => (err: unknown) => {
   assert.ok(err instanceof AdminError, String(err));

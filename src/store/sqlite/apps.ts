@@ -201,7 +201,7 @@ function toApp(r: Row): App {
   };
 }
 
-function toCredential(r: Row): Credential {
+export function toCredential(r: Row): Credential {
   return {
     key: r.key as string,
     appId: r.app_id as string,

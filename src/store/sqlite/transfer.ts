@@ -2,6 +2,7 @@
 // write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
 import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDeveloper, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
+import { toCredential as toAppCredential } from './apps.ts';
 import { toToken } from './tokens.ts';
 
 export class SqliteTransfer implements TransferStore {
@@ -84,12 +85,5 @@ function toApp(r: Row): ExportedApp {
 }
 
 function toCredential(r: Row): ExportedCredential {
-  return {
-    key: r.key as string,
-    appId: r.app_id as string,
-    status: r.status as ExportedCredential['status'],
-    expiresAt: (r.expires_at as number | null) ?? null,
-    createdAt: r.created_at as number,
-    secretHash: Buffer.from(r.secret_hash as Uint8Array),
-  };
+  return { ...toAppCredential(r), secretHash: Buffer.from(r.secret_hash as Uint8Array) };
 }
