@@ -33,14 +33,20 @@ export function hasRedis(): boolean {
   }
 }
 
-/** `durable`: every write is on disk before it is answered, so a stop and a start lose nothing (Redis down, then back). */
-export async function startRedis(options: { cluster?: boolean; durable?: boolean } = {}): Promise<RedisServer> {
+/**
+ * `durable`: every write is on disk before it is answered, so a stop and a start lose nothing
+ * (Redis down, then back). `password`: the default user's. `tls`: TLS only, with this certificate
+ * and key (PEM files); `url` is then rediss://localhost.
+ */
+export async function startRedis(options: { cluster?: boolean; durable?: boolean; password?: string; tls?: { cert: string; key: string } } = {}): Promise<RedisServer> {
   const port = await freePort('127.0.0.1');
   const temp = tempDir();
   let child: ChildProcess | undefined;
   const args = [
     '--port', String(port), '--bind', '127.0.0.1', '--dir', temp.dir, '--save', '', '--protected-mode', 'no',
     ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(options.password === undefined ? [] : ['--requirepass', options.password]),
+    ...(options.tls === undefined ? [] : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.cert, '--tls-key-file', options.tls.key, '--tls-auth-clients', 'no']),
     ...(options.cluster ? ['--cluster-enabled', 'yes', '--cluster-config-file', path.join(temp.dir, 'nodes.conf'), '--cluster-node-timeout', '2000'] : []),
   ];
   async function start(): Promise<void> {
@@ -61,7 +67,7 @@ export async function startRedis(options: { cluster?: boolean; durable?: boolean
   await start();
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: options.tls === undefined ? `redis://127.0.0.1:${port}` : `rediss://localhost:${port}`,
     stop,
     start,
     async close() {

@@ -79,6 +79,8 @@ export class RedisDb implements ChangeFeed {
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
   #closed = false;
+  /** Why the connection is down, while it is: a command that fails meanwhile says this, not "max retries". */
+  #down: string | undefined;
   /** Commands not yet answered, and who waits for there to be none (close). */
   #pending = 0;
   #idle: (() => void) | undefined;
@@ -103,11 +105,13 @@ export class RedisDb implements ChangeFeed {
 
     let reported = false;
     this.client.on('error', (err: Error) => {
+      this.#down = err.message;
       if (reported || this.#closed) return;
       reported = true;
       this.#warn(`the Redis store is unreachable (${err.message}); calls that need it are answered 503 until it is back`);
     });
     this.client.on('ready', () => {
+      this.#down = undefined;
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
     });
@@ -171,7 +175,8 @@ export class RedisDb implements ChangeFeed {
     try {
       return await command;
     } catch (err) {
-      throw new StoreUnavailable(`the Redis store failed: ${(err as Error).message}`, { cause: err });
+      const reason = this.#down === undefined ? (err as Error).message : `unreachable (${this.#down})`;
+      throw new StoreUnavailable(`the Redis store failed: ${reason}`, { cause: err });
     } finally {
       if (--this.#pending === 0) this.#idle?.();
     }
