@@ -441,11 +441,13 @@ function redisConnection(s: StoreConfig, report: Report): RedisSettings['connect
   const given = REDIS_CONNECTIONS.filter((key) => s[key] !== undefined);
   if (given.length === 0) report(['store', 'driver'], 'redis needs one of url, cluster or sentinel');
   for (const key of given.slice(1)) report(['store', key], `only one of url, cluster or sentinel (${given[0]} is set)`);
-  const checkUrl = (url: string, where: (string | number)[]) => {
+  const checkUrl = (url: string, where: (string | number)[], cluster = false) => {
     try {
-      serverOptions(url);
+      // A Cluster has one database: a URL that names another would fail every command.
+      if ((serverOptions(url).db ?? 0) !== 0 && cluster) report(where, 'a Cluster has only database 0: drop the path from the URL');
     } catch (err) {
-      report(where, hideLogin((err as Error).message));
+      // serverOptions' messages never quote the URL, which may hold a password.
+      report(where, (err as Error).message);
     }
   };
   if (s.sentinel !== undefined) {
@@ -457,17 +459,12 @@ function redisConnection(s: StoreConfig, report: Report): RedisSettings['connect
     return { kind: 'sentinel', name, nodes, login };
   }
   if (s.cluster !== undefined) {
-    s.cluster.forEach((url, i) => checkUrl(url, ['store', 'cluster', i]));
+    s.cluster.forEach((url, i) => checkUrl(url, ['store', 'cluster', i], true));
     return { kind: 'cluster', urls: s.cluster };
   }
   const url = s.url ?? '';
   if (s.url !== undefined) checkUrl(url, ['store', 'url']);
   return { kind: 'server', url };
-}
-
-/** A message about a URL that a password may be part of (usually from ${REDIS_PASSWORD}): never print the login. */
-function hideLogin(message: string): string {
-  return message.replace(/\/\/\S*@/g, '//…@');
 }
 
 /** Runs each policy's own check (what its schema cannot say) and reports with the YAML path. */

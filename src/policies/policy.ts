@@ -4,7 +4,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { Counters } from '../store/port/index.ts';
+import { StoreUnavailable, type Counters } from '../store/port/index.ts';
 
 /** What a policy is compiled with: where it stands, and the few services policies use. */
 export interface PolicyEnv extends PolicySite {
@@ -70,3 +70,14 @@ export interface ResponsePolicy<S extends TSchema> extends Descriptor<S> {
 }
 
 export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S>;
+
+/**
+ * What a counting policy does when the store cannot count: fail open (the call goes on,
+ * uncounted) or closed (the failure is answered 503). Anything else is thrown as it is.
+ */
+export function storeFailure(failOpen: boolean): (err: unknown) => void {
+  return (err) => {
+    if (failOpen && err instanceof StoreUnavailable) return;
+    throw err;
+  };
+}

@@ -4,8 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { StoreUnavailable, type ActiveToken, type Counters, type QuotaResult, type WindowOf } from '../store/port/index.ts';
-import type { RequestPolicy } from './policy.ts';
+import type { ActiveToken, Counters, QuotaResult, WindowOf } from '../store/port/index.ts';
+import { storeFailure, type RequestPolicy } from './policy.ts';
 
 export const QuotaOptions = Type.Object(
   {
@@ -109,14 +109,3 @@ export const quota: RequestPolicy<typeof QuotaOptions> = {
   schema: QuotaOptions,
   create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.counters, env.clock),
 };
-
-/**
- * What a counting policy does when the store cannot count: fail open (the call goes on,
- * uncounted) or closed (the failure is answered 503). Anything else is thrown as it is.
- */
-export function storeFailure(failOpen: boolean): (err: unknown) => void {
-  return (err) => {
-    if (failOpen && err instanceof StoreUnavailable) return;
-    throw err;
-  };
-}

@@ -5,8 +5,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { SpikeResult } from '../store/port/index.ts';
-import type { RequestPolicy } from './policy.ts';
-import { storeFailure } from './quota.ts';
+import { storeFailure, type RequestPolicy } from './policy.ts';
 
 const SpikeArrestOptions = Type.Object(
   {

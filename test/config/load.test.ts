@@ -740,7 +740,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
       '    - redis://10.0.0.2:6379/?tls=yes',
       '    - redis://10.0.0.3:6379/cache',
       '    - redis://gw:${REDIS_PASSWORD}@10.0.0.4:99999',
-      '    - redis://10.0.0.5:6379',
+      '    - redis://10.0.0.5:6379/1',
       '',
     ].join('\n');
     const err = configError(text, { REDIS_PASSWORD: 'hunter/2' });
@@ -748,12 +748,13 @@ describe('parseConfig: errors name the YAML path and the line', () => {
       `store.cluster[0]: the URL must start with redis:// or rediss:// (gateway.yaml:${lineOf(text, 'http://')})`,
       `store.cluster[1]: the URL may not carry a query or a fragment (gateway.yaml:${lineOf(text, '?tls')})`,
       `store.cluster[2]: the URL path must be a database number, such as /0 (gateway.yaml:${lineOf(text, '/cache')})`,
-      `store.cluster[3]: not a URL: redis://…@10.0.0.4:99999 (gateway.yaml:${lineOf(text, '99999')})`,
+      `store.cluster[3]: not a URL (gateway.yaml:${lineOf(text, '99999')})`,
+      `store.cluster[4]: a Cluster has only database 0: drop the path from the URL (gateway.yaml:${lineOf(text, '10.0.0.5')})`,
     ]);
     assert.doesNotMatch(err.message, /hunter/);
     const url = `${MINIMAL}store:\n  driver: redis\n  url: redis://:\${REDIS_PASSWORD}@redis.internal:6379\n`;
     const urlErr = configError(url, { REDIS_PASSWORD: 'hunter/2' });
-    assert.deepEqual(urlErr.message.split('\n'), [`store.url: not a URL: redis://…@redis.internal:6379 (gateway.yaml:${lineOf(url, 'redis.internal')})`]);
+    assert.deepEqual(urlErr.message.split('\n'), [`store.url: not a URL (gateway.yaml:${lineOf(url, 'redis.internal')})`]);
     assert.equal(parse(url, { REDIS_PASSWORD: encodeURIComponent('hunter/2') }).store.driver, 'redis', 'encoded, it is read');
   });
 

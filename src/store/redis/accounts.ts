@@ -57,12 +57,11 @@ export class RedisAccounts implements AccountStore {
       await this.#endSessions(old.id, writes);
       for (const hash of Object.values(old.emailTokens)) writes.add('DEL', KEYS.emailToken(hash));
       writes.add('HDEL', KEYS.developers, old.id).add('DEL', KEYS.appsOf(old.id));
-      putDeveloper(writes, dev).add('HSET', KEYS.emails, dev.email, dev.id);
+      putDeveloper(writes, dev).add('HSET', KEYS.emails, dev.email, dev.id).announce({ kind: 'developer', ref: input.email });
       return { result: apps.map((a) => a.id), writes };
     });
     if (replaced === undefined) return undefined;
-    for (const appId of replaced) await this.#apps.forget(appId);
-    this.#db.changed({ kind: 'developer', ref: input.email });
+    for (const appId of replaced) await this.#apps.usage.deleteOfApp(appId);
     return toDeveloper(dev);
   }
 
@@ -83,12 +82,12 @@ export class RedisAccounts implements AccountStore {
 
   async setDeveloperStatus(email: string, status: Status, now: number): Promise<Developer | undefined> {
     const changed = await this.#update(email, async (dev, writes) => {
+      writes.announce({ kind: 'developer', ref: dev.email });
       if (status !== 'disabled') return { ...dev, status };
       // Ended, not suspended: enabling the developer again must not bring the sessions (or tokens) back.
       await this.#endSessions(dev.id, writes);
       return { ...dev, status, revokedAt: now };
     });
-    if (changed !== undefined) this.#db.changed({ kind: 'developer', ref: changed.email });
     return changed && toDeveloper(changed);
   }
 
@@ -177,9 +176,11 @@ export class RedisAccounts implements AccountStore {
     return c.write(async () => {
       const dev = await c.developer(input.developerId);
       if (dev === undefined || dev.status !== 'active' || dev.passwordHash !== input.passwordHash) return { result: false };
+      // The developer's sessions by expiry: ended ones leave the set as new ones come.
       const writes = new Writes()
         .add('SET', KEYS.session(id), JSON.stringify(session), 'PX', ttlMs(input.expiresAt, input.now))
-        .add('SADD', KEYS.sessionsOf(dev.id), id);
+        .add('ZREMRANGEBYSCORE', KEYS.sessionsOf(dev.id), '-inf', input.now)
+        .add('ZADD', KEYS.sessionsOf(dev.id), input.expiresAt, id);
       return { result: true, writes };
     });
   }
@@ -196,7 +197,7 @@ export class RedisAccounts implements AccountStore {
     const id = digest(idHash);
     const session = parse<SessionRow>(await this.#db.run(this.#db.client.get(KEYS.session(id))));
     await this.#db.run(this.#db.client.del(KEYS.session(id)));
-    if (session !== undefined) await this.#db.run(this.#db.client.srem(KEYS.sessionsOf(session.developerId), id));
+    if (session !== undefined) await this.#db.run(this.#db.client.zrem(KEYS.sessionsOf(session.developerId), id));
   }
 
   async deleteSessions(developerId: string): Promise<void> {
@@ -209,7 +210,7 @@ export class RedisAccounts implements AccountStore {
 
   /** Adds to `writes` the end of every session of the developer. */
   async #endSessions(developerId: string, writes: Writes): Promise<void> {
-    for (const id of await this.#catalog.members(KEYS.sessionsOf(developerId))) writes.add('DEL', KEYS.session(id));
+    for (const id of await this.#db.run(this.#db.client.zrange(KEYS.sessionsOf(developerId), '0', '-1'))) writes.add('DEL', KEYS.session(id));
     writes.add('DEL', KEYS.sessionsOf(developerId));
   }
 

@@ -68,11 +68,11 @@ export class RedisApps implements AppStore {
         .add('HSET', KEYS.appNames, nameKey(app.developerId, app.name), app.id)
         .add('SADD', KEYS.appsOf(app.developerId), app.id)
         .add('HSET', KEYS.credentials, credential.key, JSON.stringify(credential))
-        .add('SADD', KEYS.keysOf(app.id), credential.key);
+        .add('SADD', KEYS.keysOf(app.id), credential.key)
+        // A key presented before it existed is no longer unknown.
+        .announce({ kind: 'key', ref: input.key });
       return { result: dev, writes };
     });
-    // A key presented before it existed is no longer unknown.
-    this.#db.changed({ kind: 'key', ref: input.key });
     return toApp(app, developer.email);
   }
 
@@ -120,29 +120,27 @@ export class RedisApps implements AppStore {
 
   async setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined> {
     const c = this.catalog;
-    const changed = await c.write(async () => {
+    return c.write(async () => {
       const app = await c.app(appId);
       if (app === undefined) return { result: undefined };
       const dev = await c.developer(app.developerId);
       const next: AppRow = { ...app, status, revokedAt: status === 'disabled' ? now : app.revokedAt };
-      return { result: toApp(next, dev?.email ?? ''), writes: new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)) };
+      const writes = new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)).announce({ kind: 'app', ref: appId });
+      return { result: toApp(next, dev?.email ?? ''), writes };
     });
-    if (changed !== undefined) this.#db.changed({ kind: 'app', ref: appId });
-    return changed;
   }
 
   async setAppApproval(appId: string, approval: Approval, _now: number): Promise<App | undefined> {
     const c = this.catalog;
-    const changed = await c.write(async () => {
+    return c.write(async () => {
       const app = await c.app(appId);
       if (app === undefined) return { result: undefined };
       const dev = await c.developer(app.developerId);
       const next: AppRow = { ...app, approval };
-      return { result: toApp(next, dev?.email ?? ''), writes: new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)) };
+      // Cached clients of the app are read again, with their approval.
+      const writes = new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)).announce({ kind: 'app', ref: appId });
+      return { result: toApp(next, dev?.email ?? ''), writes };
     });
-    // Cached clients of the app are read again, with their approval.
-    if (changed !== undefined) this.#db.changed({ kind: 'app', ref: appId });
-    return changed;
   }
 
   async listCredentials(appId: string): Promise<Credential[]> {
@@ -153,20 +151,18 @@ export class RedisApps implements AppStore {
 
   async revokeCredential(key: string, _now: number): Promise<boolean> {
     const c = this.catalog;
-    const revoked = await c.write(async () => {
+    return c.write(async () => {
       const credential = await c.credential(key);
       if (credential === undefined || credential.status === 'revoked') return { result: false };
       const next: CredentialRow = { ...credential, status: 'revoked' };
-      return { result: true, writes: new Writes().add('HSET', KEYS.credentials, key, JSON.stringify(next)) };
+      // The tokens stay in place: a revoked credential never comes back, and reading a token reads its credential.
+      return { result: true, writes: new Writes().add('HSET', KEYS.credentials, key, JSON.stringify(next)).announce({ kind: 'key', ref: key }) };
     });
-    // The tokens stay in place: a revoked credential never comes back, and reading a token reads its credential.
-    if (revoked) this.#db.changed({ kind: 'key', ref: key });
-    return revoked;
   }
 
   async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
     const c = this.catalog;
-    const old = await c.write(async () => {
+    await c.write(async () => {
       const [taken, others] = await Promise.all([
         this.#db.run(this.#db.client.hexists(KEYS.credentials, input.key)),
         c.rows<CredentialRow>(KEYS.credentials, await c.members(KEYS.keysOf(input.appId))),
@@ -186,10 +182,10 @@ export class RedisApps implements AppStore {
         const expiresAt = Math.min(o.expiresAt ?? input.overlapUntil, input.overlapUntil);
         writes.add('HSET', KEYS.credentials, o.key, JSON.stringify({ ...o, expiresAt }));
       }
-      return { result: approved.map((o) => o.key), writes };
+      // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
+      for (const key of [input.key, ...approved.map((o) => o.key)]) writes.announce({ kind: 'key', ref: key });
+      return { result: undefined, writes };
     });
-    // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
-    for (const key of [input.key, ...old]) this.#db.changed({ kind: 'key', ref: key });
   }
 
   async deleteApp(appId: string, _now: number, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
@@ -205,13 +201,14 @@ export class RedisApps implements AppStore {
       await this.deleteRows(app, writes);
       return { result: true, writes };
     });
-    if (deleted) await this.forget(appId);
+    if (deleted) await this.#usage.deleteOfApp(appId);
     return deleted;
   }
 
   /**
-   * Adds to `writes` the deletion of the app and its credentials. Its tokens stop working (reading
-   * one reads its app); they expire on their own. The caller calls forget() once committed.
+   * Adds to `writes` the deletion of the app and its credentials, announced. Its tokens stop
+   * working (reading one reads its app); they expire on their own. The caller deletes the app's
+   * usage once committed (RedisUsage.deleteOfApp).
    */
   async deleteRows(app: AppRow, writes: Writes): Promise<void> {
     const keys = await this.catalog.members(KEYS.keysOf(app.id));
@@ -219,14 +216,14 @@ export class RedisApps implements AppStore {
       .add('HDEL', KEYS.apps, app.id)
       .add('HDEL', KEYS.appNames, nameKey(app.developerId, app.name))
       .add('SREM', KEYS.appsOf(app.developerId), app.id)
-      .add('DEL', KEYS.keysOf(app.id));
+      .add('DEL', KEYS.keysOf(app.id))
+      .announce({ kind: 'app', ref: app.id });
     for (const key of keys) writes.add('HDEL', KEYS.credentials, key);
   }
 
-  /** After an app's deletion: its usage goes, and every instance forgets its clients and tokens. */
-  async forget(appId: string): Promise<void> {
-    this.#db.changed({ kind: 'app', ref: appId });
-    await this.#usage.deleteOfApp(appId);
+  /** The app's usage: deleted with the app, after its rows. */
+  get usage(): RedisUsage {
+    return this.#usage;
   }
 
   async findClient(key: string): Promise<Client | undefined> {

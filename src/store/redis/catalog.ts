@@ -6,7 +6,7 @@
 // moves it); otherwise it reads again. So every rule the SQLite driver checks inside a
 // transaction (unique email and app name, the app limit, an invitation unspent) holds here for
 // any number of instances, without a Lua script per operation.
-import type { App, Approval, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
+import type { App, Approval, Change, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
 import { StoreUnavailable } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -105,24 +105,35 @@ export const ttlMs = (expiresAt: number, now: number): number => Math.max(1, Mat
 
 export const parse = <T>(json: string | null | undefined): T | undefined => (json == null ? undefined : (JSON.parse(json) as T));
 
-// KEYS[1]: the version; the others: the keys written. ARGV[1]: the version read; then each
-// command as its name, the index of its key, the number of its arguments, and the arguments.
+// KEYS[1]: the version; the others: the keys written. ARGV[1]: the version read; ARGV[2]: the
+// changes channel; ARGV[3]: how many announcements follow, then they; then each command as its
+// name, the index of its key, the number of its arguments, and the arguments. The announcements
+// are published with the commit, so no committed change goes unannounced.
 const COMMIT = `
 if (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
-local i = 2
+local announced = tonumber(ARGV[3])
+local i = 4 + announced
 while i <= #ARGV do
   local n = tonumber(ARGV[i + 2])
   redis.call(ARGV[i], KEYS[tonumber(ARGV[i + 1])], unpack(ARGV, i + 3, i + 2 + n))
   i = i + 3 + n
 end
 redis.call('INCR', KEYS[1])
+for m = 4, 3 + announced do redis.call('PUBLISH', ARGV[2], ARGV[m]) end
 return 1
 `;
 
-/** The changes of one catalog write, applied together or not at all. */
+/** The changes of one catalog write, applied together or not at all, and what they change for cached tokens and clients. */
 export class Writes {
   readonly keys: string[] = [KEYS.version];
   readonly args: (string | number)[] = [];
+  readonly changes: Change[] = [];
+
+  /** Announces, with the commit, a change to what a cached token or client is worth. */
+  announce(change: Change): this {
+    this.changes.push(change);
+    return this;
+  }
 
   #key(key: string): number {
     const at = this.keys.indexOf(key);
@@ -160,7 +171,19 @@ export class Catalog {
       const version = (await this.db.run(this.db.client.get(KEYS.version))) ?? '0';
       const { result, writes } = await decide();
       if (writes === undefined || writes.args.length === 0) return result;
-      if ((await this.#commit(writes.keys, [version, ...writes.args])) === 1) return result;
+      const messages = writes.changes.map((change) => this.db.announce(change));
+      let committed: unknown;
+      try {
+        committed = await this.#commit(writes.keys, [version, messages[0]?.channel ?? '', messages.length, ...messages.map((m) => m.message), ...writes.args]);
+      } catch (err) {
+        // Committed or not, nobody can say: what this process remembers of it goes.
+        for (const change of writes.changes) this.db.told(change);
+        throw err;
+      }
+      if (committed === 1) {
+        for (const change of writes.changes) this.db.told(change);
+        return result;
+      }
     }
     throw new StoreUnavailable('the Redis store is too busy: the catalog kept changing under a write');
   }

@@ -25,13 +25,15 @@ return { 1, count + 1, stop }
 `;
 
 // ARGV: limit, size, now, TTL ms. Two fixed windows weigh as CounterTable.consumeRolling weighs
-// them (the same floating-point steps). Returns allowed (1/0), the current window's count before
+// them (the same floating-point steps); `now` is an integer, so the window's start is one. Returns allowed (1/0), the current window's count before
 // this call, the previous window's count, the current window's start.
 const ROLLING = `
 local limit, size, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local start = now - (now % size)
 local saved = redis.call('HMGET', KEYS[1], 'start', 'count', 'previous')
 local savedStart, count, previous = tonumber(saved[1]), tonumber(saved[2]) or 0, tonumber(saved[3]) or 0
+-- An instance whose clock is behind counts in the newest window, never back in an older one.
+if savedStart and start < savedStart then start = savedStart end
 if savedStart ~= start then
   if savedStart == start - size then previous = count else previous = 0 end
   count = 0
@@ -73,6 +75,8 @@ redis.call('PEXPIRE', KEYS[1], kept)
 return 1
 `;
 
+const PASS: SpikeResult = Object.freeze({ allowed: true, retryAfterMs: 0 });
+
 export class RedisCounters implements Counters {
   readonly #db: RedisDb;
   readonly #calendar: Script;
@@ -102,8 +106,8 @@ export class RedisCounters implements Counters {
   }
 
   async spike(key: string, intervalMs: number, burst: number, now: number): Promise<SpikeResult> {
-    const [allowed, wait] = (await this.#spike([spikeKey(key)], [String(intervalMs), burst, now])) as [number, string];
-    return { allowed: allowed === 1, retryAfterMs: Number(wait) };
+    const [allowed, wait] = (await this.#spike([spikeKey(key)], [intervalMs, burst, now])) as [number, string];
+    return allowed === 1 ? PASS : { allowed: false, retryAfterMs: Number(wait) };
   }
 
   async used(key: string, now: number, rollingSize?: number): Promise<number> {

@@ -7,10 +7,13 @@
 // credentials, sessions, mailed links: small, written rarely, read through the token cache),
 // `{t}` for throttled accounts, one family's tokens in one hash; a counter is one key.
 //
-// The change feed: a change made here is told to this process's listeners at once and published
-// on the prefix's `changes` channel; every other instance hears it from its subscription. While
-// that subscription is down, changes may be missed: catchUp reports `everything` on each call, so
-// the token cache trusts nothing it remembers until the subscription is back.
+// The change feed: a change is published on the prefix's `changes` channel by the script that
+// makes it (so no change is committed unannounced) and told to this process's listeners once the
+// script has answered, or failed to; every other instance hears it from its subscription. The
+// subscription is trusted only while this instance hears its own heartbeat on the channel (every
+// second): a subscriber that Redis dropped, or that a Cluster moved to another node, may have
+// missed changes, and while it is not trusted catchUp reports `everything` on each call, so the
+// token cache trusts nothing it remembers until it is.
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
@@ -33,6 +36,8 @@ export interface RedisDbOptions extends RedisSettings {
 }
 
 type Client = Redis | Cluster;
+const BEAT_EVERY_MS = 1_000;
+const BEAT_TRUST_MS = 3_000;
 /** ioredis's options without `replyMapping`, whose declared type does not allow undefined under exactOptionalPropertyTypes. */
 type RedisOptions = Omit<AllRedisOptions, 'replyMapping'>;
 type Listener = (change: Change) => void;
@@ -46,7 +51,8 @@ export function serverOptions(url: string): RedisOptions {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`not a URL: ${url.replace(/\/\/.*@/, '//…@')}`);
+    // Never the value: it may be a password set where the URL belongs.
+    throw new Error('not a URL');
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('the URL must start with redis:// or rediss://');
   if (parsed.search !== '' || parsed.hash !== '') throw new Error('the URL may not carry a query or a fragment');
@@ -78,6 +84,9 @@ export class RedisDb implements ChangeFeed {
   readonly #warn: (message: string) => void;
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
+  /** When this instance last heard its own heartbeat; the subscription is trusted for BEAT_TRUST_MS after. */
+  #beatAt = -Infinity;
+  readonly #beats: NodeJS.Timeout;
   #closed = false;
   /** Why the connection is down, while it is: a command that fails meanwhile says this, not "max retries". */
   #down: string | undefined;
@@ -115,6 +124,7 @@ export class RedisDb implements ChangeFeed {
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
     });
+    // The client's own 'error' says why Redis is unreachable; the subscriber's would say it again.
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('close', () => {
       this.#live = false;
@@ -123,28 +133,42 @@ export class RedisDb implements ChangeFeed {
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#heard(message);
     });
+    this.#beats = setInterval(() => this.#beat(), BEAT_EVERY_MS);
+    this.#beats.unref();
   }
 
-  /** Subscribes (again): only once Redis confirms is the feed live, and everything remembered before is dropped. */
+  /** Subscribes (again), and beats at once: the feed is live again when the beat comes back. */
   async #subscribe(): Promise<void> {
     try {
       await this.#subscriber.subscribe(this.#channel);
     } catch {
       return; // the connection dropped again; its next 'ready' tries again
     }
-    this.#live = true;
-    this.#tell({ kind: 'everything' });
+    this.#beat();
+  }
+
+  /** Publishes a heartbeat, and stops trusting a subscription whose beats stopped coming back. */
+  #beat(): void {
+    if (this.#live && performance.now() - this.#beatAt > BEAT_TRUST_MS) this.#live = false;
+    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, beat: true })).catch(() => {});
   }
 
   #heard(message: string): void {
-    let parsed: { from?: unknown; change?: Change };
+    let parsed: { from?: unknown; beat?: unknown; change?: Change };
     try {
       parsed = JSON.parse(message) as typeof parsed;
     } catch {
       return;
     }
-    if (parsed.from === this.#instance || parsed.change === undefined) return;
-    this.#tell(parsed.change);
+    if (parsed.from === this.#instance) {
+      if (parsed.beat !== true) return;
+      this.#beatAt = performance.now();
+      // Back after a gap: whatever was missed meanwhile, nothing remembered is trusted.
+      if (!this.#live) this.#tell({ kind: 'everything' });
+      this.#live = true;
+      return;
+    }
+    if (parsed.change !== undefined) this.#tell(parsed.change);
   }
 
   #tell(change: Change): void {
@@ -159,14 +183,24 @@ export class RedisDb implements ChangeFeed {
     if (!this.#live) this.#tell({ kind: 'everything' });
   }
 
-  /**
-   * A change made through this process: its listeners hear it now, the other instances through
-   * the channel. A publish that fails leaves them to drop what they remember when they notice
-   * their subscription is down.
-   */
-  changed(change: Change): void {
+  /** Where a script publishes the changes it makes (its ARGV): the channel, and the message that announces `change`. */
+  announce(change: Change): { channel: string; message: string } {
+    return { channel: this.#channel, message: JSON.stringify({ from: this.#instance, change }) };
+  }
+
+  /** Tells this process's listeners of a change a script made and announced (or may have made: it failed without an answer). */
+  told(change: Change): void {
     this.#tell(change);
-    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, change })).catch(() => {});
+  }
+
+  /**
+   * A change made without a script (an import): its listeners hear it now, the other instances
+   * through the channel.
+   */
+  async changed(change: Change): Promise<void> {
+    this.#tell(change);
+    const { channel, message } = this.announce(change);
+    await this.run(this.client.publish(channel, message));
   }
 
   /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
@@ -216,8 +250,16 @@ export class RedisDb implements ChangeFeed {
     }
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  #closing: Promise<void> | undefined;
+
+  async #close(): Promise<void> {
     await this.#settled();
+    clearInterval(this.#beats);
     this.#closed = true;
     this.#live = false;
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);

@@ -30,8 +30,8 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     purgeExpired: (now) => tokens.purgeExpired(now),
     ping: () => db.ping(),
     async claimSecretKey(fingerprint) {
-      await db.run(db.client.set('secret-key', fingerprint, 'NX'));
-      return (await db.run(db.client.get('secret-key'))) === fingerprint;
+      const recorded = await db.run(db.client.set('secret-key', fingerprint, 'NX', 'GET'));
+      return recorded === null || recorded === fingerprint;
     },
     exportData: (now) => transfer.exportData(now),
     importData: (data, now) => transfer.importData(data, now),

@@ -10,7 +10,9 @@ const ATTEMPTS_KEPT_MS = 86_400_000;
 
 // ARGV[1]: now; then per account: free, base delay, max delay, reset after, and the index (in
 // KEYS) of the account it gates on only while that one is failing (0: always). Returns the time
-// the attempt would pass (a string), or nothing when it was counted against every account.
+// the attempt would pass (a string), or nothing when it was counted against every account. An
+// account's key lives as long as its count can matter: until its count starts over, or its
+// longest wait ends.
 const COUNT = `
 local now = tonumber(ARGV[1])
 local counted = {}
@@ -35,7 +37,8 @@ end
 if retryAt and retryAt > now then return string.format('%.17g', retryAt) end
 for i = 1, #KEYS do
   redis.call('HSET', KEYS[i], 'count', counted[i].count + 1, 'first', counted[i].first, 'last', now)
-  redis.call('PEXPIRE', KEYS[i], ${ATTEMPTS_KEPT_MS})
+  local o = 1 + (i - 1) * 5
+  redis.call('PEXPIRE', KEYS[i], math.min(${ATTEMPTS_KEPT_MS}, math.max(tonumber(ARGV[o + 4]), tonumber(ARGV[o + 3]))))
 end
 return false
 `;

@@ -31,9 +31,10 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KE
 return 1
 `;
 
-// KEYS[1]: the family. ARGV: the refresh token's digest, now, the reuse grace, TTL ms, then the
-// successors' digest/record pairs. Marks the token used and saves its successors, or, if it was
-// used already, revokes the family (after the grace).
+// KEYS[1]: the family. ARGV: the refresh token's digest, now, the reuse grace, TTL ms, the
+// changes channel and the family's revocation announced, then the successors' digest/record
+// pairs. Marks the token used and saves its successors, or, if it was used already, revokes the
+// family (after the grace) and announces it.
 const ROTATE = `
 if redis.call('HEXISTS', KEYS[1], '!revoked') == 1 then return 'invalid' end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 'invalid' end
@@ -41,19 +42,22 @@ local used = redis.call('HGET', KEYS[1], ARGV[1] .. '!used')
 if used then
   if tonumber(ARGV[2]) - tonumber(used) < tonumber(ARGV[3]) then return 'invalid' end
   redis.call('HSET', KEYS[1], '!revoked', ARGV[2])
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
   return 'reused'
 end
 redis.call('HSET', KEYS[1], ARGV[1] .. '!used', ARGV[2])
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return 'ok'
 `;
 
-// KEYS[1]: the family. ARGV: the token's digest, its app, now. Revokes the family if the token is the app's.
+// KEYS[1]: the family. ARGV: the token's digest, its app, now, the changes channel and the
+// revocation announced. Revokes the family if the token is the app's.
 const REVOKE = `
 local record = redis.call('HGET', KEYS[1], ARGV[1])
 if not record or cjson.decode(record).appId ~= ARGV[2] then return 0 end
 if redis.call('HEXISTS', KEYS[1], '!revoked') == 0 then redis.call('HSET', KEYS[1], '!revoked', ARGV[3]) end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `;
 
@@ -136,9 +140,10 @@ export class RedisTokens implements TokenStore {
     const id = digest(hash);
     const family = await this.#db.run(this.#db.client.get(indexKey(id)));
     if (family === null) return false;
-    if ((await this.#revoke([familyKey(family)], [id, appId, now])) !== 1) return false;
-    this.#db.changed({ kind: 'family', ref: family });
-    return true;
+    const change = { kind: 'family', ref: family } as const;
+    const { channel, message } = this.#db.announce(change);
+    const revoked = await this.#revoke([familyKey(family)], [id, appId, now, channel, message]).finally(() => this.#db.told(change));
+    return revoked === 1;
   }
 
   async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {
@@ -160,17 +165,30 @@ export class RedisTokens implements TokenStore {
       { ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt },
     ];
     await this.#indexAll(successors);
-    const outcome = await this.#rotate(
-      [familyKey(previous.family)],
-      [digest(req.hash), req.now, req.reuseGraceMs ?? 0, Math.max(...successors.map(lifetime)), ...successors.flatMap((r) => [digest(r.hash), serialise(r)])],
-    );
-    if (outcome === 'reused') {
+    const change = { kind: 'family', ref: previous.family } as const;
+    const { channel, message } = this.#db.announce(change);
+    let outcome: unknown;
+    try {
+      outcome = await this.#rotate(
+        [familyKey(previous.family)],
+        [digest(req.hash), req.now, req.reuseGraceMs ?? 0, Math.max(...successors.map(lifetime)), channel, message, ...successors.flatMap((r) => [digest(r.hash), serialise(r)])],
+      );
+    } catch (err) {
+      // The family may have been revoked without an answer: this process forgets what it knows of it.
+      this.#db.told(change);
+      throw err;
+    }
+    if (outcome !== 'ok') {
+      // The successors were never saved: their index goes (it would lead nowhere until it expired).
+      await Promise.all(successors.map((r) => this.#db.run(this.#db.client.del(indexKey(digest(r.hash))))));
+      if (outcome !== 'reused') return { ok: false, reason: 'invalid' };
       // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; the family is revoked.
-      this.#db.changed({ kind: 'family', ref: previous.family });
+      this.#db.told(change);
       return { ok: false, reason: 'reused' };
     }
-    if (outcome !== 'ok') return { ok: false, reason: 'invalid' };
-    await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
+    // The purge's index only: were it lost, the family's TTL still removes the tokens, and the
+    // client, whose refresh token is spent, must get its new ones.
+    await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`]))).catch(() => undefined);
     return { ok: true, previous, scope };
   }
 

@@ -102,7 +102,7 @@ export class RedisTransfer implements TransferStore {
     }
     for (let at = 0; at < data.tokens.length; at += BATCH) await this.#tokens.saveTokens(data.tokens.slice(at, at + BATCH));
     // A gateway already serving this store may remember the keys as unknown.
-    this.#db.changed({ kind: 'everything' });
+    await this.#db.changed({ kind: 'everything' });
   }
 }
 
