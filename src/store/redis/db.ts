@@ -10,7 +10,10 @@
 // The change feed: a change made here is told to this process's listeners at once and published
 // on the prefix's `changes` channel; every other instance hears it from its subscription. While
 // that subscription is down, changes may be missed: catchUp reports `everything` on each call, so
-// the token cache trusts nothing it remembers until the subscription is back.
+// the token cache trusts nothing it remembers until the subscription is back. A subscription can
+// also be dead without its connection closing (a network partition, a half-open connection): each
+// instance publishes a heartbeat on a channel of its own every BEAT_MS, and trusts its
+// subscription only while it hears its own heartbeats.
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
@@ -39,6 +42,11 @@ type Listener = (change: Change) => void;
 
 /** One script: its keys, then its arguments; resolves to what the script returns. */
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+/** How often each instance publishes its heartbeat, and retries the changes it could not publish. */
+const BEAT_MS = 500;
+/** Changes waiting to be published again, at most; beyond, they become one `everything`. */
+const UNSENT_MAX = 100;
 
 /** Where a `redis://` or `rediss://` URL points, and who logs in. Throws a message naming what is wrong. */
 export function serverOptions(url: string): RedisOptions {
@@ -74,6 +82,15 @@ export class RedisDb implements ChangeFeed {
   readonly #channel: string;
   /** Tells this instance's own messages from others'. */
   readonly #instance = randomUUID();
+  /** This instance's heartbeats, which only it hears. */
+  readonly #beatChannel: string;
+  /** How long the subscription is trusted without a heartbeat heard (performance.now() ms). */
+  readonly #staleMs: number;
+  /** When a heartbeat of this instance was last heard (or the subscription confirmed). */
+  #heardAt = -Infinity;
+  readonly #beat: NodeJS.Timeout;
+  /** Changes whose publication failed, published again with the next heartbeat. */
+  #unsent: Change[] = [];
   readonly #listeners: Listener[] = [];
   readonly #warn: (message: string) => void;
   /** Whether the subscription is known to be up: changes from other instances are heard. */
@@ -86,6 +103,10 @@ export class RedisDb implements ChangeFeed {
   constructor(options: RedisDbOptions) {
     this.#warn = options.warn ?? (() => {});
     this.#channel = `${options.keyPrefix}changes`;
+    this.#beatChannel = `${options.keyPrefix}heartbeat:${this.#instance}`;
+    // A heartbeat is published every BEAT_MS and may take up to the command timeout: two missed
+    // in a row, and the subscription is no longer trusted.
+    this.#staleMs = 2 * BEAT_MS + options.timeoutMs;
     const common: RedisOptions = {
       keyPrefix: options.keyPrefix,
       enableAutoPipelining: true,
@@ -118,17 +139,49 @@ export class RedisDb implements ChangeFeed {
     this.#subscriber.on('ready', () => void this.#subscribe());
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#heard(message);
+      else if (channel === this.#beatChannel) this.#heardAt = performance.now();
+    });
+    this.#beat = setInterval(() => this.#heartbeat(), BEAT_MS);
+    this.#beat.unref();
+  }
+
+  /** Whether the subscription is up and known to deliver: this instance hears its own heartbeats. */
+  #trusted(): boolean {
+    return this.#live && performance.now() - this.#heardAt <= this.#staleMs;
+  }
+
+  #heartbeat(): void {
+    if (this.#closed) return;
+    for (const change of this.#unsent.splice(0)) this.#publish(change);
+    this.client.publish(this.#beatChannel, '1').catch(() => {});
+    // A subscription that has not delivered for long is dead without knowing it (a half-open
+    // connection): a new one, once subscribed, tells `everything` and is trusted again.
+    if (this.#live && performance.now() - this.#heardAt > 4 * this.#staleMs) {
+      this.#warn('the subscription to the Redis changes channel delivers nothing: reconnecting it');
+      this.#live = false;
+      this.#heardAt = performance.now();
+      this.#subscriber.disconnect(true);
+    }
+  }
+
+  /** Publishes the change; one that fails is published again with the next heartbeat. */
+  #publish(change: Change): void {
+    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, change })).catch(() => {
+      if (this.#closed) return;
+      this.#unsent.push(change);
+      if (this.#unsent.length > UNSENT_MAX) this.#unsent = [{ kind: 'everything' }];
     });
   }
 
   /** Subscribes (again): only once Redis confirms is the feed live, and everything remembered before is dropped. */
   async #subscribe(): Promise<void> {
     try {
-      await this.#subscriber.subscribe(this.#channel);
+      await this.#subscriber.subscribe(this.#channel, this.#beatChannel);
     } catch {
       return; // the connection dropped again; its next 'ready' tries again
     }
     this.#live = true;
+    this.#heardAt = performance.now();
     this.#tell({ kind: 'everything' });
   }
 
@@ -152,17 +205,16 @@ export class RedisDb implements ChangeFeed {
   }
 
   catchUp(): void {
-    if (!this.#live) this.#tell({ kind: 'everything' });
+    if (!this.#trusted()) this.#tell({ kind: 'everything' });
   }
 
   /**
    * A change made through this process: its listeners hear it now, the other instances through
-   * the channel. A publish that fails leaves them to drop what they remember when they notice
-   * their subscription is down.
+   * the channel. A publish that fails is tried again with the next heartbeat.
    */
   changed(change: Change): void {
     this.#tell(change);
-    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, change })).catch(() => {});
+    this.#publish(change);
   }
 
   /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
@@ -194,6 +246,7 @@ export class RedisDb implements ChangeFeed {
   async ping(): Promise<void> {
     // The subscription counts too: without it, this instance would not hear revocations.
     if (!this.#live) throw new StoreUnavailable('the Redis store is unreachable: not subscribed to its changes');
+    if (!this.#trusted()) throw new StoreUnavailable('the Redis store is unreachable: its changes channel delivers nothing');
     await this.run(this.client.ping());
   }
 
@@ -213,6 +266,7 @@ export class RedisDb implements ChangeFeed {
 
   async close(): Promise<void> {
     await this.#settled();
+    clearInterval(this.#beat);
     this.#closed = true;
     this.#live = false;
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);

@@ -1,0 +1,144 @@
+// Three gateway processes on one Redis (test/redis-server.ts), under the faults an attacker or a
+// bad day brings: one instance cut off from Redis by the network with its connections left open.
+// No revoked token may pass anywhere, and every instance recovers by itself.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createPasswords } from '../../src/admin/passwords.ts';
+import { createApp, createDeveloper, type OperatorDeps } from '../../src/admin/operations.ts';
+import { loadConfigFile } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log.ts';
+import { openStore } from '../../src/store/open.ts';
+import type { Store } from '../../src/store/port/index.ts';
+import { loadSecretKey } from '../../src/store/secret-key.ts';
+import { bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
+import { serve, type Served } from './children.ts';
+
+const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
+
+/** A TCP proxy to `port` that can freeze: it stops reading either side (nothing is lost or closed) until thawed, as a network partition does. */
+async function freezingProxy(port: number): Promise<{ port: number; freeze(): void; thaw(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server: Server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      if (frozen) s.pause();
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze() {
+      frozen = true;
+      for (const s of sockets) s.pause();
+    },
+    thaw() {
+      frozen = false;
+      for (const s of sockets) s.resume();
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('three instances on one Redis, under faults', { skip }, () => {
+  const dir = tempDir();
+  let redis: RedisServer;
+  let proxy: Awaited<ReturnType<typeof freezingProxy>>;
+  let instances: Served[];
+  let store: Store;
+  let admin: OperatorDeps;
+  let appCount = 0;
+
+  before(async () => {
+    redis = await startRedis();
+    proxy = await freezingProxy(redis.port);
+    const yaml = (port: number) => configYaml().replace('store:\n  path: ./gateway.db', `store:\n  driver: redis\n  url: redis://127.0.0.1:${port}\n  keyPrefix: "attack:"`);
+    // One key file for all (data/gateway.key beside the config files); the third instance reaches Redis through the proxy.
+    writeFileSync(path.join(dir.dir, 'direct.yaml'), yaml(redis.port));
+    writeFileSync(path.join(dir.dir, 'proxied.yaml'), yaml(proxy.port));
+    instances = [await serve(path.join(dir.dir, 'direct.yaml'))];
+    instances.push(...(await Promise.all([serve(path.join(dir.dir, 'direct.yaml')), serve(path.join(dir.dir, 'proxied.yaml'))])));
+    const config = loadConfigFile(path.join(dir.dir, 'direct.yaml'), { env: {} });
+    store = openStore(config.store);
+    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, operator: 'test' };
+    await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
+  });
+  after(async () => {
+    await Promise.all((instances ?? []).map((i) => i.stop()));
+    await store?.close();
+    await proxy?.close();
+    await redis?.close();
+    dir.remove();
+  });
+
+  async function newApp(): Promise<{ key: string; secret: string }> {
+    const created = await createApp(admin, { developer: 'dev@example.com', name: `app-${++appCount}`, product: 'hello' });
+    return { key: created.key, secret: created.secret };
+  }
+
+  /** A token of `app`, in every instance's cache; and `app` in the first instance's client cache. */
+  async function cachedToken(app: { key: string; secret: string }): Promise<string> {
+    const issued = await tokenRequest(instances[0]!.url, { grant_type: 'client_credentials' }, app);
+    assert.equal(issued.status, 200, issued.text);
+    const token = issued.body.access_token as string;
+    for (const at of instances) assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(token) })).status, 200);
+    return token;
+  }
+
+  const statuses = (token: string) => Promise.all(instances.map((at) => call(`${at.url}/v1/hello`, { headers: bearer(token) }).then((r) => r.status)));
+
+  /** Polls every instance until each answers `token` with `status`; fails after `withinMs`. */
+  async function everywhere(token: string, status: number, withinMs: number): Promise<void> {
+    const since = performance.now();
+    for (;;) {
+      const seen = await statuses(token);
+      if (seen.every((s) => s === status)) return;
+      assert.ok(performance.now() - since < withinMs, `still ${seen.join(', ')}`);
+      await sleep(20);
+    }
+  }
+
+  test('an instance cut off from Redis with its connections open stops trusting its cache (503, /readyz 503), and serves again once it is back', async () => {
+    const app = await newApp();
+    const [victim, other] = [await cachedToken(app), await cachedToken(app)];
+    proxy.freeze();
+    try {
+      const since = performance.now();
+      assert.equal((await tokenRequest(instances[0]!.url, { token: victim }, app, '/oauth2/revoke')).status, 200);
+      // The others hear the revocation; the one cut off cannot, and within its heartbeat's bound (2 × 500 ms + store.timeout) trusts nothing it remembers.
+      for (;;) {
+        const status = (await call(`${instances[2]!.url}/v1/hello`, { headers: bearer(victim) })).status;
+        if (status !== 200) {
+          assert.equal(status, 503);
+          break;
+        }
+        assert.ok(performance.now() - since < 2500, 'the revoked token still passed on the instance cut off');
+        await sleep(20);
+      }
+      assert.equal((await call(`${instances[2]!.url}/v1/hello`, { headers: bearer(other) })).status, 503);
+      assert.equal((await call(`${instances[2]!.adminUrl}/readyz`)).status, 503);
+      assert.deepEqual((await statuses(victim)).slice(0, 2), [401, 401]);
+    } finally {
+      proxy.thaw();
+    }
+    await everywhere(victim, 401, 5000);
+    await everywhere(other, 200, 5000);
+  });
+});
