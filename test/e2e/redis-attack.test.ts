@@ -1,14 +1,17 @@
 // Three gateway processes on one Redis (test/redis-server.ts), under the faults an attacker or a
-// bad day brings: one instance cut off from Redis by the network with its connections left open.
-// No revoked token may pass anywhere, and every instance recovers by itself.
+// bad day brings: Redis holding writes for longer than the command timeout (CLIENT PAUSE WRITE, as
+// a failover does), so that a revocation answered 503 is applied later; one instance cut off from
+// Redis by the network with its connections left open. No revoked token may pass anywhere after
+// either, and every instance recovers by itself.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createPasswords } from '../../src/admin/passwords.ts';
-import { createApp, createDeveloper, type OperatorDeps } from '../../src/admin/operations.ts';
+import { createApp, createDeveloper, setAppStatus, type OperatorDeps } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
@@ -114,6 +117,24 @@ describe('three instances on one Redis, under faults', { skip }, () => {
       await sleep(20);
     }
   }
+
+  const redisCli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(redis.port), ...args], { stdio: 'ignore' });
+
+  test('a revocation and an app disable answered 503 while Redis held writes past the timeout, then applied by Redis, reach every cache', async () => {
+    const victims = [await newApp(), await newApp()];
+    const [byToken, byApp] = [await cachedToken(victims[0]!), await cachedToken(victims[1]!)];
+    // Reads pass, writes (and scripts, and PUBLISH) wait: the writes time out (store.timeout 1s), and Redis applies them after.
+    redisCli('client', 'pause', '2500', 'WRITE');
+    const paused = performance.now();
+    const [revoked] = await Promise.all([
+      tokenRequest(instances[0]!.url, { token: byToken }, victims[0], '/oauth2/revoke'),
+      assert.rejects(setAppStatus(admin, { key: victims[1]!.key }, 'disabled'), /Command timed out/),
+    ]);
+    assert.equal(revoked.status, 503);
+    await sleep(Math.max(0, 2500 - (performance.now() - paused)));
+    await everywhere(byToken, 401, 1000);
+    await everywhere(byApp, 401, 1000);
+  });
 
   test('an instance cut off from Redis with its connections open stops trusting its cache (503, /readyz 503), and serves again once it is back', async () => {
     const app = await newApp();

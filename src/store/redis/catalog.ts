@@ -160,7 +160,9 @@ export class Catalog {
       const version = (await this.db.run(this.db.client.get(KEYS.version))) ?? '0';
       const { result, writes } = await decide();
       if (writes === undefined || writes.args.length === 0) return result;
-      if ((await this.#commit(writes.keys, [version, ...writes.args])) === 1) return result;
+      // What a commit changes is the caller's to say once it is done; one whose outcome is unknown
+      // may have changed anything, and every instance forgets what it remembers once it lands.
+      if ((await this.db.unsure(this.#commit(writes.keys, [version, ...writes.args]), { kind: 'everything' })) === 1) return result;
     }
     throw new StoreUnavailable('the Redis store is too busy: the catalog kept changing under a write');
   }

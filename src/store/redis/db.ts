@@ -13,9 +13,10 @@
 // the token cache trusts nothing it remembers until the subscription is back. A subscription can
 // also be dead without its connection closing (a network partition, a half-open connection): each
 // instance publishes a heartbeat on a channel of its own every BEAT_MS, and trusts its
-// subscription only while it hears its own heartbeats.
+// subscription only while it hears its own heartbeats. A write whose outcome is unknown (it timed
+// out: Redis may still apply it) is published anyway, so that it is heard once it is applied.
 import { randomUUID } from 'node:crypto';
-import { Cluster, Redis, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
+import { Cluster, Redis, ReplyError, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
 
 /** The config's `store` section for the Redis driver. */
@@ -152,7 +153,7 @@ export class RedisDb implements ChangeFeed {
 
   #heartbeat(): void {
     if (this.#closed) return;
-    for (const change of this.#unsent.splice(0)) this.#publish(change);
+    for (const change of this.#unsent.splice(0)) this.#publish(change, false);
     this.client.publish(this.#beatChannel, '1').catch(() => {});
     // A subscription that has not delivered for long is dead without knowing it (a half-open
     // connection): a new one, once subscribed, tells `everything` and is trusted again.
@@ -164,9 +165,10 @@ export class RedisDb implements ChangeFeed {
     }
   }
 
-  /** Publishes the change; one that fails is published again with the next heartbeat. */
-  #publish(change: Change): void {
-    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, change })).catch(() => {
+  /** Publishes the change; one that fails is published again with the next heartbeat. `echo`: this instance hears it too. */
+  #publish(change: Change, echo: boolean): void {
+    const message = JSON.stringify({ from: this.#instance, change, ...(echo && { echo }) });
+    this.client.publish(this.#channel, message).catch(() => {
       if (this.#closed) return;
       this.#unsent.push(change);
       if (this.#unsent.length > UNSENT_MAX) this.#unsent = [{ kind: 'everything' }];
@@ -186,13 +188,13 @@ export class RedisDb implements ChangeFeed {
   }
 
   #heard(message: string): void {
-    let parsed: { from?: unknown; change?: Change };
+    let parsed: { from?: unknown; change?: Change; echo?: boolean };
     try {
       parsed = JSON.parse(message) as typeof parsed;
     } catch {
       return;
     }
-    if (parsed.from === this.#instance || parsed.change === undefined) return;
+    if ((parsed.from === this.#instance && parsed.echo !== true) || parsed.change === undefined) return;
     this.#tell(parsed.change);
   }
 
@@ -214,7 +216,26 @@ export class RedisDb implements ChangeFeed {
    */
   changed(change: Change): void {
     this.#tell(change);
-    this.#publish(change);
+    this.#publish(change, false);
+  }
+
+  /**
+   * Awaits a write (a run() or a script) that makes `change`. When its outcome is unknown (it
+   * timed out, or its connection was lost: Redis may yet apply it, after the caller answered
+   * 503), the change is published anyway. Sent after the write on the same connection, it
+   * arrives once the write is applied, and this instance hears it then too: what was read
+   * meanwhile is not kept.
+   */
+  async unsure<T>(write: Promise<T>, change: Change): Promise<T> {
+    try {
+      return await write;
+    } catch (err) {
+      if (!((err as Error).cause instanceof ReplyError)) {
+        this.#tell(change);
+        this.#publish(change, true);
+      }
+      throw err;
+    }
   }
 
   /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */

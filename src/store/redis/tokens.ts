@@ -136,7 +136,8 @@ export class RedisTokens implements TokenStore {
     const id = digest(hash);
     const family = await this.#db.run(this.#db.client.get(indexKey(id)));
     if (family === null) return false;
-    if ((await this.#revoke([familyKey(family)], [id, appId, now])) !== 1) return false;
+    const change = { kind: 'family', ref: family } as const;
+    if ((await this.#db.unsure(this.#revoke([familyKey(family)], [id, appId, now]), change)) !== 1) return false;
     this.#db.changed({ kind: 'family', ref: family });
     return true;
   }
@@ -160,9 +161,13 @@ export class RedisTokens implements TokenStore {
       { ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt },
     ];
     await this.#indexAll(successors);
-    const outcome = await this.#rotate(
-      [familyKey(previous.family)],
-      [digest(req.hash), req.now, req.reuseGraceMs ?? 0, Math.max(...successors.map(lifetime)), ...successors.flatMap((r) => [digest(r.hash), serialise(r)])],
+    // A reuse revokes the family: an outcome unknown may be one.
+    const outcome = await this.#db.unsure(
+      this.#rotate(
+        [familyKey(previous.family)],
+        [digest(req.hash), req.now, req.reuseGraceMs ?? 0, Math.max(...successors.map(lifetime)), ...successors.flatMap((r) => [digest(r.hash), serialise(r)])],
+      ),
+      { kind: 'family', ref: previous.family },
     );
     if (outcome === 'reused') {
       // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; the family is revoked.
