@@ -1,8 +1,9 @@
 // The store contract on the Redis driver, against a redis-server of the test's own and against a
 // local three-node Redis Cluster (test/redis-server.ts). Each contract test gets a key prefix of
 // its own: a fresh, empty store on the same server.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { Store } from '../../src/store/port/index.ts';
 import type { RedisSettings } from '../../src/store/redis/db.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
@@ -41,6 +42,23 @@ describe('the Redis driver', { skip }, () => {
   const connection = () => ({ kind: 'server', url: server.url }) as const;
   storeContract('RedisStore', opener(connection));
   storeContract('RedisStore without a token cache (tokenCacheSize 0)', opener(connection, 0));
+
+  test('150 catalog writes at once from three instances (portal logins, each a session) all commit: the writes that lose a race wait a random moment before reading again', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const stores = [0, 1, 2].map(() => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 }));
+    try {
+      const now = Date.now();
+      const dev = await stores[0]!.accounts.createDeveloper({ email: 'busy@example.com', name: 'Busy', now, passwordHash: 'hash' });
+      const sessions = Array.from({ length: 150 }, (_, i) =>
+        stores[i % 3]!.accounts.createSession({ idHash: randomBytes(32), developerId: dev.id, passwordHash: 'hash', now, expiresAt: now + 60_000 }),
+      );
+      const settled = await Promise.allSettled(sessions);
+      assert.deepEqual(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)), []);
+      assert.ok(settled.every((s) => s.status === 'fulfilled' && s.value === true));
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
 });
 
 describe('the Redis driver on a Redis Cluster', { skip }, () => {
