@@ -162,4 +162,21 @@ describe('three instances on one Redis, under faults', { skip }, () => {
     await everywhere(victim, 401, 5000);
     await everywhere(other, 200, 5000);
   });
+
+  test('a gateway on a Redis that evicts keys when full warns at start (throttles, counts and tokens would go first)', async () => {
+    redisCli('config', 'set', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const fourth = await serve(path.join(dir.dir, 'direct.yaml'));
+      try {
+        const warned = await fourth.nextLog((e) => typeof e.msg === 'string' && e.msg.includes('maxmemory-policy'), 0);
+        assert.equal(warned.level, 40);
+        assert.match(warned.msg as string, /maxmemory-policy allkeys-lru\).*apps and developers; set maxmemory-policy noeviction/);
+      } finally {
+        await fourth.stop();
+      }
+    } finally {
+      redisCli('config', 'set', 'maxmemory-policy', 'noeviction');
+    }
+    for (const at of instances) assert.ok(!at.logs.some((e) => typeof e.msg === 'string' && e.msg.includes('maxmemory-policy')), 'no warning under noeviction');
+  });
 });

@@ -132,6 +132,7 @@ export class RedisDb implements ChangeFeed {
     this.client.on('ready', () => {
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
+      void this.#checkEviction();
     });
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('close', () => {
@@ -144,6 +145,27 @@ export class RedisDb implements ChangeFeed {
     });
     this.#beat = setInterval(() => this.#heartbeat(), BEAT_MS);
     this.#beat.unref();
+  }
+
+  /**
+   * Warns when Redis, once full, drops keys to make room: the login throttles, quota counts and
+   * token records all expire, so any policy but noeviction drops them first (an attacker who
+   * fills Redis, with failed logins for instance, would reset someone's backoff), and an
+   * allkeys policy drops apps, developers and the secret key's record too.
+   */
+  async #checkEviction(): Promise<void> {
+    let info: string;
+    try {
+      info = await this.client.info('memory');
+    } catch {
+      return; // INFO may be refused (a managed Redis); the check is advice, not a condition
+    }
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy !== undefined && policy !== 'noeviction') {
+      this.#warn(
+        `Redis evicts keys when full (maxmemory-policy ${policy}): it may drop login throttles, quota counts, tokens${policy.startsWith('allkeys') ? ', apps and developers' : ''}; set maxmemory-policy noeviction`,
+      );
+    }
   }
 
   /** Whether the subscription is up and known to deliver: this instance hears its own heartbeats. */
