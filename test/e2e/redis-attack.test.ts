@@ -163,6 +163,41 @@ describe('three instances on one Redis, under faults', { skip }, () => {
     await everywhere(other, 200, 5000);
   });
 
+  test('while Redis answers nothing (CLIENT PAUSE ALL), every call is answered 503 within store.timeout, also those that came while others waited', async () => {
+    const app = await newApp();
+    assert.equal((await tokenRequest(instances[0]!.url, { token: 'warm-up' }, app, '/oauth2/revoke')).status, 200);
+    const unknown = `gwat_${'A'.repeat(64)}`;
+    const timed = async (answer: () => Promise<{ status: number }>) => {
+      const since = performance.now();
+      const { status } = await answer();
+      return { status, ms: performance.now() - since };
+    };
+    const wave = () =>
+      instances.flatMap((at) => [
+        timed(() => tokenRequest(at.url, { grant_type: 'client_credentials' }, app)),
+        timed(() => tokenRequest(at.url, { token: unknown }, app, '/oauth2/revoke')),
+        timed(() => call(`${at.url}/v1/hello`, { headers: bearer(unknown) })),
+      ]);
+    redisCli('client', 'pause', '3000', 'ALL');
+    const first = wave();
+    await sleep(300);
+    const second = wave();
+    await sleep(900);
+    const third = wave();
+    const answers = await Promise.all([...first, ...second, ...third]);
+    assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([503]));
+    // store.timeout is 1 s: commands queued behind a stalled batch once waited for it to time out, then for their own timeout.
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    assert.ok(slowest < 1400, `a call took ${Math.round(slowest)} ms`);
+    await sleep(1000);
+    for (const at of instances) {
+      for (let i = 0; (await tokenRequest(at.url, { grant_type: 'client_credentials' }, app)).status !== 200; i++) {
+        assert.ok(i < 100, 'issuing again within 5 s');
+        await sleep(50);
+      }
+    }
+  });
+
   test('a gateway on a Redis that evicts keys when full warns at start (throttles, counts and tokens would go first)', async () => {
     redisCli('config', 'set', 'maxmemory-policy', 'allkeys-lru');
     try {

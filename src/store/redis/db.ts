@@ -46,6 +46,8 @@ export type Script = (keys: readonly string[], args: readonly (string | number)[
 
 /** How often each instance publishes its heartbeat, and retries the changes it could not publish. */
 const BEAT_MS = 500;
+/** The message of ioredis's timeout, and of ours. */
+const TIMED_OUT = 'Command timed out';
 /** Changes waiting to be published again, at most; beyond, they become one `everything`. */
 const UNSENT_MAX = 100;
 
@@ -92,6 +94,12 @@ export class RedisDb implements ChangeFeed {
   readonly #beat: NodeJS.Timeout;
   /** Changes whose publication failed, published again with the next heartbeat. */
   #unsent: Change[] = [];
+  readonly #timeoutMs: number;
+  /** Set when a command timed out, cleared by the next answer: meanwhile run() fails at once. */
+  #stalled = false;
+  readonly #answered = () => {
+    this.#stalled = false;
+  };
   readonly #listeners: Listener[] = [];
   readonly #warn: (message: string) => void;
   /** Whether the subscription is known to be up: changes from other instances are heard. */
@@ -108,6 +116,7 @@ export class RedisDb implements ChangeFeed {
     // A heartbeat is published every BEAT_MS and may take up to the command timeout: two missed
     // in a row, and the subscription is no longer trusted.
     this.#staleMs = 2 * BEAT_MS + options.timeoutMs;
+    this.#timeoutMs = options.timeoutMs;
     const common: RedisOptions = {
       keyPrefix: options.keyPrefix,
       enableAutoPipelining: true,
@@ -176,7 +185,7 @@ export class RedisDb implements ChangeFeed {
   #heartbeat(): void {
     if (this.#closed) return;
     for (const change of this.#unsent.splice(0)) this.#publish(change, false);
-    this.client.publish(this.#beatChannel, '1').catch(() => {});
+    this.client.publish(this.#beatChannel, '1').then(this.#answered, () => {});
     // A subscription that has not delivered for long is dead without knowing it (a half-open
     // connection): a new one, once subscribed, tells `everything` and is trusted again.
     if (this.#live && performance.now() - this.#heardAt > 4 * this.#staleMs) {
@@ -260,14 +269,37 @@ export class RedisDb implements ChangeFeed {
     }
   }
 
-  /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
+  /**
+   * Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable.
+   * Once one has timed out, and until Redis answers anything again (the heartbeat asks every
+   * BEAT_MS), each fails at once: a call of several commands, or the calls queued behind it,
+   * would otherwise each wait out the timeout in turn.
+   */
   async run<T>(command: Promise<T>): Promise<T> {
     this.#pending++;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await command;
+      if (this.#stalled) {
+        // It is sent all the same (a write's outcome is then unknown: see unsure()), and its answer clears the stall.
+        command.then(this.#answered, () => {});
+        throw new Error('not answering: a command timed out, and none was answered since');
+      }
+      // ioredis's own timeout starts when the command is sent, and auto-pipelining sends a batch
+      // only once the batch before it is answered: behind a stalled batch, a command would wait
+      // out that batch's timeout, then its own. The timeout counts from here.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(TIMED_OUT)), this.#timeoutMs);
+      });
+      const result = await Promise.race([command, timeout]);
+      this.#stalled = false;
+      return result;
     } catch (err) {
+      command.catch(() => {});
+      if (err instanceof ReplyError) this.#stalled = false;
+      else if ((err as Error).message === TIMED_OUT) this.#stalled = true;
       throw new StoreUnavailable(`the Redis store failed: ${(err as Error).message}`, { cause: err });
     } finally {
+      clearTimeout(timer);
       if (--this.#pending === 0) this.#idle?.();
     }
   }
