@@ -2,6 +2,7 @@
 // local three-node Redis Cluster (test/redis-server.ts). Each contract test gets a key prefix of
 // its own: a fresh, empty store on the same server.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Store } from '../../src/store/port/index.ts';
@@ -10,6 +11,7 @@ import { openRedisStore } from '../../src/store/redis/index.ts';
 import { withTokenCache } from '../../src/store/token-cache.ts';
 import { hasRedis, startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../redis-server.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
+import { HOUR, rotation, T0, token } from './contract/fixture.ts';
 
 const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
 
@@ -42,6 +44,30 @@ describe('the Redis driver', { skip }, () => {
   const connection = () => ({ kind: 'server', url: server.url }) as const;
   storeContract('RedisStore', opener(connection));
   storeContract('RedisStore without a token cache (tokenCacheSize 0)', opener(connection, 0));
+
+  test('a spent refresh token presented again and again within the reuse grace leaves no index keys behind (each try once added two, kept a day)', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const store = withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 });
+    try {
+      const developer = await store.accounts.createDeveloper({ email: 'grace@example.com', name: 'Grace', now: T0 });
+      const key = `key-${randomBytes(6).toString('hex')}`;
+      const app = await store.apps.createApp({ developerId: developer.id, name: 'app', product: 'orders', key, secretHash: randomBytes(32), now: T0 + 1 });
+      const f = { developer, app, key, secretHash: randomBytes(32) };
+      const refresh = token(f, { kind: 'refresh', expiresAt: T0 + 24 * HOUR });
+      await store.tokens.saveTokens([refresh]);
+      const indexKeys = () => execFileSync('redis-cli', ['-p', String(server.port), '--scan', '--pattern', `${keyPrefix}t:*`], { encoding: 'utf8' }).split('\n').filter((k) => k !== '').length;
+      assert.equal((await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 1000), reuseGraceMs: 60_000 })).ok, true);
+      assert.equal(indexKeys(), 3);
+      for (let i = 0; i < 20; i++) {
+        assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 2000 + i), reuseGraceMs: 60_000 }), { ok: false, reason: 'invalid' });
+      }
+      assert.equal(indexKeys(), 3);
+      assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 120_000), reuseGraceMs: 60_000 }), { ok: false, reason: 'reused' });
+      assert.equal(indexKeys(), 3);
+    } finally {
+      await store.close();
+    }
+  });
 
   test('150 catalog writes at once from three instances (portal logins, each a session) all commit: the writes that lose a race wait a random moment before reading again', async () => {
     const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
