@@ -5,7 +5,7 @@
 // either, and every instance recovers by itself.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -213,5 +213,23 @@ describe('three instances on one Redis, under faults', { skip }, () => {
       redisCli('config', 'set', 'maxmemory-policy', 'noeviction');
     }
     for (const at of instances) assert.ok(!at.logs.some((e) => typeof e.msg === 'string' && e.msg.includes('maxmemory-policy')), 'no warning under noeviction');
+  });
+
+  test('a gateway whose secret key file others may read (a copy made with mode 0644) warns at start', async () => {
+    const keyFile = path.join(dir.dir, 'data', 'gateway.key');
+    chmodSync(keyFile, 0o644);
+    try {
+      const fourth = await serve(path.join(dir.dir, 'direct.yaml'));
+      try {
+        const warned = await fourth.nextLog((e) => typeof e.msg === 'string' && e.msg.startsWith(keyFile), 0);
+        assert.equal(warned.level, 40);
+        assert.equal(warned.msg, `${keyFile} is readable or writable by others (mode 0644): chmod 600 it`);
+      } finally {
+        await fourth.stop();
+      }
+    } finally {
+      chmodSync(keyFile, 0o600);
+    }
+    for (const at of instances) assert.ok(!at.logs.some((e) => typeof e.msg === 'string' && e.msg.startsWith(keyFile)), 'no warning for a key file of mode 0600');
   });
 });
