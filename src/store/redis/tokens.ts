@@ -173,7 +173,7 @@ export class RedisTokens implements TokenStore {
       // The successors were not saved: their index entries (kept as long as a refresh token
       // lives) go, or a spent token presented again and again within the reuse grace would add
       // two keys each time.
-      await this.#db.run(this.#db.client.del(...successors.map((r) => indexKey(digest(r.hash)))));
+      await Promise.all(successors.map((r) => this.#db.run(this.#db.client.del(indexKey(digest(r.hash))))));
     }
     if (outcome === 'reused') {
       // RFC 9700 §4.14.2: a rotated refresh token presented again means it leaked; the family is revoked.
