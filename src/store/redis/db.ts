@@ -11,9 +11,11 @@
 // on the prefix's `changes` channel; every other instance hears it from its subscription. While
 // that subscription is down, changes may be missed: catchUp reports `everything` on each call, so
 // the token cache trusts nothing it remembers until the subscription is back. A subscription can
-// also be dead without its connection closing (a network partition, a half-open connection): each
-// instance publishes a heartbeat on a channel of its own every BEAT_MS, and trusts its
-// subscription only while it hears its own heartbeats. A write whose outcome is unknown (it timed
+// also be dead without its connection closing (a network partition, a half-open connection): every
+// BEAT_MS each instance sends a heartbeat through its subscription's connection, and trusts it only
+// while they come back: a PING, answered after every message published before it; on a Cluster,
+// whose subscription has a connection of its own, a message published on a channel only this
+// instance hears. A write whose outcome is unknown (it timed
 // out: Redis may still apply it) is published anyway, so that it is heard once it is applied.
 import { randomUUID } from 'node:crypto';
 import { Cluster, Redis, ReplyError, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
@@ -44,7 +46,7 @@ type Listener = (change: Change) => void;
 /** One script: its keys, then its arguments; resolves to what the script returns. */
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 
-/** How often each instance publishes its heartbeat, and retries the changes it could not publish. */
+/** How often each instance sends its heartbeat, and retries the changes it could not publish. */
 const BEAT_MS = 500;
 /** The message of ioredis's timeout, and of ours. */
 const TIMED_OUT = 'Command timed out';
@@ -85,11 +87,11 @@ export class RedisDb implements ChangeFeed {
   readonly #channel: string;
   /** Tells this instance's own messages from others'. */
   readonly #instance = randomUUID();
-  /** This instance's heartbeats, which only it hears. */
+  /** A Cluster's heartbeats, which only this instance hears. */
   readonly #beatChannel: string;
-  /** How long the subscription is trusted without a heartbeat heard (performance.now() ms). */
+  /** How long the subscription is trusted without a heartbeat answered (performance.now() ms). */
   readonly #staleMs: number;
-  /** When a heartbeat of this instance was last heard (or the subscription confirmed). */
+  /** When the subscription's connection last answered a heartbeat (or confirmed the subscription). */
   #heardAt = -Infinity;
   readonly #beat: NodeJS.Timeout;
   /** Changes whose publication failed, published again with the next heartbeat. */
@@ -99,6 +101,9 @@ export class RedisDb implements ChangeFeed {
   #stalled = false;
   readonly #answered = () => {
     this.#stalled = false;
+  };
+  readonly #heartbeatAnswered = () => {
+    this.#heardAt = performance.now();
   };
   readonly #listeners: Listener[] = [];
   readonly #warn: (message: string) => void;
@@ -113,8 +118,8 @@ export class RedisDb implements ChangeFeed {
     this.#warn = options.warn ?? (() => {});
     this.#channel = `${options.keyPrefix}changes`;
     this.#beatChannel = `${options.keyPrefix}heartbeat:${this.#instance}`;
-    // A heartbeat is published every BEAT_MS and may take up to the command timeout: two missed
-    // in a row, and the subscription is no longer trusted.
+    // A heartbeat is sent every BEAT_MS and may take up to the command timeout: two missed in a
+    // row, and the subscription is no longer trusted.
     this.#staleMs = 2 * BEAT_MS + options.timeoutMs;
     this.#timeoutMs = options.timeoutMs;
     const common: RedisOptions = {
@@ -150,7 +155,7 @@ export class RedisDb implements ChangeFeed {
     this.#subscriber.on('ready', () => void this.#subscribe());
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#heard(message);
-      else if (channel === this.#beatChannel) this.#heardAt = performance.now();
+      else if (channel === this.#beatChannel) this.#heartbeatAnswered();
     });
     this.#beat = setInterval(() => this.#heartbeat(), BEAT_MS);
     this.#beat.unref();
@@ -177,7 +182,7 @@ export class RedisDb implements ChangeFeed {
     }
   }
 
-  /** Whether the subscription is up and known to deliver: this instance hears its own heartbeats. */
+  /** Whether the subscription is up and known to deliver: its connection answers the heartbeats. */
   #trusted(): boolean {
     return this.#live && performance.now() - this.#heardAt <= this.#staleMs;
   }
@@ -185,7 +190,14 @@ export class RedisDb implements ChangeFeed {
   #heartbeat(): void {
     if (this.#closed) return;
     for (const change of this.#unsent.splice(0)) this.#publish(change, false);
-    this.client.publish(this.#beatChannel, '1').then(this.#answered, () => {});
+    // Never through the command connection: there a write would wait, and hold back the commands
+    // behind it, while Redis holds writes back (CLIENT PAUSE WRITE, as a failover does).
+    if (this.#live) {
+      const beat = this.#subscriber instanceof Cluster ? this.#subscriber.publish(this.#beatChannel, '1') : this.#subscriber.ping().then(this.#heartbeatAnswered);
+      beat.catch(() => {});
+    }
+    // After a command timed out, a PING answered (behind whatever stalled) shows Redis answers again.
+    if (this.#stalled) this.client.ping().then(this.#answered, () => {});
     // A subscription that has not delivered for long is dead without knowing it (a half-open
     // connection): a new one, once subscribed, tells `everything` and is trusted again.
     if (this.#live && performance.now() - this.#heardAt > 4 * this.#staleMs) {
@@ -209,7 +221,7 @@ export class RedisDb implements ChangeFeed {
   /** Subscribes (again): only once Redis confirms is the feed live, and everything remembered before is dropped. */
   async #subscribe(): Promise<void> {
     try {
-      await this.#subscriber.subscribe(this.#channel, this.#beatChannel);
+      await (this.#subscriber instanceof Cluster ? this.#subscriber.subscribe(this.#channel, this.#beatChannel) : this.#subscriber.subscribe(this.#channel));
     } catch {
       return; // the connection dropped again; its next 'ready' tries again
     }
@@ -294,9 +306,14 @@ export class RedisDb implements ChangeFeed {
       this.#stalled = false;
       return result;
     } catch (err) {
-      command.catch(() => {});
+      // A command that timed out may still be answered: that answer ends the stall.
+      command.then(this.#answered, () => {});
       if (err instanceof ReplyError) this.#stalled = false;
-      else if ((err as Error).message === TIMED_OUT) this.#stalled = true;
+      else if ((err as Error).message === TIMED_OUT && !this.#stalled) {
+        this.#stalled = true;
+        // Asked at once, behind whatever stalled: answered as soon as Redis answers again.
+        this.client.ping().then(this.#answered, () => {});
+      }
       throw new StoreUnavailable(`the Redis store failed: ${(err as Error).message}`, { cause: err });
     } finally {
       clearTimeout(timer);
