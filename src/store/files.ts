@@ -15,14 +15,27 @@ export function prepareDatabaseFiles(database: string, keyFile: string): string[
   const folder = path.dirname(database);
   createPrivateFolder(folder);
   if (!existsSync(database)) createPrivateFile(database);
-  const wider: string[] = [];
-  for (const [file, mode] of [
+  return widerThan([
     [folder, FOLDER_MODE],
     [database, FILE_MODE],
     [`${database}-wal`, FILE_MODE],
     [`${database}-shm`, FILE_MODE],
     [keyFile, FILE_MODE],
-  ] as const) {
+  ]);
+}
+
+/**
+ * The secret key file of a store that is no file (Redis), when others may read or write it: it
+ * is copied from machine to machine, where a copy easily gets mode 0644.
+ */
+export function checkKeyFile(keyFile: string): string[] {
+  return widerThan([[keyFile, FILE_MODE]]);
+}
+
+/** A warning for each file that exists with more rights for others than `mode` gives. */
+function widerThan(files: readonly (readonly [string, number])[]): string[] {
+  const wider: string[] = [];
+  for (const [file, mode] of files) {
     const found = existsSync(file) ? statSync(file).mode & 0o777 : undefined;
     if (found !== undefined && (found & ~mode & 0o077) !== 0) {
       wider.push(`${file} is readable or writable by others (mode ${found.toString(8).padStart(4, '0')}): chmod ${mode.toString(8)} it`);

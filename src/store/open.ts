@@ -1,4 +1,4 @@
-import { prepareDatabaseFiles } from './files.ts';
+import { checkKeyFile, prepareDatabaseFiles } from './files.ts';
 import type { Store } from './port/index.ts';
 import { openRedisStore } from './redis/index.ts';
 import type { RedisSettings } from './redis/db.ts';
@@ -36,7 +36,10 @@ export type StoreSettings = ({ driver: 'sqlite'; path: string; busyTimeoutMs: nu
 /** The store the configuration names, with its token cache. */
 export function openStore(settings: StoreSettings, options: OpenStoreOptions = {}): Store {
   const warn = options.warn ?? (() => {});
-  if (settings.driver === 'redis') return withTokenCache(openRedisStore({ ...settings, warn }), { size: settings.tokenCacheSize });
+  if (settings.driver === 'redis') {
+    for (const message of checkKeyFile(settings.secretKeyFile)) warn(message);
+    return withTokenCache(openRedisStore({ ...settings, warn }), { size: settings.tokenCacheSize });
+  }
   for (const message of prepareDatabaseFiles(settings.path, settings.secretKeyFile)) warn(message);
   const shared = options.serving?.shared;
   const driver = openSqliteStore({

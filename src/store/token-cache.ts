@@ -36,6 +36,17 @@ export class TokenCache implements VerifiedCache {
   readonly #driver: Pick<StoreDriver, 'tokens' | 'apps' | 'changes'>;
   readonly #size: number;
   readonly #tokens = new Map<string, ActiveToken>();
+  /**
+   * The cached tokens by what a change names (family, app, key, developer): a change evicts its
+   * own entries without scanning the cache, which anyone who can revoke a token of their own
+   * could otherwise make every instance do, at will.
+   */
+  readonly #tokensBy: Record<Exclude<Change['kind'], 'everything'>, Map<string, Set<string>>> = {
+    family: new Map(),
+    app: new Map(),
+    key: new Map(),
+    developer: new Map(),
+  };
   readonly #clients = new Map<string, Client>();
   /**
    * Keys presented that do not exist. Without it an unknown key costs a read that a known
@@ -63,7 +74,7 @@ export class TokenCache implements VerifiedCache {
     const cached = this.#tokens.get(id);
     if (cached !== undefined) {
       if (cached.expiresAt > now) return cached;
-      this.#tokens.delete(id);
+      this.#forgetToken(id, cached);
       return undefined;
     }
     const generation = this.#generation;
@@ -74,9 +85,29 @@ export class TokenCache implements VerifiedCache {
 
   #rememberToken(id: string, token: ActiveToken | undefined, generation: number): ActiveToken | undefined {
     if (token === undefined || this.#size === 0 || generation !== this.#generation) return token;
-    if (this.#tokens.size >= this.#size) this.#tokens.delete(this.#tokens.keys().next().value!);
+    const known = this.#tokens.get(id);
+    if (known !== undefined) this.#forgetToken(id, known);
+    if (this.#tokens.size >= this.#size) {
+      const [oldest, entry] = this.#tokens.entries().next().value!;
+      this.#forgetToken(oldest, entry);
+    }
     this.#tokens.set(id, token);
+    for (const [kind, ref] of refsOf(token)) {
+      const ids = this.#tokensBy[kind].get(ref);
+      if (ids === undefined) this.#tokensBy[kind].set(ref, new Set([id]));
+      else ids.add(id);
+    }
     return token;
+  }
+
+  #forgetToken(id: string, token: ActiveToken): void {
+    this.#tokens.delete(id);
+    for (const [kind, ref] of refsOf(token)) {
+      const ids = this.#tokensBy[kind].get(ref);
+      if (ids === undefined) continue;
+      ids.delete(id);
+      if (ids.size === 0) this.#tokensBy[kind].delete(ref);
+    }
   }
 
   async findClient(key: string): Promise<Client | undefined> {
@@ -102,15 +133,13 @@ export class TokenCache implements VerifiedCache {
     this.#generation++;
     if (change.kind === 'everything') {
       this.#tokens.clear();
+      for (const index of Object.values(this.#tokensBy)) index.clear();
       this.#clients.clear();
       this.#unknownClients.clear();
       return;
     }
     const { kind, ref } = change;
-    for (const [id, t] of this.#tokens) {
-      const hit = kind === 'family' ? t.family === ref : kind === 'app' ? t.appId === ref : kind === 'key' ? t.key === ref : t.developerEmail === ref;
-      if (hit) this.#tokens.delete(id);
-    }
+    for (const id of [...(this.#tokensBy[kind].get(ref) ?? [])]) this.#forgetToken(id, this.#tokens.get(id)!);
     if (kind === 'family') return;
     if (kind === 'key') this.#unknownClients.delete(ref);
     for (const [key, c] of this.#clients) {
@@ -118,4 +147,14 @@ export class TokenCache implements VerifiedCache {
       if (hit) this.#clients.delete(key);
     }
   }
+}
+
+/** What a change may name of a token. */
+function refsOf(t: ActiveToken): [Exclude<Change['kind'], 'everything'>, string][] {
+  return [
+    ['family', t.family],
+    ['app', t.appId],
+    ['key', t.key],
+    ['developer', t.developerEmail],
+  ];
 }

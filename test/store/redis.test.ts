@@ -1,14 +1,17 @@
 // The store contract on the Redis driver, against a redis-server of the test's own and against a
 // local three-node Redis Cluster (test/redis-server.ts). Each contract test gets a key prefix of
 // its own: a fresh, empty store on the same server.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import type { Store } from '../../src/store/port/index.ts';
 import type { RedisSettings } from '../../src/store/redis/db.ts';
 import { openRedisStore } from '../../src/store/redis/index.ts';
 import { withTokenCache } from '../../src/store/token-cache.ts';
 import { hasRedis, startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../redis-server.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
+import { HOUR, rotation, T0, token } from './contract/fixture.ts';
 
 const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
 
@@ -41,6 +44,47 @@ describe('the Redis driver', { skip }, () => {
   const connection = () => ({ kind: 'server', url: server.url }) as const;
   storeContract('RedisStore', opener(connection));
   storeContract('RedisStore without a token cache (tokenCacheSize 0)', opener(connection, 0));
+
+  test('a spent refresh token presented again and again within the reuse grace leaves no index keys behind (each try once added two, kept a day)', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const store = withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 });
+    try {
+      const developer = await store.accounts.createDeveloper({ email: 'grace@example.com', name: 'Grace', now: T0 });
+      const key = `key-${randomBytes(6).toString('hex')}`;
+      const app = await store.apps.createApp({ developerId: developer.id, name: 'app', product: 'orders', key, secretHash: randomBytes(32), now: T0 + 1 });
+      const f = { developer, app, key, secretHash: randomBytes(32) };
+      const refresh = token(f, { kind: 'refresh', expiresAt: T0 + 24 * HOUR });
+      await store.tokens.saveTokens([refresh]);
+      const indexKeys = () => execFileSync('redis-cli', ['-p', String(server.port), '--scan', '--pattern', `${keyPrefix}t:*`], { encoding: 'utf8' }).split('\n').filter((k) => k !== '').length;
+      assert.equal((await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 1000), reuseGraceMs: 60_000 })).ok, true);
+      assert.equal(indexKeys(), 3);
+      for (let i = 0; i < 20; i++) {
+        assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 2000 + i), reuseGraceMs: 60_000 }), { ok: false, reason: 'invalid' });
+      }
+      assert.equal(indexKeys(), 3);
+      assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 120_000), reuseGraceMs: 60_000 }), { ok: false, reason: 'reused' });
+      assert.equal(indexKeys(), 3);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('150 catalog writes at once from three instances (portal logins, each a session) all commit: the writes that lose a race wait a random moment before reading again', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const stores = [0, 1, 2].map(() => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 }));
+    try {
+      const now = Date.now();
+      const dev = await stores[0]!.accounts.createDeveloper({ email: 'busy@example.com', name: 'Busy', now, passwordHash: 'hash' });
+      const sessions = Array.from({ length: 150 }, (_, i) =>
+        stores[i % 3]!.accounts.createSession({ idHash: randomBytes(32), developerId: dev.id, passwordHash: 'hash', now, expiresAt: now + 60_000 }),
+      );
+      const settled = await Promise.allSettled(sessions);
+      assert.deepEqual(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)), []);
+      assert.ok(settled.every((s) => s.status === 'fulfilled' && s.value === true));
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
 });
 
 describe('the Redis driver on a Redis Cluster', { skip }, () => {

@@ -6,6 +6,7 @@
 // moves it); otherwise it reads again. So every rule the SQLite driver checks inside a
 // transaction (unique email and app name, the app limit, an invitation unspent) holds here for
 // any number of instances, without a Lua script per operation.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { App, Approval, Change, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
 import { StoreUnavailable } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
@@ -151,6 +152,8 @@ export class Writes {
 
 /** How many times a write reads again after others changed the catalog under it. */
 const ATTEMPTS = 50;
+/** The most a write waits before reading again, in ms: a random wait up to 2^attempt ms, at most this. */
+const BACKOFF_MAX_MS = 32;
 
 export class Catalog {
   readonly db: RedisDb;
@@ -184,6 +187,9 @@ export class Catalog {
         for (const change of writes.changes) this.db.told(change);
         return result;
       }
+      // Writers that all lost to one read again at once, and all but one lose again: a random wait
+      // spreads them out, or a few dozen at once (logins on a few instances) exhaust the attempts.
+      await sleep(Math.random() * Math.min(2 ** attempt, BACKOFF_MAX_MS));
     }
     throw new StoreUnavailable('the Redis store is too busy: the catalog kept changing under a write');
   }

@@ -8,14 +8,17 @@
 // `{t}` for throttled accounts, one family's tokens in one hash; a counter is one key.
 //
 // The change feed: a change is published on the prefix's `changes` channel by the script that
-// makes it (so no change is committed unannounced) and told to this process's listeners once the
-// script has answered, or failed to; every other instance hears it from its subscription. The
-// subscription is trusted only while this instance hears its own heartbeat on the channel (every
-// second): a subscriber that Redis dropped, or that a Cluster moved to another node, may have
-// missed changes, and while it is not trusted catchUp reports `everything` on each call, so the
-// token cache trusts nothing it remembers until it is.
+// commits it (so none is committed unannounced, even one applied after its caller gave up) and
+// heard by every instance, this one included, from its subscription; this one is also told at
+// once. While that subscription is down, changes may be missed: catchUp reports `everything` on
+// each call, so the token cache trusts nothing it remembers until the subscription is back. A
+// subscription can also be dead without its connection closing (a network partition, a
+// half-open connection): every BEAT_MS each instance sends a heartbeat through its
+// subscription's connection, and trusts it only while they come back: a PING, answered after
+// every message published before it; on a Cluster, whose subscription has a connection of its
+// own, a message published on a channel only this instance hears.
 import { randomUUID } from 'node:crypto';
-import { Cluster, Redis, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
+import { Cluster, Redis, ReplyError, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
 
 /** The config's `store` section for the Redis driver. */
@@ -36,14 +39,19 @@ export interface RedisDbOptions extends RedisSettings {
 }
 
 type Client = Redis | Cluster;
-const BEAT_EVERY_MS = 1_000;
-const BEAT_TRUST_MS = 3_000;
 /** ioredis's options without `replyMapping`, whose declared type does not allow undefined under exactOptionalPropertyTypes. */
 type RedisOptions = Omit<AllRedisOptions, 'replyMapping'>;
 type Listener = (change: Change) => void;
 
 /** One script: its keys, then its arguments; resolves to what the script returns. */
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
+
+/** How often each instance sends its heartbeat, and retries the changes it could not publish. */
+const BEAT_MS = 500;
+/** The message of ioredis's timeout, and of ours. */
+const TIMED_OUT = 'Command timed out';
+/** Changes waiting to be published again, at most; beyond, they become one `everything`. */
+const UNSENT_MAX = 100;
 
 /** Where a `redis://` or `rediss://` URL points, and who logs in. Throws a message naming what is wrong. */
 export function serverOptions(url: string): RedisOptions {
@@ -80,13 +88,28 @@ export class RedisDb implements ChangeFeed {
   readonly #channel: string;
   /** Tells this instance's own messages from others'. */
   readonly #instance = randomUUID();
+  /** A Cluster's heartbeats, which only this instance hears. */
+  readonly #beatChannel: string;
+  /** How long the subscription is trusted without a heartbeat answered (performance.now() ms). */
+  readonly #staleMs: number;
+  /** When the subscription's connection last answered a heartbeat (or confirmed the subscription). */
+  #heardAt = -Infinity;
+  readonly #beat: NodeJS.Timeout;
+  /** Changes whose publication failed, published again with the next heartbeat. */
+  #unsent: Change[] = [];
+  readonly #timeoutMs: number;
+  /** Set when a command timed out, cleared by the next answer: meanwhile run() fails at once. */
+  #stalled = false;
+  readonly #answered = () => {
+    this.#stalled = false;
+  };
+  readonly #heartbeatAnswered = () => {
+    this.#heardAt = performance.now();
+  };
   readonly #listeners: Listener[] = [];
   readonly #warn: (message: string) => void;
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
-  /** When this instance last heard its own heartbeat; the subscription is trusted for BEAT_TRUST_MS after. */
-  #beatAt = -Infinity;
-  readonly #beats: NodeJS.Timeout;
   #closed = false;
   /** Why the connection is down, while it is: a command that fails meanwhile says this, not "max retries". */
   #down: string | undefined;
@@ -97,6 +120,11 @@ export class RedisDb implements ChangeFeed {
   constructor(options: RedisDbOptions) {
     this.#warn = options.warn ?? (() => {});
     this.#channel = `${options.keyPrefix}changes`;
+    this.#beatChannel = `${options.keyPrefix}heartbeat:${this.#instance}`;
+    // A heartbeat is sent every BEAT_MS and may take up to the command timeout: two missed in a
+    // row, and the subscription is no longer trusted.
+    this.#staleMs = 2 * BEAT_MS + options.timeoutMs;
+    this.#timeoutMs = options.timeoutMs;
     const common: RedisOptions = {
       keyPrefix: options.keyPrefix,
       enableAutoPipelining: true,
@@ -123,8 +151,8 @@ export class RedisDb implements ChangeFeed {
       this.#down = undefined;
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
+      void this.#checkEviction();
     });
-    // The client's own 'error' says why Redis is unreachable; the subscriber's would say it again.
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('close', () => {
       this.#live = false;
@@ -132,43 +160,90 @@ export class RedisDb implements ChangeFeed {
     this.#subscriber.on('ready', () => void this.#subscribe());
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#heard(message);
+      else if (channel === this.#beatChannel) this.#heartbeatAnswered();
     });
-    this.#beats = setInterval(() => this.#beat(), BEAT_EVERY_MS);
-    this.#beats.unref();
+    this.#beat = setInterval(() => this.#heartbeat(), BEAT_MS);
+    this.#beat.unref();
   }
 
-  /** Subscribes (again), and beats at once: the feed is live again when the beat comes back. */
+  /**
+   * Warns when Redis, once full, drops keys to make room: the login throttles, quota counts and
+   * token records all expire, so any policy but noeviction drops them first (an attacker who
+   * fills Redis, with failed logins for instance, would reset someone's backoff), and an
+   * allkeys policy drops apps, developers and the secret key's record too.
+   */
+  async #checkEviction(): Promise<void> {
+    let info: string;
+    try {
+      info = await this.client.info('memory');
+    } catch {
+      return; // INFO may be refused (a managed Redis); the check is advice, not a condition
+    }
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+    if (policy !== undefined && policy !== 'noeviction') {
+      this.#warn(
+        `Redis evicts keys when full (maxmemory-policy ${policy}): it may drop login throttles, quota counts, tokens${policy.startsWith('allkeys') ? ', apps and developers' : ''}; set maxmemory-policy noeviction`,
+      );
+    }
+  }
+
+  /** Whether the subscription is up and known to deliver: its connection answers the heartbeats. */
+  #trusted(): boolean {
+    return this.#live && performance.now() - this.#heardAt <= this.#staleMs;
+  }
+
+  #heartbeat(): void {
+    if (this.#closed) return;
+    for (const change of this.#unsent.splice(0)) this.#publish(change, false);
+    // Never through the command connection: there a write would wait, and hold back the commands
+    // behind it, while Redis holds writes back (CLIENT PAUSE WRITE, as a failover does).
+    if (this.#live) {
+      const beat = this.#subscriber instanceof Cluster ? this.#subscriber.publish(this.#beatChannel, '1') : this.#subscriber.ping().then(this.#heartbeatAnswered);
+      beat.catch(() => {});
+    }
+    // After a command timed out, a PING answered (behind whatever stalled) shows Redis answers again.
+    if (this.#stalled) this.client.ping().then(this.#answered, () => {});
+    // A subscription that has not delivered for long is dead without knowing it (a half-open
+    // connection): a new one, once subscribed, tells `everything` and is trusted again.
+    if (this.#live && performance.now() - this.#heardAt > 4 * this.#staleMs) {
+      this.#warn('the subscription to the Redis changes channel delivers nothing: reconnecting it');
+      this.#live = false;
+      this.#heardAt = performance.now();
+      this.#subscriber.disconnect(true);
+    }
+  }
+
+  /** Publishes the change; one that fails is published again with the next heartbeat. `echo`: this instance hears it too. */
+  #publish(change: Change, echo: boolean): void {
+    const message = JSON.stringify({ from: this.#instance, change, ...(echo && { echo }) });
+    this.client.publish(this.#channel, message).catch(() => {
+      if (this.#closed) return;
+      this.#unsent.push(change);
+      if (this.#unsent.length > UNSENT_MAX) this.#unsent = [{ kind: 'everything' }];
+    });
+  }
+
+  /** Subscribes (again): only once Redis confirms is the feed live, and everything remembered before is dropped. */
   async #subscribe(): Promise<void> {
     try {
-      await this.#subscriber.subscribe(this.#channel);
+      await (this.#subscriber instanceof Cluster ? this.#subscriber.subscribe(this.#channel, this.#beatChannel) : this.#subscriber.subscribe(this.#channel));
     } catch {
       return; // the connection dropped again; its next 'ready' tries again
     }
-    this.#beat();
-  }
-
-  /** Publishes a heartbeat, and stops trusting a subscription whose beats stopped coming back. */
-  #beat(): void {
-    if (this.#live && performance.now() - this.#beatAt > BEAT_TRUST_MS) this.#live = false;
-    this.client.publish(this.#channel, JSON.stringify({ from: this.#instance, beat: true })).catch(() => {});
+    this.#live = true;
+    this.#heardAt = performance.now();
+    this.#tell({ kind: 'everything' });
   }
 
   #heard(message: string): void {
-    let parsed: { from?: unknown; beat?: unknown; change?: Change };
+    let parsed: { from?: unknown; change?: Change; echo?: boolean };
     try {
       parsed = JSON.parse(message) as typeof parsed;
     } catch {
       return;
     }
-    if (parsed.from === this.#instance) {
-      if (parsed.beat !== true) return;
-      this.#beatAt = performance.now();
-      // Back after a gap: whatever was missed meanwhile, nothing remembered is trusted.
-      if (!this.#live) this.#tell({ kind: 'everything' });
-      this.#live = true;
-      return;
-    }
-    if (parsed.change !== undefined) this.#tell(parsed.change);
+    if ((parsed.from === this.#instance && parsed.echo !== true) || parsed.change === undefined) return;
+    this.#tell(parsed.change);
   }
 
   #tell(change: Change): void {
@@ -180,38 +255,70 @@ export class RedisDb implements ChangeFeed {
   }
 
   catchUp(): void {
-    if (!this.#live) this.#tell({ kind: 'everything' });
+    if (!this.#trusted()) this.#tell({ kind: 'everything' });
   }
 
-  /** Where a script publishes the changes it makes (its ARGV): the channel, and the message that announces `change`. */
+  /**
+   * A change made through this process: its listeners hear it now, the other instances through
+   * the channel. A publish that fails is tried again with the next heartbeat.
+   */
+  changed(change: Change): void {
+    this.#tell(change);
+    this.#publish(change, false);
+  }
+
+  /**
+   * Where a script that makes `change` publishes it (its ARGV): the channel, and the message. A
+   * change is published by the script that commits it, so none is committed unannounced, even
+   * one applied after its caller gave up waiting (a timeout answered 503); this instance hears
+   * the message too, whenever it lands, and forgets what it read meanwhile.
+   */
   announce(change: Change): { channel: string; message: string } {
-    return { channel: this.#channel, message: JSON.stringify({ from: this.#instance, change }) };
+    return { channel: this.#channel, message: JSON.stringify({ from: this.#instance, change, echo: true }) };
   }
 
-  /** Tells this process's listeners of a change a script made and announced (or may have made: it failed without an answer). */
+  /** Tells this process's listeners, now, of a change a script announced (or may yet apply: it failed without an answer). */
   told(change: Change): void {
     this.#tell(change);
   }
 
   /**
-   * A change made without a script (an import): its listeners hear it now, the other instances
-   * through the channel.
+   * Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable.
+   * Once one has timed out, and until Redis answers anything again (the heartbeat asks every
+   * BEAT_MS), each fails at once: a call of several commands, or the calls queued behind it,
+   * would otherwise each wait out the timeout in turn.
    */
-  async changed(change: Change): Promise<void> {
-    this.#tell(change);
-    const { channel, message } = this.announce(change);
-    await this.run(this.client.publish(channel, message));
-  }
-
-  /** Runs a command; any failure (Redis down, a timeout, an error reply) becomes StoreUnavailable. */
   async run<T>(command: Promise<T>): Promise<T> {
     this.#pending++;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return await command;
+      if (this.#stalled) {
+        // It is sent all the same (a write's outcome is then unknown: see unsure()), and its answer clears the stall.
+        command.then(this.#answered, () => {});
+        throw new Error('not answering: a command timed out, and none was answered since');
+      }
+      // ioredis's own timeout starts when the command is sent, and auto-pipelining sends a batch
+      // only once the batch before it is answered: behind a stalled batch, a command would wait
+      // out that batch's timeout, then its own. The timeout counts from here.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(TIMED_OUT)), this.#timeoutMs);
+      });
+      const result = await Promise.race([command, timeout]);
+      this.#stalled = false;
+      return result;
     } catch (err) {
+      // A command that timed out may still be answered: that answer ends the stall.
+      command.then(this.#answered, () => {});
+      if (err instanceof ReplyError) this.#stalled = false;
+      else if ((err as Error).message === TIMED_OUT && !this.#stalled) {
+        this.#stalled = true;
+        // Asked at once, behind whatever stalled: answered as soon as Redis answers again.
+        this.client.ping().then(this.#answered, () => {});
+      }
       const reason = this.#down === undefined ? (err as Error).message : `unreachable (${this.#down})`;
       throw new StoreUnavailable(`the Redis store failed: ${reason}`, { cause: err });
     } finally {
+      clearTimeout(timer);
       if (--this.#pending === 0) this.#idle?.();
     }
   }
@@ -233,6 +340,7 @@ export class RedisDb implements ChangeFeed {
   async ping(): Promise<void> {
     // The subscription counts too: without it, this instance would not hear revocations.
     if (!this.#live) throw new StoreUnavailable('the Redis store is unreachable: not subscribed to its changes');
+    if (!this.#trusted()) throw new StoreUnavailable('the Redis store is unreachable: its changes channel delivers nothing');
     await this.run(this.client.ping());
   }
 
@@ -259,7 +367,7 @@ export class RedisDb implements ChangeFeed {
 
   async #close(): Promise<void> {
     await this.#settled();
-    clearInterval(this.#beats);
+    clearInterval(this.#beat);
     this.#closed = true;
     this.#live = false;
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);
