@@ -119,25 +119,22 @@ export class RedisApps implements AppStore {
   }
 
   async setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined> {
-    const c = this.catalog;
-    return c.write(async () => {
-      const app = await c.app(appId);
-      if (app === undefined) return { result: undefined };
-      const dev = await c.developer(app.developerId);
-      const next: AppRow = { ...app, status, revokedAt: status === 'disabled' ? now : app.revokedAt };
-      const writes = new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)).announce({ kind: 'app', ref: appId });
-      return { result: toApp(next, dev?.email ?? ''), writes };
-    });
+    return this.#updateApp(appId, (app) => ({ ...app, status, revokedAt: status === 'disabled' ? now : app.revokedAt }));
   }
 
   async setAppApproval(appId: string, approval: Approval, _now: number): Promise<App | undefined> {
+    // Cached clients of the app are read again, with their approval (the change is announced).
+    return this.#updateApp(appId, (app) => ({ ...app, approval }));
+  }
+
+  /** Changes the app as `change` says, in one catalog write that announces it. */
+  #updateApp(appId: string, change: (app: AppRow) => AppRow): Promise<App | undefined> {
     const c = this.catalog;
     return c.write(async () => {
       const app = await c.app(appId);
       if (app === undefined) return { result: undefined };
       const dev = await c.developer(app.developerId);
-      const next: AppRow = { ...app, approval };
-      // Cached clients of the app are read again, with their approval.
+      const next = change(app);
       const writes = new Writes().add('HSET', KEYS.apps, appId, JSON.stringify(next)).announce({ kind: 'app', ref: appId });
       return { result: toApp(next, dev?.email ?? ''), writes };
     });
