@@ -26,7 +26,7 @@ export interface Credential {
 }
 
 /** Whether a key still authenticates: approved, and the overlap after a rotation, if any, not over. */
-export function isLive(c: Credential, now: number): boolean {
+export function isLive(c: Pick<Credential, 'status' | 'expiresAt'>, now: number): boolean {
   return c.status === 'approved' && (c.expiresAt === null || c.expiresAt > now);
 }
 

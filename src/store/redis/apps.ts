@@ -4,7 +4,7 @@
 // are worth is reported on the change feed once committed.
 import { newId } from '../../crypto.ts';
 import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
-import { Catalog, KEYS, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
+import { Catalog, KEYS, revokedUpTo, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisUsage } from './counters.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -242,7 +242,7 @@ export class RedisApps implements AppStore {
       secretHash: Buffer.from(credential.secretHash, 'base64'),
       app: toApp(app, developer.email),
       developerStatus: developer.status,
-      revokedUpTo: Math.max(app.revokedAt ?? -Infinity, developer.revokedAt ?? -Infinity),
+      revokedUpTo: revokedUpTo(app, developer),
     };
   }
 }

@@ -8,7 +8,7 @@
 // any number of instances, without a Lua script per operation.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { App, Approval, Change, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
-import { StoreUnavailable } from '../port/index.ts';
+import { isLive, StoreUnavailable } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
 export const KEYS = {
@@ -97,6 +97,16 @@ export const toCredential = (r: CredentialRow): Credential => ({ key: r.key, app
 
 /** The field of an app in KEYS.appNames: an app's name is unique per developer. */
 export const nameKey = (developerId: string, name: string): string => `${developerId}\n${name}`;
+
+/** Up to when the tokens of an app were revoked: when it or its developer was last disabled. */
+export const revokedUpTo = (app: AppRow, developer: DeveloperRow): number => Math.max(app.revokedAt ?? -Infinity, developer.revokedAt ?? -Infinity);
+
+/**
+ * Whether a token (its app and issue time) still holds on its credential: the key is the app's
+ * and live at `now`, and neither the app nor its developer was disabled since the token was issued.
+ */
+export const holds = (credential: Pick<CredentialRow, 'appId' | 'status' | 'expiresAt'>, upTo: number, token: { appId: string; issuedAt: number }, now: number): boolean =>
+  credential.appId === token.appId && isLive(credential, now) && token.issuedAt > upTo;
 
 /** A Buffer digest as it appears in keys and rows. */
 export const digest = (hash: Buffer): string => hash.toString('base64url');

@@ -325,16 +325,20 @@ export class RedisDb implements ChangeFeed {
 
   /** Defines a Lua script (EVALSHA, loaded on first use and after a restart of Redis) whose keys get the prefix. */
   script(name: string, numberOfKeys: number, lua: string): Script {
-    this.client.defineCommand(name, { numberOfKeys, lua });
-    const command = (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
+    const command = this.#define(name, { numberOfKeys, lua });
     return (keys, args) => this.run(command(...keys, ...args));
   }
 
   /** A Lua script over any number of keys (all of one hash tag, for Cluster). */
   scriptOverKeys(name: string, lua: string): Script {
-    this.client.defineCommand(name, { lua });
-    const command = (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
+    const command = this.#define(name, { lua });
     return (keys, args) => this.run(command(keys.length, ...keys, ...args));
+  }
+
+  /** Defines the script as a command of the client, and returns that command. */
+  #define(name: string, definition: { lua: string; numberOfKeys?: number }): (...args: (string | number)[]) => Promise<unknown> {
+    this.client.defineCommand(name, definition);
+    return (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
   }
 
   async ping(): Promise<void> {

@@ -9,9 +9,9 @@
 // worth when it is read (RedisApps.grounds): an app or developer disabled at time T revokes the
 // tokens issued up to T.
 import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore } from '../port/index.ts';
-import { isLive, StoreError } from '../port/index.ts';
+import { StoreError } from '../port/index.ts';
 import type { Grounds, RedisApps } from './apps.ts';
-import { digest } from './catalog.ts';
+import { digest, holds, ttlMs } from './catalog.ts';
 import type { RedisDb, Script } from './db.ts';
 
 const familyKey = (family: string) => `f:{${family}}`;
@@ -21,8 +21,6 @@ const EXPIRIES = 'expiries';
 const PURGE_BATCH = 1000;
 /** The expiries are scanned this many entries at a time. */
 const SCAN_COUNT = 1000;
-/** A TTL outlives the token's lifetime by this much: its recorded expiry decides, the TTL only cleans up. */
-const TTL_SLACK_MS = 60_000;
 
 // KEYS[1]: the family. ARGV: TTL ms, then digest/record pairs. Extends the family's TTL, never shortens it.
 const SAVE = `
@@ -244,12 +242,12 @@ export class RedisTokens implements TokenStore {
 
 /** Whether the token's credential still takes it: live at `now`, and neither its app nor its developer disabled since it was issued. */
 function worth(grounds: Grounds | undefined, record: TokenRecord, now: number): grounds is Grounds {
-  return grounds !== undefined && grounds.app.id === record.appId && isLive(grounds.credential, now) && record.issuedAt > grounds.revokedUpTo;
+  return grounds !== undefined && holds(grounds.credential, grounds.revokedUpTo, record, now);
 }
 
 /** How long the token's keys live: its lifetime, measured from its issue (never from the caller's clock, which a test may set in the past). */
 function lifetime(r: TokenRecord): number {
-  return Math.max(1, r.expiresAt - r.issuedAt) + TTL_SLACK_MS;
+  return ttlMs(r.expiresAt, r.issuedAt);
 }
 
 function serialise(r: TokenRecord): string {

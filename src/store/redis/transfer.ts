@@ -1,9 +1,9 @@
 // The catalog and the live tokens on Redis, for `gateway admin migrate` (src/store/port/transfer.ts).
 // The catalog is read in one MULTI (its keys share the hash tag {c}) and written through
 // Catalog.write in batches; the tokens are found through the expiries and saved by family.
-import { isLive, StoreError, StoreUnavailable, type StoreExport, type TransferStore } from '../port/index.ts';
+import { StoreError, StoreUnavailable, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { RedisApps } from './apps.ts';
-import { KEYS, nameKey, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
+import { holds, KEYS, nameKey, revokedUpTo, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisDb } from './db.ts';
 import type { RedisTokens } from './tokens.ts';
 
@@ -36,8 +36,7 @@ export class RedisTransfer implements TransferStore {
       const credential = credentialByKey.get(t.key);
       const app = appById.get(t.appId);
       const developer = app === undefined ? undefined : developerById.get(app.developerId);
-      if (credential === undefined || app === undefined || developer === undefined) return false;
-      return credential.appId === t.appId && isLive(credential, now) && t.issuedAt > Math.max(app.revokedAt ?? -Infinity, developer.revokedAt ?? -Infinity);
+      return credential !== undefined && app !== undefined && developer !== undefined && holds(credential, revokedUpTo(app, developer), t, now);
     });
     return {
       developers: developers.map((d) => ({
