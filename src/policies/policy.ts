@@ -4,7 +4,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { StoreUnavailable, type Counters } from '../store/port/index.ts';
+import { StoreUnavailable, type CounterCheck, type CounterResult, type Counters } from '../store/port/index.ts';
 
 /** What a policy is compiled with: where it stands, and the few services policies use. */
 export interface PolicyEnv extends PolicySite {
@@ -70,6 +70,62 @@ export interface ResponsePolicy<S extends TSchema> extends Descriptor<S> {
 }
 
 export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S>;
+
+/** A counting policy's part of a call's count (quota, spike arrest). */
+export interface Count {
+  check(ctx: RequestContext, now: number): CounterCheck;
+  /** Takes the check's answer: sets what the response carries (RateLimit-*), throws the refusal. */
+  apply(ctx: RequestContext, result: CounterResult, now: number): void;
+  /** When the store cannot count: the call goes on, uncounted (true), or the failure is answered 503. */
+  failOpen: boolean;
+}
+
+/** The step that makes its counts' checks and applies the answers. */
+export interface CountStep extends Step {
+  readonly counts: readonly Count[];
+}
+
+/**
+ * The step making `counts` in order, as one: on a store on a server, one round trip. The first
+ * refusal stops it, and a check after it counts nothing, as separate steps would. When the store
+ * cannot count, the call goes on only if every count fails open, as it would through separate
+ * steps (each of which would fail).
+ */
+export function countStep(counts: readonly Count[], counters: Counters, clock: () => number): CountStep {
+  const failed = storeFailure(counts.every((c) => c.failOpen));
+  const applyAll = (ctx: RequestContext, results: readonly CounterResult[], now: number): void => {
+    for (let i = 0; i < results.length; i++) counts[i]!.apply(ctx, results[i]!, now);
+  };
+  const count = function count(ctx: RequestContext): void | Promise<void> {
+    const now = clock();
+    const results = counters.consume(
+      counts.map((c) => c.check(ctx, now)),
+      now,
+    );
+    if (results instanceof Promise) return results.then((r) => applyAll(ctx, r, now), failed);
+    applyAll(ctx, results, now);
+  };
+  return Object.assign(count, { counts });
+}
+
+/** Joins each run of consecutive count steps into one, which makes their checks in the same order. */
+export function joinCounts(steps: readonly Step[], env: Pick<PolicyEnv, 'counters' | 'clock'>): Step[] {
+  const out: Step[] = [];
+  let run: Count[] = [];
+  const flush = () => {
+    if (run.length > 0) out.push(countStep(run, env.counters, env.clock));
+    run = [];
+  };
+  for (const step of steps) {
+    if ('counts' in step) run.push(...(step as CountStep).counts);
+    else {
+      flush();
+      out.push(step);
+    }
+  }
+  flush();
+  return out;
+}
 
 /**
  * What a counting policy does when the store cannot count: fail open (the call goes on,

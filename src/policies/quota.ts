@@ -5,7 +5,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Counters, QuotaResult, WindowOf } from '../store/port/index.ts';
-import { storeFailure, type RequestPolicy } from './policy.ts';
+import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
 export const QuotaOptions = Type.Object(
   {
@@ -70,38 +70,39 @@ export function quotaUsed(options: QuotaSettings, scope: string, counters: Count
 }
 
 /**
- * The step counting the calls of each app in `scope` ('product', or one route), per API product
- * of the token. Over the limit: 429 with
- * Retry-After. Every answer carries RateLimit-Limit, -Remaining and -Reset (of the tightest
- * quota when a product's and a route's both apply).
+ * The count of the calls of each app in `scope` ('product', or one route), per API product of the
+ * token. Over the limit: 429 with Retry-After. Every answer carries RateLimit-Limit, -Remaining
+ * and -Reset (of the tightest quota when a product's and a route's both apply).
  */
-export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number): Step {
+function quotaCount(options: QuotaSettings, scope: string): Count {
   const { limit, interval } = options;
-  const mode = options.window ?? 'calendar';
   const windowOf = calendarWindow(interval);
   const size = ROLLING_SIZE[interval];
   const prefix = keyPrefix(options, scope);
   const counted = countedAs(options);
-  const failed = storeFailure(options.failOpen ?? false);
-
-  function apply(ctx: RequestContext, result: QuotaResult, now: number): void {
-    const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
-    const tightest = ctx.rateLimit;
-    if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
-    if (!result.allowed) {
-      const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
-      throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });
-    }
-  }
-
-  return function quota(ctx: RequestContext): void | Promise<void> {
-    const now = clock();
-    const token = ctx.token!;
-    const key = `${prefix}${token.product}|${counted(token)}`;
-    const result = mode === 'calendar' ? counters.consumeQuota(key, limit, windowOf, now) : counters.consumeRolling(key, limit, size, now);
-    if (result instanceof Promise) return result.then((r) => apply(ctx, r, now), failed);
-    apply(ctx, result, now);
+  const keyOf = (ctx: RequestContext) => `${prefix}${ctx.token!.product}|${counted(ctx.token!)}`;
+  return {
+    check:
+      options.window === 'rolling'
+        ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size })
+        : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
+    apply(ctx, answer, now) {
+      const result = answer as QuotaResult;
+      const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
+      const tightest = ctx.rateLimit;
+      if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
+      if (!result.allowed) {
+        const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
+        throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });
+      }
+    },
+    failOpen: options.failOpen ?? false,
   };
+}
+
+/** The step of a quota of `scope` ('product', or one route). */
+export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number): Step {
+  return countStep([quotaCount(options, scope)], counters, clock);
 }
 
 export const quota: RequestPolicy<typeof QuotaOptions> = {

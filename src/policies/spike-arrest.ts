@@ -5,7 +5,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { SpikeResult } from '../store/port/index.ts';
-import { storeFailure, type RequestPolicy } from './policy.ts';
+import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
 const SpikeArrestOptions = Type.Object(
   {
@@ -29,24 +29,21 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     const by = options.key ?? (env.tokenEndpoint ? 'ip' : 'app');
     // Two spike arrests on one route (say a burst and a sustained rate) keep separate arrival times.
     const prefix = `spike|${env.route}|${options.rate}/${burst}/${by}|`;
-    const { counters, clock } = env;
     const keyOf =
       by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
-
-    const failed = storeFailure(options.failOpen ?? true);
-    const apply = (result: SpikeResult): void => {
-      if (!result.allowed) {
-        throw new GatewayError(429, 'spike_arrest', `rate of ${options.rate} exceeded`, {
-          policy: 'spikeArrest',
-          headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
-        });
-      }
+    const spike: Count = {
+      check: (ctx) => ({ kind: 'spike', key: keyOf(ctx), intervalMs, burst }),
+      apply(_ctx, answer) {
+        const result = answer as SpikeResult;
+        if (!result.allowed) {
+          throw new GatewayError(429, 'spike_arrest', `rate of ${options.rate} exceeded`, {
+            policy: 'spikeArrest',
+            headers: { 'retry-after': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
+          });
+        }
+      },
+      failOpen: options.failOpen ?? true,
     };
-
-    return function spikeArrest(ctx: RequestContext): void | Promise<void> {
-      const result = counters.spike(keyOf(ctx), intervalMs, burst, clock());
-      if (result instanceof Promise) return result.then(apply, failed);
-      apply(result);
-    };
+    return countStep([spike], env.counters, env.clock);
   },
 };

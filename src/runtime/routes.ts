@@ -6,7 +6,7 @@ import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
-import type { PolicyEnv, ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
@@ -149,7 +149,10 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   };
 }
 
-/** The steps of the request-side policies of one phase, in the order the YAML lists them. */
+/**
+ * The steps of the request-side policies of one phase, in the order the YAML lists them; counts
+ * listed one after another (a quota, then a spike arrest) are made by one step.
+ */
 export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access' | 'request', env: PolicyEnv): Step[] {
   const steps: Step[] = [];
   for (const entry of entries) {
@@ -157,7 +160,7 @@ export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access'
     const policy = policies[name];
     if (policy.phase === phase) steps.push(policy.create(options, env));
   }
-  return steps;
+  return joinCounts(steps, env);
 }
 
 /** The handlers of the response policies, in the order the YAML lists them. */

@@ -2,7 +2,7 @@
 // every worker thread of the gateway, so counts are exact across workers. A check takes the
 // table's lock (Atomics) for well under a microsecond. The SQLite driver keeps its quota windows
 // in the database (src/store/sqlite/counters.ts) so a restart does not reset them.
-import { rollingRetryAt, rollingUsed, type Counters, type QuotaResult, type SpikeResult, type WindowOf } from './port/counters.ts';
+import { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type WindowOf } from './port/counters.ts';
 
 /** One quota counter: the calls counted in [start, end), and in the window just before (rolling quotas). */
 export interface QuotaWindow {
@@ -142,6 +142,21 @@ export class CounterTable implements Counters {
     }
   }
 
+  consume(checks: readonly CounterCheck[], now: number): CounterResult[] {
+    const results: CounterResult[] = [];
+    for (const check of checks) {
+      const result =
+        check.kind === 'calendar'
+          ? this.consumeQuota(check.key, check.limit, check.windowOf, now)
+          : check.kind === 'rolling'
+            ? this.consumeRolling(check.key, check.limit, check.size, now)
+            : this.spike(check.key, check.intervalMs, check.burst, now);
+      results.push(result);
+      if (!result.allowed) break;
+    }
+    return results;
+  }
+
   /** Counts a call if the window has room; a refused call is not counted. */
   consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult {
     const d = this.#acquire(key, now);
@@ -165,11 +180,7 @@ export class CounterTable implements Counters {
     }
   }
 
-  /**
-   * A rolling window of `size` ms, estimated from two fixed windows: the current one's count plus
-   * the previous one's, weighted by how much of it still lies within the last `size` ms (rounded
-   * up, so the estimate never admits more than the limit when the previous calls came late).
-   */
+  /** A rolling window of `size` ms (see CounterCheck). */
   consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult {
     const d = this.#acquire(key, now);
     const data = this.#data;
@@ -197,10 +208,7 @@ export class CounterTable implements Counters {
     }
   }
 
-  /**
-   * GCRA: one call per `intervalMs` on average, up to `burst` at once. The key's theoretical
-   * arrival time (TAT) moves on by `intervalMs` per admitted call.
-   */
+  /** GCRA: one call per `intervalMs` on average, up to `burst` at once (see CounterCheck). */
   spike(key: string, intervalMs: number, burst: number, now: number): SpikeResult {
     const d = this.#acquire(key, now);
     const data = this.#data;

@@ -8,6 +8,7 @@ import { RedisCounters, RedisUsage } from '../../src/store/redis/counters.ts';
 import { RedisDb } from '../../src/store/redis/db.ts';
 import { RedisThrottles } from '../../src/store/redis/throttles.ts';
 import { hasRedis, startRedis, startRedisCluster, type RedisServer } from '../redis-server.ts';
+import { consumeQuota, consumeRolling, spike } from './contract/counters.ts';
 
 const skip = !hasRedis() && 'redis-server is not installed';
 const T0 = 1_700_000_000_000;
@@ -46,18 +47,18 @@ describe('RedisCounters', { skip }, () => {
   it('rejects with StoreUnavailable while Redis is down, without hanging, and counts again once it is back, on the same connection', async () => {
     await withRedis(async (server, db) => {
       const counters = new RedisCounters(db);
-      assert.deepEqual(await counters.consumeQuota('quota|a', 5, minute, T0), { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 });
+      assert.deepEqual(await consumeQuota(counters, 'quota|a', 5, minute, T0), { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 });
       await server.stop();
-      const down = await settled(counters.consumeQuota('quota|a', 5, minute, T0 + 1));
+      const down = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 1));
       assert.ok(down instanceof StoreUnavailable, `rejected with StoreUnavailable, got ${String(down)}`);
       await server.start();
       // Until the client has reconnected (its next attempt is at most a second away), calls fail as above.
       const deadline = Date.now() + BOUND_MS;
       let back: unknown;
-      while ((back = await settled(counters.consumeQuota('quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
+      while ((back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
       // The restarted server kept nothing (no persistence), its scripts included: they are loaded again.
       assert.deepEqual(back, { value: { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 } });
-      assert.deepEqual(await counters.spike('spike|a', 100, 1, T0), { allowed: true, retryAfterMs: 0 });
+      assert.deepEqual(await spike(counters, 'spike|a', 100, 1, T0), { allowed: true, retryAfterMs: 0 });
     });
   });
 
@@ -66,16 +67,16 @@ describe('RedisCounters', { skip }, () => {
     const db = new RedisDb({ connection: { kind: 'cluster', urls: cluster.seeds.map((s) => `redis://127.0.0.1:${s.port}`) }, keyPrefix: 'test:', timeoutMs: 500 });
     try {
       const counters = new RedisCounters(db);
-      assert.deepEqual(await counters.consumeQuota('quota|a', 5, minute, T0), { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 });
+      assert.deepEqual(await consumeQuota(counters, 'quota|a', 5, minute, T0), { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 });
       await Promise.all(cluster.nodes.map((node) => node.stop()));
       for (let i = 0; i < 2; i++) {
-        const down = await settled(counters.consumeQuota('quota|a', 5, minute, T0 + 1));
+        const down = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 1));
         assert.ok(down instanceof StoreUnavailable, `rejected with StoreUnavailable, got ${String(down)}`);
       }
       await Promise.all(cluster.nodes.map((node) => node.start()));
       const deadline = Date.now() + BOUND_MS;
       let back: unknown;
-      while ((back = await settled(counters.consumeQuota('quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
+      while ((back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
       // The nodes kept nothing: a count of 1 shows that the calls refused while they were down were not sent once they were back.
       assert.deepEqual(back, { value: { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 } });
     } finally {
@@ -87,9 +88,9 @@ describe('RedisCounters', { skip }, () => {
   it('every key it writes expires: a quota window one window after its end, an arrival time once passed, usage after a week, attempts after a day', async () => {
     await withRedis(async (_server, db) => {
       const counters = new RedisCounters(db);
-      await counters.consumeQuota('quota|calendar', 5, minute, T0);
-      await counters.consumeRolling('quota|rolling', 5, MINUTE, T0);
-      await counters.spike('spike|a', 1000 / 30, 3, T0);
+      await consumeQuota(counters, 'quota|calendar', 5, minute, T0);
+      await consumeRolling(counters, 'quota|rolling', 5, MINUTE, T0);
+      await spike(counters, 'spike|a', 1000 / 30, 3, T0);
       await new RedisUsage(db).add([{ appId: 'app-1', hour: T0, count: 1 }]);
       await new RedisThrottles(db).countAttempts([{ account: 'a@example.com', rule: { free: 1, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: DAY } }], T0);
       // Each time to live as set, less the milliseconds since (well under a second): a calendar

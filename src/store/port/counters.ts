@@ -21,27 +21,37 @@ export interface SpikeResult {
 export type WindowOf = (now: number) => { start: number; end: number };
 
 /**
+ * One count a call makes:
+ * - calendar: counts the call if the calendar window holding `now` has room; a refused call is not counted.
+ * - rolling: a window of `size` ms, estimated from two fixed windows: the current one's count plus
+ *   the previous one's, weighted by how much of it still lies within the last `size` ms (rounded
+ *   up, so the estimate never admits more than the limit when the previous calls came late).
+ * - spike: GCRA, one call per `intervalMs` on average, up to `burst` at once; the key's
+ *   theoretical arrival time (TAT) moves on by `intervalMs` per admitted call.
+ */
+export type CounterCheck =
+  | { kind: 'calendar'; key: string; limit: number; windowOf: WindowOf }
+  | { kind: 'rolling'; key: string; limit: number; size: number }
+  | { kind: 'spike'; key: string; intervalMs: number; burst: number };
+
+/** A check's answer: a QuotaResult for a calendar or rolling check, a SpikeResult for a spike check. */
+export type CounterResult = QuotaResult | SpikeResult;
+
+/**
  * The counts behind quota and spike arrest, exact across every thread and process that shares
  * the store. A driver may answer without a promise (counts in memory) or with one (counts on a
  * server); a count that cannot be made rejects with StoreUnavailable.
  */
 export interface Counters {
-  /** Counts a call if the calendar window holding `now` has room; a refused call is not counted. */
-  consumeQuota(key: string, limit: number, windowOf: WindowOf, now: number): QuotaResult | Promise<QuotaResult>;
   /**
-   * A rolling window of `size` ms, estimated from two fixed windows: the current one's count plus
-   * the previous one's, weighted by how much of it still lies within the last `size` ms (rounded
-   * up, so the estimate never admits more than the limit when the previous calls came late).
+   * Makes the checks in order, as one (a route's quota and spike arrest cost one round trip to a
+   * server), and stops at the first refused: the answers are those of the checks made, the last
+   * one refused if any. A check after a refused one counts nothing, as if made on its own after it.
    */
-  consumeRolling(key: string, limit: number, size: number, now: number): QuotaResult | Promise<QuotaResult>;
-  /**
-   * GCRA: one call per `intervalMs` on average, up to `burst` at once. The key's theoretical
-   * arrival time (TAT) moves on by `intervalMs` per admitted call.
-   */
-  spike(key: string, intervalMs: number, burst: number, now: number): SpikeResult | Promise<SpikeResult>;
+  consume(checks: readonly CounterCheck[], now: number): CounterResult[] | Promise<CounterResult[]>;
   /**
    * The calls a quota key has counted in the window holding `now`, without counting one: for a
-   * rolling window of `rollingSize` ms, estimated as consumeRolling does. 0 for a key never seen.
+   * rolling window of `rollingSize` ms, estimated as a rolling check does. 0 for a key never seen.
    */
   used(key: string, now: number, rollingSize?: number): number | Promise<number>;
 }

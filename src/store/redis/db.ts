@@ -17,7 +17,7 @@
 // subscription's connection, and trusts it only while they come back: a PING, answered after
 // every message published before it; on a Cluster, whose subscription has a connection of its
 // own, a message published on a channel only this instance hears.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { Cluster, Redis, ReplyError, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
 
@@ -42,13 +42,19 @@ type Client = Redis | Cluster;
 /** ioredis's options without `replyMapping`, whose declared type does not allow undefined under exactOptionalPropertyTypes. */
 type RedisOptions = Omit<AllRedisOptions, 'replyMapping'>;
 type Listener = (change: Change) => void;
+/** A command run() waits for: when it was issued (performance.now() ms), and how to fail its caller. */
+interface Waiting {
+  at: number;
+  reject: (err: Error) => void;
+  done: boolean;
+}
 
 /** One script: its keys, then its arguments; resolves to what the script returns. */
 export type Script = (keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
 
 /** How often each instance sends its heartbeat, and retries the changes it could not publish. */
 const BEAT_MS = 500;
-/** The message of ioredis's timeout, and of ours. */
+/** The message of a command that timed out. */
 const TIMED_OUT = 'Command timed out';
 /** Changes waiting to be published again, at most; beyond, they become one `everything`. */
 const UNSENT_MAX = 100;
@@ -84,6 +90,8 @@ function sentinelAddress(node: string): { host: string; port: number } {
 
 export class RedisDb implements ChangeFeed {
   readonly client: Client;
+  /** A Redis Cluster: a script's keys must then share a hash slot. */
+  readonly cluster: boolean;
   readonly #subscriber: Client;
   readonly #channel: string;
   /** Tells this instance's own messages from others'. */
@@ -128,7 +136,6 @@ export class RedisDb implements ChangeFeed {
     const common: RedisOptions = {
       keyPrefix: options.keyPrefix,
       enableAutoPipelining: true,
-      commandTimeout: options.timeoutMs,
       // A command issued while the connection is down fails at the next failed attempt to
       // reconnect (or its timeout) rather than waiting for Redis to come back.
       maxRetriesPerRequest: 0,
@@ -137,8 +144,9 @@ export class RedisDb implements ChangeFeed {
       lazyConnect: false,
     };
     this.client = connect(options.connection, common);
+    this.cluster = this.client instanceof Cluster;
     // The subscriber waits as long as it must: it is not on any request's path.
-    this.#subscriber = connect(options.connection, { ...common, keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
+    this.#subscriber = connect(options.connection, { ...common, keyPrefix: undefined, autoResubscribe: false });
 
     let reported = false;
     this.client.on('error', (err: Error) => {
@@ -288,39 +296,77 @@ export class RedisDb implements ChangeFeed {
    * BEAT_MS), each fails at once: a call of several commands, or the calls queued behind it,
    * would otherwise each wait out the timeout in turn.
    */
-  async run<T>(command: Promise<T>): Promise<T> {
-    this.#pending++;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      if (this.#stalled) {
-        // It is sent all the same (a write's outcome is then unknown: see unsure()), and its answer clears the stall.
-        command.then(this.#answered, () => {});
-        throw new Error('not answering: a command timed out, and none was answered since');
-      }
-      // ioredis's own timeout starts when the command is sent, and auto-pipelining sends a batch
-      // only once the batch before it is answered: behind a stalled batch, a command would wait
-      // out that batch's timeout, then its own. The timeout counts from here.
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(TIMED_OUT)), this.#timeoutMs);
-      });
-      const result = await Promise.race([command, timeout]);
-      this.#stalled = false;
-      return result;
-    } catch (err) {
-      // A command that timed out may still be answered: that answer ends the stall.
+  run<T>(command: Promise<T>): Promise<T> {
+    if (this.#stalled) {
+      // It is sent all the same (a write's outcome is then unknown: see unsure()), and its answer clears the stall.
       command.then(this.#answered, () => {});
-      if (err instanceof ReplyError) this.#stalled = false;
-      else if ((err as Error).message === TIMED_OUT && !this.#stalled) {
+      return Promise.reject(this.#failure(new Error('not answering: a command timed out, and none was answered since')));
+    }
+    this.#pending++;
+    return new Promise<T>((resolve, reject) => {
+      const waiting: Waiting = { at: performance.now(), reject, done: false };
+      this.#waiting.push(waiting);
+      this.#timer ??= setTimeout(this.#sweep, this.#timeoutMs);
+      command.then(
+        (value) => {
+          this.#stalled = false;
+          if (this.#settle(waiting)) resolve(value);
+        },
+        (err: Error) => {
+          if (err instanceof ReplyError) this.#stalled = false;
+          if (this.#settle(waiting)) reject(this.#failure(err));
+        },
+      );
+    });
+  }
+
+  /** Commands not yet answered nor timed out, oldest first (Redis answers in order); `#head` is the oldest's index. */
+  #waiting: Waiting[] = [];
+  #head = 0;
+  /** The one timer that times the oldest command out: ioredis's own timeout would start only when the command is sent. */
+  #timer: NodeJS.Timeout | undefined;
+
+  /** Marks a command answered (or timed out); false when it already was. */
+  #settle(waiting: Waiting): boolean {
+    if (waiting.done) return false;
+    waiting.done = true;
+    while (this.#head < this.#waiting.length && this.#waiting[this.#head]!.done) this.#head++;
+    if (this.#head === this.#waiting.length) {
+      this.#waiting = [];
+      this.#head = 0;
+    } else if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
+      this.#waiting = this.#waiting.slice(this.#head);
+      this.#head = 0;
+    }
+    if (--this.#pending === 0) this.#idle?.();
+    return true;
+  }
+
+  /**
+   * Times out every command issued `timeoutMs` ago or more, and waits for the next oldest. Auto-
+   * pipelining sends a batch only once the batch before it is answered: behind a stalled batch, a
+   * command would wait out that batch's timeout, then its own; the timeout counts from the issue.
+   */
+  readonly #sweep = () => {
+    this.#timer = undefined;
+    const now = performance.now();
+    let oldest: Waiting | undefined;
+    while ((oldest = this.#waiting[this.#head]) !== undefined && now - oldest.at >= this.#timeoutMs) {
+      const expired = oldest;
+      if (!this.#settle(expired)) continue;
+      if (!this.#stalled) {
         this.#stalled = true;
         // Asked at once, behind whatever stalled: answered as soon as Redis answers again.
         this.client.ping().then(this.#answered, () => {});
       }
-      const reason = this.#down === undefined ? (err as Error).message : `unreachable (${this.#down})`;
-      throw new StoreUnavailable(`the Redis store failed: ${reason}`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-      if (--this.#pending === 0) this.#idle?.();
+      expired.reject(this.#failure(new Error(TIMED_OUT)));
     }
+    if (oldest !== undefined) this.#timer = setTimeout(this.#sweep, Math.max(1, oldest.at + this.#timeoutMs - now));
+  };
+
+  #failure(err: Error): StoreUnavailable {
+    const reason = this.#down === undefined ? err.message : `unreachable (${this.#down})`;
+    return new StoreUnavailable(`the Redis store failed: ${reason}`, { cause: err });
   }
 
   /** Defines a Lua script (EVALSHA, loaded on first use and after a restart of Redis) whose keys get the prefix. */
@@ -329,10 +375,21 @@ export class RedisDb implements ChangeFeed {
     return (keys, args) => this.run(command(...keys, ...args));
   }
 
-  /** A Lua script over any number of keys (all of one hash tag, for Cluster). */
-  scriptOverKeys(name: string, lua: string): Script {
-    const command = this.#define(name, { lua });
-    return (keys, args) => this.run(command(keys.length, ...keys, ...args));
+  /**
+   * A Lua script over any number of keys (all of one hash tag, for Cluster), run by EVALSHA and
+   * sent whole when Redis does not have it. Not a command defined on the client: ioredis would
+   * batch it (auto-pipelining, on a Cluster) by its first argument, the number of keys, with
+   * commands whose keys are on other nodes; EVALSHA is batched by its first key.
+   */
+  scriptOverKeys(lua: string): Script {
+    const sha = createHash('sha1').update(lua).digest('hex');
+    return (keys, args) =>
+      this.run(
+        this.client.evalsha(sha, keys.length, ...keys, ...args).catch((err: unknown) => {
+          if (!(err instanceof ReplyError && (err as Error).message.startsWith('NOSCRIPT'))) throw err;
+          return this.client.eval(lua, keys.length, ...keys, ...args);
+        }),
+      );
   }
 
   /** Defines the script as a command of the client, and returns that command. */
@@ -372,6 +429,7 @@ export class RedisDb implements ChangeFeed {
   async #close(): Promise<void> {
     await this.#settled();
     clearInterval(this.#beat);
+    clearTimeout(this.#timer);
     this.#closed = true;
     this.#live = false;
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);

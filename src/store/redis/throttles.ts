@@ -56,7 +56,7 @@ export class RedisThrottles implements ThrottleStore {
 
   constructor(db: RedisDb) {
     this.#db = db;
-    this.#count = db.scriptOverKeys('gatewayCountAttempts', COUNT);
+    this.#count = db.scriptOverKeys(COUNT);
     this.#takeBack = db.script('gatewayTakeBackAttempt', 1, TAKE_BACK);
   }
 
