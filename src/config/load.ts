@@ -23,6 +23,8 @@ import {
   type UpstreamConfig,
 } from './schema.ts';
 import { configValidator } from './validator.ts';
+import { DocumentError, loadDocument, type ApiDocument, type Operation } from '../openapi/document.ts';
+import { describe, operationRoutes, type PolicyList } from '../openapi/routes.ts';
 
 export interface ConfigIssue {
   path: string;
@@ -83,6 +85,22 @@ export interface RouteSettings {
   /** Products whose tokens may call this route. */
   products: ReadonlySet<string>;
   policies: readonly PolicyEntry[];
+  /** The OpenAPI operation the route is (`api`: its document's name under `openapi`); undefined for a route written out. */
+  operation: { api: string; operation: Operation } | undefined;
+}
+
+/** A route as declared, before the products that offer it are known; `at` is where problems with it are reported. */
+interface DeclaredRoute {
+  name: string;
+  method: string;
+  path: string;
+  upstream: string;
+  scopes: readonly string[];
+  requireSubject: boolean;
+  policies: readonly PolicyList[];
+  at: (string | number)[];
+  operation: Operation | undefined;
+  api: string | undefined;
 }
 
 export interface ProductSettings {
@@ -154,6 +172,8 @@ export interface Config {
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
+  /** The OpenAPI documents under `openapi`, read and resolved. */
+  openapi: ReadonlyMap<string, ApiDocument>;
   products: ReadonlyMap<string, ProductSettings>;
 }
 
@@ -231,7 +251,8 @@ export function parseConfig(text: string, file: string, options: LoadOptions = {
   const at = (segments: (string | number)[], message: string) =>
     issues.push({ path: formatPath(segments), message, line: lineOf(nodeAt(doc, segments)) });
   const config = build(raw, file, at);
-  if (issues.length > 0) throw new ConfigError(file, issues);
+  // A document's policies are checked for each of its operations: a problem in them is said once.
+  if (issues.length > 0) throw new ConfigError(file, dedupe(issues));
   return deepFreeze(config);
 }
 
@@ -259,29 +280,72 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     upstreams.set(name, upstreamSettings(name, u, dir, (v, d, key) => duration(v, d, ['upstreams', name, key])));
   }
 
-  const routeProducts = new Map<string, Set<string>>();
+  // Every route: each operation of each OpenAPI document, then those written out under `routes`.
+  const documents = new Map<string, ApiDocument>();
+  const declared = new Map<string, DeclaredRoute>();
   const seenPaths = new Map<string, string>();
-  for (const [name, r] of Object.entries(raw.routes)) {
+  const declare = (route: DeclaredRoute) => {
+    const other = declared.get(route.name);
+    if (other !== undefined) {
+      report(route.at, `has the name of ${other.operation === undefined ? `route "${other.name}"` : `operation ${describe(other.operation)} of openapi.${other.api}`}`);
+      return;
+    }
+    const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
+    const clash = seenPaths.get(key);
+    if (clash !== undefined) {
+      const first = declared.get(clash)!;
+      report(route.operation === undefined ? [...route.at, 'path'] : route.at, `same method and path as ${first.operation === undefined ? `route "${clash}"` : `operation ${describe(first.operation)} of openapi.${first.api}`}`);
+      return;
+    }
+    seenPaths.set(key, route.name);
+    declared.set(route.name, route);
+  };
+  for (const [api, o] of Object.entries(raw.openapi ?? {})) {
+    if (!upstreams.has(o.upstream)) report(['openapi', api, 'upstream'], `unknown upstream "${o.upstream}"`);
+    let doc: ApiDocument;
+    try {
+      doc = loadDocument(path.resolve(dir, o.file));
+    } catch (err) {
+      if (!(err instanceof DocumentError)) throw err;
+      for (const issue of err.issues) report(['openapi', api, 'file'], `${issue.message} (${path.relative(dir, issue.file) || issue.file}${issue.line === undefined ? '' : `:${issue.line}`})`);
+      continue;
+    }
+    documents.set(api, doc);
+    for (const op of operationRoutes(api, o, doc, report)) {
+      declare({ ...op, upstream: o.upstream, requireSubject: o.requireSubject ?? false, at: ['openapi', api, 'operations', op.name], api });
+    }
+  }
+  for (const [name, r] of Object.entries(raw.routes ?? {})) {
     if (!upstreams.has(r.upstream)) report(['routes', name, 'upstream'], `unknown upstream "${r.upstream}"`);
-    const key = `${r.method} ${r.path.replace(/\{[^}]+\}/g, '{}')}`;
-    const other = seenPaths.get(key);
-    if (other !== undefined) report(['routes', name, 'path'], `same method and path as route "${other}"`);
-    seenPaths.set(key, name);
-    routeProducts.set(name, new Set());
+    declare({ name, method: r.method, path: r.path, upstream: r.upstream, scopes: r.scopes ?? [], requireSubject: r.requireSubject ?? false, policies: [{ at: ['routes', name, 'policies'], entries: r.policies ?? [] }], at: ['routes', name], operation: undefined, api: undefined });
   }
 
+  const routeProducts = new Map<string, Set<string>>([...declared.keys()].map((name) => [name, new Set<string>()]));
   const products = new Map<string, ProductSettings>();
   for (const [name, p] of Object.entries(raw.products)) {
     const grants = new Set<GrantTypeName>(p.grants ?? ['client_credentials']);
-    const scopes = p.scopes ?? [];
-    p.routes.forEach((routeName, i) => {
-      const route = raw.routes[routeName];
-      if (route === undefined) return report(['products', name, 'routes', i], `unknown route "${routeName}"`);
-      routeProducts.get(routeName)?.add(name);
-      for (const s of route.scopes ?? []) {
-        if (!scopes.includes(s)) report(['routes', routeName, 'scopes'], `scope "${s}" is not declared by product "${name}"`);
+    const members: string[] = [];
+    const scopes = new Set(p.scopes ?? []);
+    if (p.routes === undefined && p.openapi === undefined) report(['products', name], 'needs "routes", "openapi" or both');
+    (p.openapi ?? []).forEach((api, i) => {
+      if (raw.openapi?.[api] === undefined) return report(['products', name, 'openapi', i], `unknown OpenAPI document "${api}" (not under openapi)`);
+      for (const route of declared.values()) {
+        if (route.api !== api || members.includes(route.name)) continue;
+        members.push(route.name);
+        // The document declares its operations' scopes: the product offers them.
+        for (const s of route.scopes) scopes.add(s);
       }
     });
+    (p.routes ?? []).forEach((routeName, i) => {
+      const route = declared.get(routeName);
+      if (route === undefined) return report(['products', name, 'routes', i], `unknown route "${routeName}"`);
+      if (!members.includes(routeName)) members.push(routeName);
+      if (route.operation !== undefined) for (const s of route.scopes) scopes.add(s);
+      for (const s of route.scopes) {
+        if (!scopes.has(s)) report(['routes', routeName, 'scopes'], `scope "${s}" is not declared by product "${name}"`);
+      }
+    });
+    for (const routeName of members) routeProducts.get(routeName)?.add(name);
     if (grants.has('password') && p.authServer === undefined) {
       report(['products', name, 'grants'], 'the password grant needs "authServer"');
     }
@@ -295,8 +359,8 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       name,
       displayName: p.displayName ?? name,
       description: p.description ?? '',
-      routes: p.routes,
-      scopes,
+      routes: members,
+      scopes: [...scopes],
       grants,
       authServer: p.authServer,
       accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, 3600, ['products', name, 'accessTokenLifetime']) / 1000),
@@ -310,16 +374,17 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   }
 
   const routes = new Map<string, RouteSettings>();
-  for (const [name, r] of Object.entries(raw.routes)) {
-    routes.set(name, {
-      name,
+  for (const r of declared.values()) {
+    routes.set(r.name, {
+      name: r.name,
       method: r.method,
       path: r.path,
       upstream: r.upstream,
-      scopes: r.scopes ?? [],
-      requireSubject: r.requireSubject ?? false,
-      products: routeProducts.get(name) ?? new Set(),
-      policies: checkPolicies(r.policies ?? [], ['routes', name, 'policies'], { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path }, report),
+      scopes: r.scopes,
+      requireSubject: r.requireSubject,
+      products: routeProducts.get(r.name) ?? new Set(),
+      policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path }, report)),
+      operation: r.operation === undefined ? undefined : { api: r.api!, operation: r.operation },
     });
   }
 
@@ -382,6 +447,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     authServers,
     upstreams,
     routes,
+    openapi: documents,
     products,
   };
 }

@@ -257,11 +257,34 @@ const Route = Type.Object(
   Strict,
 );
 
+const Policies = Type.Object({ policies: Type.Array(policySchema) }, Strict);
+
+/** An OpenAPI 3.0 or 3.1 document whose every operation is a route, named by its operationId. */
+const OpenApi = Type.Object(
+  {
+    /** The document (YAML or JSON); its $refs to files beside it are followed. */
+    file: Type.String({ minLength: 1 }),
+    upstream: Name,
+    /** Put before every path of the document (default: the path of its first server's URL, such as /v1). */
+    basePath: Type.Optional(Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$' })),
+    /** Policies of every operation; then those of each of its tags, then its own (`operations`). */
+    policies: Type.Optional(Type.Array(policySchema)),
+    tags: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Policies, Strict)),
+    operations: Type.Optional(Type.Record(Name, Policies, Strict)),
+    /** Only tokens issued for a user may call its operations. */
+    requireSubject: Type.Optional(Type.Boolean()),
+  },
+  Strict,
+);
+
 const Product = Type.Object(
   {
     displayName: Type.Optional(Type.String()),
     description: Type.Optional(Type.String()),
-    routes: Type.Array(Name, { minItems: 1, uniqueItems: true }),
+    /** Routes by name; an OpenAPI document's operations are routes named by their operationId. */
+    routes: Type.Optional(Type.Array(Name, { minItems: 1, uniqueItems: true })),
+    /** Every operation of these documents (names under `openapi`). */
+    openapi: Type.Optional(Type.Array(Name, { minItems: 1, uniqueItems: true })),
     scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
     grants: Type.Optional(Type.Array(GrantType, { minItems: 1, uniqueItems: true })),
     authServer: Type.Optional(Name),
@@ -297,7 +320,9 @@ export const configSchema = Type.Object(
     mail: Type.Optional(Mail),
     authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
     upstreams: Type.Record(Name, Upstream, Strict),
-    routes: Type.Record(Name, Route, Strict),
+    routes: Type.Optional(Type.Record(Name, Route, Strict)),
+    /** OpenAPI documents, each a set of routes. */
+    openapi: Type.Optional(Type.Record(Name, OpenApi, Strict)),
     products: Type.Record(Name, Product, Strict),
   },
   { ...Strict, title: 'token gateway configuration' },

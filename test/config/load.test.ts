@@ -200,6 +200,7 @@ describe('parseConfig: valid configurations', () => {
       requireSubject: false,
       products: ['p'],
       policies: [],
+      operation: undefined,
     });
     const product = get(config.products, 'p');
     assert.deepEqual({ ...product, grants: [...product.grants] }, {

@@ -1,0 +1,225 @@
+// An OpenAPI document as the source of a product's routes (`openapi:` in the YAML): each
+// operation a route named by its operationId, at the document's base path, guarded by its
+// security scopes, with policies attached to the document, a tag or one operation; $refs to
+// files beside the document; clashes and broken documents refused with their lines.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfigFile } from '../../src/config/load.ts';
+import { bearer, call, configYaml, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+
+const ORDERS = `openapi: 3.0.3
+info: { title: Orders, version: '1.0' }
+servers:
+  - url: https://api.example.com/shop
+security:
+  - oauth: [orders:read]
+components:
+  securitySchemes:
+    oauth:
+      type: oauth2
+      flows:
+        clientCredentials:
+          tokenUrl: /oauth2/token
+          scopes: { 'orders:read': read orders, 'orders:write': place orders }
+paths:
+  /orders:
+    get:
+      operationId: listOrders
+      tags: [orders]
+      responses: { '200': { description: the orders } }
+    post:
+      operationId: createOrder
+      tags: [orders]
+      security:
+        - oauth: [orders:write]
+      requestBody:
+        content:
+          application/json:
+            schema: { $ref: './common.yaml#/components/schemas/Order' }
+      responses: { '201': { description: created } }
+  /orders/{id}:
+    parameters:
+      - $ref: './common.yaml#/components/parameters/OrderId'
+    get:
+      operationId: getOrder
+      tags: [orders]
+      responses:
+        '200':
+          description: one order
+          content:
+            application/json:
+              schema: { $ref: './common.yaml#/components/schemas/Order' }
+  /admin/report:
+    get:
+      operationId: report
+      tags: [admin]
+      responses: { '200': { description: a report } }
+`;
+
+const COMMON = `components:
+  parameters:
+    OrderId:
+      name: id
+      in: path
+      required: true
+      schema: { type: string, pattern: '^[0-9]+$' }
+  schemas:
+    Order:
+      type: object
+      required: [item]
+      properties:
+        item: { type: string }
+        quantity: { $ref: '#/components/schemas/Quantity' }
+    Quantity: { type: integer, minimum: 1 }
+`;
+
+function writeDocs(dir: string, orders = ORDERS, common = COMMON): void {
+  writeFileSync(path.join(dir, 'orders.yaml'), orders);
+  writeFileSync(path.join(dir, 'common.yaml'), common);
+}
+
+const openapiYaml = (upstream: string, extra = '') => `openapi:
+  orders:
+    file: orders.yaml
+    upstream: ${upstream}
+${extra}`;
+
+describe('routes from an OpenAPI document', () => {
+  let gateway: TestGateway;
+  let upstream: Upstream;
+  let read: string;
+  let write: string;
+
+  before(async () => {
+    upstream = await startUpstream();
+    const temp = tempDir();
+    writeDocs(temp.dir);
+    gateway = await startTestGateway(
+      {
+        upstreams: `  shop:\n    url: ${upstream.url}`,
+        extra: openapiYaml(
+          'shop',
+          `    tags:
+      admin:
+        policies:
+          - ipAccess: { deny: [127.0.0.0/8, '::1'] }
+    operations:
+      createOrder:
+        policies:
+          - quota: { limit: 1, interval: hour }`,
+        ),
+        products: '  shop:\n    openapi: [orders]',
+      },
+      { dir: temp.dir },
+    );
+    const app = await gateway.client('shop');
+    read = (await tokenRequest(gateway.url, { grant_type: 'client_credentials', scope: 'orders:read' }, app)).body.access_token as string;
+    write = (await tokenRequest(gateway.url, { grant_type: 'client_credentials', scope: 'orders:write' }, app)).body.access_token as string;
+    assert.ok(read && write);
+  });
+  after(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('serves each operation at the base path of its first server, and forwards that very path', async () => {
+    const list = await call(`${gateway.url}/shop/orders?page=2`, { headers: bearer(read) });
+    assert.equal(list.status, 200);
+    const one = await call(`${gateway.url}/shop/orders/42`, { headers: bearer(read) });
+    assert.equal(one.status, 200);
+    assert.deepEqual(
+      upstream.received.slice(-2).map((r) => `${r.method} ${r.url}`),
+      ['GET /shop/orders?page=2', 'GET /shop/orders/42'],
+    );
+  });
+
+  it("asks for the scopes of each operation's security requirement, its own over the document's", async () => {
+    const refused = await call(`${gateway.url}/shop/orders`, { method: 'POST', headers: { ...bearer(read), 'content-type': 'application/json' }, body: '{"item":"tea"}' });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, 'insufficient_scope');
+    assert.match(refused.headers.get('www-authenticate') ?? '', /error="insufficient_scope", .*scope="orders:write"$/);
+    assert.equal((await call(`${gateway.url}/shop/orders`, { headers: bearer(write) })).status, 403, 'listOrders needs orders:read');
+  });
+
+  it("attaches policies to one operation (by operationId) and to a tag's operations", async () => {
+    const post = () => call(`${gateway.url}/shop/orders`, { method: 'POST', headers: { ...bearer(write), 'content-type': 'application/json' }, body: '{"item":"tea"}' });
+    assert.equal((await post()).status, 200);
+    const second = await post();
+    assert.equal(second.status, 429);
+    assert.equal(second.body.code, 'quota_exceeded');
+    const report = await call(`${gateway.url}/shop/admin/report`, { headers: bearer(read) });
+    assert.equal(report.status, 403);
+    assert.equal(report.body.code, 'ip_denied');
+  });
+
+  it('answers 404 for a path the document does not have, and 405 for a method it does not list', async () => {
+    assert.equal((await call(`${gateway.url}/shop/invoices`, { headers: bearer(read) })).status, 404);
+    assert.equal((await call(`${gateway.url}/shop/orders/42`, { method: 'DELETE', headers: bearer(read) })).status, 405);
+  });
+});
+
+describe('an OpenAPI document in the config', () => {
+  /** The config's problems when the documents are as given. */
+  function problems(extra: string, docs: { orders?: string; common?: string } = {}, routes = ''): string {
+    const temp = tempDir();
+    try {
+      writeDocs(temp.dir, docs.orders, docs.common);
+      const file = path.join(temp.dir, 'gateway.yaml');
+      writeFileSync(file, configYaml({ extra, routes, products: '  shop:\n    openapi: [orders]' }));
+      try {
+        loadConfigFile(file, { env: {} });
+      } catch (err) {
+        if (err instanceof ConfigError) return err.message;
+        throw err;
+      }
+      return '';
+    } finally {
+      temp.remove();
+    }
+  }
+
+  it('loads, with its operations as routes of the product, their scopes declared by it', () => {
+    const temp = tempDir();
+    writeDocs(temp.dir);
+    const file = path.join(temp.dir, 'gateway.yaml');
+    writeFileSync(file, configYaml({ extra: openapiYaml('backend'), products: '  shop:\n    openapi: [orders]' }));
+    const config = loadConfigFile(file, { env: {} });
+    temp.remove();
+    const shop = config.products.get('shop')!;
+    assert.deepEqual(shop.routes, ['listOrders', 'createOrder', 'getOrder', 'report']);
+    assert.deepEqual([...shop.scopes].sort(), ['orders:read', 'orders:write']);
+    const route = config.routes.get('getOrder')!;
+    assert.deepEqual({ method: route.method, path: route.path, scopes: route.scopes, api: route.operation?.api }, { method: 'GET', path: '/shop/orders/{id}', scopes: ['orders:read'], api: 'orders' });
+    assert.deepEqual([...route.products], ['shop']);
+  });
+
+  it('refuses a route written out with the name or the method and path of an operation, on the line of that route', () => {
+    const byName = problems(openapiYaml('backend'), {}, '  listOrders:\n    method: GET\n    path: /v2/orders\n    upstream: backend');
+    assert.match(byName, /^routes\.listOrders: has the name of operation GET \/orders \(orders\.yaml:\d+\) of openapi\.orders \(gateway\.yaml:\d+\)$/m);
+    const byPath = problems(openapiYaml('backend'), {}, '  mine:\n    method: GET\n    path: /shop/orders/{orderId}\n    upstream: backend');
+    assert.match(byPath, /^routes\.mine\.path: same method and path as operation GET \/orders\/\{id\} \(orders\.yaml:\d+\) of openapi\.orders \(gateway\.yaml:\d+\)$/m);
+  });
+
+  it('names the file and line of a $ref that points nowhere, a remote $ref, an operation without operationId', () => {
+    const nowhere = problems(openapiYaml('backend'), { common: COMMON.replace("'#/components/schemas/Quantity'", "'#/components/schemas/Missing'") });
+    assert.match(nowhere, /openapi\.orders\.file: \$ref "#\/components\/schemas\/Missing" points nowhere \(common\.yaml has no \/components\/schemas\/Missing\) \(common\.yaml:14\)/);
+    const remote = problems(openapiYaml('backend'), { orders: ORDERS.replace("'./common.yaml#/components/schemas/Order'", "'https://example.com/order.yaml'") });
+    assert.match(remote, /\$ref "https:\/\/example\.com\/order\.yaml": only references to files beside the document are followed, never remote ones \(orders\.yaml:29\)/);
+    const unnamed = problems(openapiYaml('backend'), { orders: ORDERS.replace('      operationId: report\n', '') });
+    assert.match(unnamed, /openapi\.orders\.file: operation GET \/admin\/report \(orders\.yaml:44\) has no operationId: the gateway names its route by it/);
+    const missing = problems(openapiYaml('backend'), { orders: ORDERS.replace("'./common.yaml#", "'./nope.yaml#") });
+    assert.match(missing, /cannot read .*nope\.yaml: no such file \(orders\.yaml:29\)/);
+  });
+
+  it('refuses policies for a tag or an operationId the document does not have', () => {
+    const text = problems(openapiYaml('backend', '    tags:\n      billing: { policies: [] }\n    operations:\n      deleteOrder: { policies: [] }'));
+    assert.match(text, /openapi\.orders\.tags\.billing: no operation of orders\.yaml has the tag "billing" \(gateway\.yaml:\d+\)/);
+    assert.match(text, /openapi\.orders\.operations\.deleteOrder: orders\.yaml has no operation "deleteOrder" \(gateway\.yaml:\d+\)/);
+  });
+
+  it('refuses what is not an OpenAPI 3.0 or 3.1 document', () => {
+    assert.match(problems(openapiYaml('backend'), { orders: 'swagger: "2.0"\ninfo: {}\n' }), /not an OpenAPI 3\.0 or 3\.1 document/);
+  });
+});
