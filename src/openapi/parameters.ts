@@ -8,7 +8,10 @@
 // '%2C' is data, ',' a delimiter. spaceDelimited, pipeDelimited and deepObject are the other way
 // round: Appendix E says their delimiters (space, '|', '[' ']') MUST be percent-encoded, and that a
 // single decoding pass cannot tell an encoded delimiter from data; their values are decoded first,
-// then split. A malformed percent-encoding (or one that is not UTF-8) is a read error.
+// then split. A malformed percent-encoding (or one that is not UTF-8) is a read error. Header and
+// cookie values are decoded too, since simple and form are RFC 6570 expansions, which encode; a
+// header that carries a raw '%' wants `content: text/plain` instead (Appendix D), not a style.
+// Cookies follow the table's examples without RFC 6570's leading '?' (Appendix D leaves it open).
 //
 // '+' in the query string is a space: Appendix C and E treat the query string as
 // application/x-www-form-urlencoded (where '+' must be sent as %2B), and that is how the upstream's
@@ -345,7 +348,6 @@ function deepObjectReader(p: Compiled): Reader {
     const query = parsed(request);
     if (query.error !== undefined) return { error: query.error };
     const entries: [string, string][] = [];
-    const seen = new Set<string>();
     for (const [name, values] of query.params) {
       if (name === p.name) return { error: `${p.where} must be given as ${p.name}[property]=value` };
       if (!name.startsWith(prefix)) continue;
@@ -354,8 +356,8 @@ function deepObjectReader(p: Compiled): Reader {
       const key = name.slice(prefix.length, close);
       // Style Values: deepObject represents objects with scalar properties; deeper nesting is undefined.
       if (close !== name.length - 1 || key.includes('[')) return { error: `${p.where} is nested more than one level deep` };
-      if (values.length > 1 || seen.has(key)) return { error: `${p.where}: property ${key} is given more than once` };
-      seen.add(key);
+      // Names are compared decoded, so color[R] and color%5BR%5D are one name given twice.
+      if (values.length > 1) return { error: `${p.where}: property ${key} is given more than once` };
       const value = decode(values[0] as string, true);
       if (value === undefined) return malformed(p);
       entries.push([key, value]);
