@@ -25,6 +25,7 @@ import {
 import { configValidator } from './validator.ts';
 import { DocumentError, loadDocument, type ApiDocument, type Operation } from '../openapi/document.ts';
 import { describe, operationRoutes, type PolicyList } from '../openapi/routes.ts';
+import { DocumentValidators } from '../openapi/validators.ts';
 
 export interface ConfigIssue {
   path: string;
@@ -318,6 +319,20 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   for (const [name, r] of Object.entries(raw.routes ?? {})) {
     if (!upstreams.has(r.upstream)) report(['routes', name, 'upstream'], `unknown upstream "${r.upstream}"`);
     declare({ name, method: r.method, path: r.path, upstream: r.upstream, scopes: r.scopes ?? [], requireSubject: r.requireSubject ?? false, policies: [{ at: ['routes', name, 'policies'], entries: r.policies ?? [] }], at: ['routes', name], operation: undefined, api: undefined });
+  }
+
+  // What a document asks that the gateway cannot check (a style its parameter cannot have, a schema ajv refuses) is said here.
+  for (const [api, doc] of documents) {
+    const validators = new DocumentValidators(doc);
+    for (const route of declared.values()) {
+      if (route.api !== api) continue;
+      try {
+        validators.request(route.operation!, route.path, 0);
+      } catch (err) {
+        if (!(err instanceof TypeError)) throw err;
+        report(['openapi', api, 'file'], `operation ${describe(route.operation!)}: ${err.message}`);
+      }
+    }
   }
 
   const routeProducts = new Map<string, Set<string>>([...declared.keys()].map((name) => [name, new Set<string>()]));

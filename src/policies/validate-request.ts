@@ -97,7 +97,7 @@ function isIntegerSchema(node: unknown, doc: Record<string, unknown> | undefined
  * such an upstream as limit=1000. A ';' separator, and a bracketed name the schema does not
  * declare, are refused.
  */
-function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
+export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
   if (query.includes(';')) found.push({ pointer: '/query', message: "must separate parameters with '&' only, not ';'" });
   for (const name in raw) {
     if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
@@ -137,7 +137,7 @@ function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, str
   }
 }
 
-function exactNumber(given: string, value: number, integer: boolean): boolean {
+export function exactNumber(given: string, value: number, integer: boolean): boolean {
   return exactDecimal(given, value) && (!integer || INTEGER.test(given));
 }
 

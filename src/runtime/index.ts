@@ -44,7 +44,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const { counters } = store;
   const configDir = path.dirname(config.file);
   const { maxBodySize } = config.listen;
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, realm: config.oauth.realm, configDir }, services);
+  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir }, services);
 
   const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, clock, counters, logger, maxBodySize };
   const tokenPolicies = compilePolicies(config.oauth.policies, 'access', tokenSite);

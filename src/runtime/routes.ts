@@ -11,6 +11,7 @@ import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
+import { DocumentValidators } from '../openapi/validators.ts';
 
 /** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
 export interface CompiledRoute {
@@ -38,7 +39,7 @@ export interface RouteTable {
 }
 
 /** The sections of the config a route table is compiled from. */
-export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen'> & { realm: string; configDir: string };
+export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen' | 'openapi'> & { realm: string; configDir: string };
 
 /** The services the route table's steps use. */
 export interface RouteServices {
@@ -78,6 +79,9 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
     return productQuotas.get(ctx.token!.product)?.(ctx);
   };
 
+  // One set of validators per OpenAPI document: its files compiled into ajv once.
+  const documents = new Map([...config.openapi].map(([name, doc]) => [name, new DocumentValidators(doc)]));
+
   const byPath = new Map<string, Map<string, CompiledRoute>>();
   for (const route of config.routes.values()) {
     const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, clock, counters, logger, maxBodySize };
@@ -87,6 +91,8 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       ...compilePolicies(route.policies, 'access', env),
       // After the route's own access policies, so the calls they refuse do not use it up.
       ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
+      // A route from an OpenAPI document validates its requests against it first.
+      ...(route.operation === undefined ? [] : [documents.get(route.operation.api)!.request(route.operation.operation, route.path, maxBodySize)]),
       ...compilePolicies(route.policies, 'request', env),
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];

@@ -28,6 +28,9 @@ paths:
     get:
       operationId: listOrders
       tags: [orders]
+      parameters:
+        - { name: limit, in: query, schema: { type: integer, maximum: 100 } }
+        - { name: status, in: query, explode: false, schema: { type: array, items: { type: string, enum: [open, shipped] } } }
       responses: { '200': { description: the orders } }
     post:
       operationId: createOrder
@@ -154,6 +157,36 @@ describe('routes from an OpenAPI document', () => {
     assert.equal(report.body.code, 'ip_denied');
   });
 
+  it('validates path, query and body against the document: 400 listing each failure with where it was', async () => {
+    const bad = await call(`${gateway.url}/shop/orders?limit=500&status=open,lost`, { headers: bearer(read) });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('content-type'), 'application/problem+json');
+    assert.deepEqual(bad.body.errors, [
+      { in: 'query', name: 'limit', pointer: '/query/limit', message: 'must be <= 100' },
+      { in: 'query', name: 'status', pointer: '/query/status/1', message: 'must be equal to one of the allowed values' },
+    ]);
+    assert.equal((await call(`${gateway.url}/shop/orders?limit=100&status=open,shipped`, { headers: bearer(read) })).status, 200);
+    const id = await call(`${gateway.url}/shop/orders/abc`, { headers: bearer(read) });
+    assert.equal(id.status, 400);
+    assert.deepEqual(id.body.errors, [{ in: 'path', name: 'id', pointer: '/path/id', message: 'must match pattern "^[0-9]+$"' }]);
+    const fraction = await call(`${gateway.url}/shop/orders?limit=10.0`, { headers: bearer(read) });
+    assert.deepEqual(fraction.body.errors, [{ in: 'query', name: 'limit', pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
+    // Another app: the quota of createOrder counts each app's calls, and another test used this one's.
+    const other = await gateway.client('shop');
+    const writer = (await tokenRequest(gateway.url, { grant_type: 'client_credentials', scope: 'orders:write' }, other)).body.access_token as string;
+    const body = await call(`${gateway.url}/shop/orders`, { method: 'POST', headers: { ...bearer(writer), 'content-type': 'application/json' }, body: '{"quantity":0}' });
+    assert.equal(body.status, 400);
+    assert.deepEqual(body.body.errors, [
+      { in: 'body', pointer: '/body/item', message: 'is required' },
+      { in: 'body', pointer: '/body/quantity', message: 'must be >= 1' },
+    ]);
+    const third = await gateway.client('shop');
+    const writer3 = (await tokenRequest(gateway.url, { grant_type: 'client_credentials', scope: 'orders:write' }, third)).body.access_token as string;
+    const text = await call(`${gateway.url}/shop/orders`, { method: 'POST', headers: { ...bearer(writer3), 'content-type': 'text/plain' }, body: 'tea' });
+    assert.equal(text.status, 415);
+    assert.equal(text.body.detail, 'the body must be application/json');
+  });
+
   it('answers 404 for a path the document does not have, and 405 for a method it does not list', async () => {
     assert.equal((await call(`${gateway.url}/shop/invoices`, { headers: bearer(read) })).status, 404);
     assert.equal((await call(`${gateway.url}/shop/orders/42`, { method: 'DELETE', headers: bearer(read) })).status, 405);
@@ -206,11 +239,11 @@ describe('an OpenAPI document in the config', () => {
     const nowhere = problems(openapiYaml('backend'), { common: COMMON.replace("'#/components/schemas/Quantity'", "'#/components/schemas/Missing'") });
     assert.match(nowhere, /openapi\.orders\.file: \$ref "#\/components\/schemas\/Missing" points nowhere \(common\.yaml has no \/components\/schemas\/Missing\) \(common\.yaml:14\)/);
     const remote = problems(openapiYaml('backend'), { orders: ORDERS.replace("'./common.yaml#/components/schemas/Order'", "'https://example.com/order.yaml'") });
-    assert.match(remote, /\$ref "https:\/\/example\.com\/order\.yaml": only references to files beside the document are followed, never remote ones \(orders\.yaml:29\)/);
+    assert.match(remote, /\$ref "https:\/\/example\.com\/order\.yaml": only references to files beside the document are followed, never remote ones \(orders\.yaml:32\)/);
     const unnamed = problems(openapiYaml('backend'), { orders: ORDERS.replace('      operationId: report\n', '') });
-    assert.match(unnamed, /openapi\.orders\.file: operation GET \/admin\/report \(orders\.yaml:44\) has no operationId: the gateway names its route by it/);
+    assert.match(unnamed, /openapi\.orders\.file: operation GET \/admin\/report \(orders\.yaml:47\) has no operationId: the gateway names its route by it/);
     const missing = problems(openapiYaml('backend'), { orders: ORDERS.replace("'./common.yaml#", "'./nope.yaml#") });
-    assert.match(missing, /cannot read .*nope\.yaml: no such file \(orders\.yaml:29\)/);
+    assert.match(missing, /cannot read .*nope\.yaml: no such file \(orders\.yaml:32\)/);
   });
 
   it('refuses policies for a tag or an operationId the document does not have', () => {

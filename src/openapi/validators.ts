@@ -1,0 +1,290 @@
+// Request validation from an OpenAPI document, compiled once per document: each operation's
+// path, query, header and cookie parameters (read by their style and explode, then checked by
+// ajv against their schemas as one object) and its body by content type. A failure is a 400
+// problem+json listing each one with where it was: `in`, `name` and a JSON pointer.
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { GatewayError } from '../errors.ts';
+import { readBody, tooLarge } from '../http/body.ts';
+import { hasBody, mediaType } from '../http/request.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+import { escapeToken } from '../policies/json-pointer.ts';
+import { failures } from '../policies/schemas.ts';
+import { ambiguousQuery, exactNumber } from '../policies/validate-request.ts';
+import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from './document.ts';
+import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
+
+/** One failure of a request: where (`in`: path, query, header, cookie or body; the parameter's name), a JSON pointer, and what is wrong. */
+export interface RequestFailure {
+  in: 'path' | 'query' | 'header' | 'cookie' | 'body';
+  name?: string;
+  pointer: string;
+  message: string;
+}
+
+const LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
+
+/** What the validators of one document share: its files, compiled into an ajv that coerces (parameters, forms) and one that does not (JSON). */
+export class DocumentValidators {
+  readonly #coercing: Ajv;
+  readonly #strict: Ajv;
+
+  constructor(doc: ApiDocument) {
+    this.#coercing = documentAjv(doc, true);
+    this.#strict = documentAjv(doc, false);
+  }
+
+  /**
+   * The step validating requests of `op`, served at `routePath` (the document's path after the
+   * base path); `maxBodySize` bounds a body it reads. Throws a TypeError naming what the document
+   * gets wrong (a style its parameter cannot have, a schema ajv cannot compile).
+   */
+  request(op: Operation, routePath: string, maxBodySize: number): Step {
+    const params = op.parameters.filter((p) => !isIgnoredParameter(p));
+    const queryNames = params.filter((p) => p.in === 'query').map((p) => p.name);
+    const declared = new Set(queryNames);
+    const readers = params.map((p) => ({ param: p, read: compileParameter({ name: p.name, in: p.in, ...(p.style !== undefined && { style: p.style }), ...(p.explode !== undefined && { explode: p.explode }), ...shapeOf(p, queryNames) }) }));
+    const segments = routePath.split('/');
+    const pathIndex = new Map(segments.flatMap((s, i) => (s.startsWith('{') ? [[s.slice(1, -1), i] as const] : [])));
+    const checkParams = params.length === 0 ? undefined : this.#compile(this.#coercing, parametersSchema(params), `${op.method} ${op.path} parameters`);
+    const integers = new Set(params.filter((p) => isInteger(p.resolvedSchema)).map((p) => `${p.in} ${p.name}`));
+    const body = op.body === undefined ? undefined : this.#bodyCheckers(op.body.content, `${op.method} ${op.path} body`);
+    const bodyRequired = op.body?.required === true;
+
+    const validateBody = async (ctx: RequestContext, found: RequestFailure[]): Promise<void> => {
+      const type = mediaType(ctx.req.headers['content-type']);
+      const checker = body!.find((b) => matches(b.range, type));
+      if (checker === undefined) {
+        throw new GatewayError(415, 'unsupported_media_type', `the body must be ${body!.map((b) => b.range).join(' or ')}`, { policy: 'openapi' });
+      }
+      ctx.body ??= await readBody(ctx.req, maxBodySize);
+      if (ctx.body.length > maxBodySize) throw tooLarge(maxBodySize);
+      await checker.check(ctx.body, ctx.req.headers['content-type'] as string, found);
+      refuse(found);
+    };
+
+    return function validateOperation(ctx: RequestContext): void | Promise<void> {
+      const found: RequestFailure[] = [];
+      if (checkParams !== undefined) {
+        const parts = ctx.path.split('/');
+        const path: Record<string, string> = {};
+        for (const [name, i] of pathIndex) path[name] = parts[i] ?? '';
+        const raw: RawRequest = { path, query: ctx.query, headers: ctx.req.headers, parsedQuery: parseQuery(ctx.query) };
+        if (ctx.query !== '') {
+          const ambiguous: { pointer: string; message: string }[] = [];
+          ambiguousQuery(ctx.query, queryObjectOf(raw), declared, ambiguous);
+          for (const f of ambiguous) found.push({ in: 'query', ...(nameOf(f.pointer) !== undefined && { name: nameOf(f.pointer)! }), ...f });
+        }
+        const values: Record<string, Record<string, unknown>> = { path: {}, query: {}, header: {}, cookie: {} };
+        const given: Record<string, Record<string, unknown>> = { path: {}, query: {}, header: {}, cookie: {} };
+        for (const { param, read } of readers) {
+          const result = read(raw);
+          if ('error' in result) found.push({ in: param.in, name: param.name, pointer: `/${param.in}/${escapeToken(param.name)}`, message: result.error });
+          else if ('value' in result) {
+            given[param.in]![param.name] = result.value;
+            values[param.in]![param.name] = copy(result.value);
+          }
+        }
+        if (!checkParams(values)) found.push(...located(failures('', checkParams.errors)));
+        else exactNumbers(values, given, integers, found);
+      }
+      const withBody = hasBody(ctx.req);
+      if (withBody && body !== undefined) return validateBody(ctx, found);
+      if (!withBody && bodyRequired) found.push({ in: 'body', pointer: '/body', message: 'is required' });
+      refuse(found);
+    };
+  }
+
+  #compile(ajv: Ajv, schema: object, what: string): ValidateFunction {
+    try {
+      return ajv.compile(schema);
+    } catch (err) {
+      throw new TypeError(`${what}: ${(err as Error).message}`);
+    }
+  }
+
+  /** A checker per media type of the body: JSON against its schema, forms and multipart by their fields. */
+  #bodyCheckers(content: readonly MediaType[], what: string): { range: string; check: (body: Buffer, contentType: string, found: RequestFailure[]) => void | Promise<void> }[] {
+    return content.map((media) => {
+      const range = media.type;
+      if (media.schema === undefined) return { range, check: () => {} };
+      if (isJson(range)) {
+        const validate = this.#compile(this.#strict, media.schema, what);
+        return {
+          range,
+          check(body, _type, found) {
+            let value: unknown;
+            try {
+              value = JSON.parse(body.toString('utf8'));
+            } catch {
+              found.push({ in: 'body', pointer: '/body', message: 'is not valid JSON' });
+              return;
+            }
+            if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+          },
+        };
+      }
+      if (range === 'application/x-www-form-urlencoded' || range === 'multipart/form-data') {
+        const validate = this.#compile(this.#coercing, media.schema, what);
+        const arrays = arrayProperties(media.resolvedSchema);
+        return {
+          range,
+          async check(body, contentType, found) {
+            const fields = range === 'multipart/form-data' ? await multipartFields(body, contentType, found) : formFields(body.toString('latin1'));
+            if (fields === undefined) return;
+            const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+            for (const [name, list] of fields) {
+              if (list.length > 1 && !arrays.has(name)) found.push({ in: 'body', name, pointer: `/body/${escapeToken(name)}`, message: 'is given more than once' });
+              value[name] = arrays.has(name) ? list : list[0];
+            }
+            if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+          },
+        };
+      }
+      // Another media type (text, octet-stream): its schema describes bytes the gateway does not parse.
+      return { range, check: () => {} };
+    });
+  }
+}
+
+/** One ajv with every file of the document under its URL, so $refs across files resolve. */
+function documentAjv(doc: ApiDocument, coerce: boolean): Ajv {
+  const options = { allErrors: true, strict: false, validateSchema: false, ...(coerce && { coerceTypes: 'array' as const }) };
+  const ajv = doc.version === '3.1' ? new Ajv2020(options) : new Ajv(options);
+  (addFormats as unknown as (a: Ajv) => void)(ajv);
+  // OpenAPI's own formats: int32/int64/float/double are ranges ajv checks through `type`; binary is any bytes.
+  for (const format of ['int32', 'int64', 'float', 'double', 'binary', 'password']) ajv.addFormat(format, true);
+  for (const [url, value] of doc.files) ajv.addSchema((doc.version === '3.0' ? draft4Bounds(value) : value) as object, url);
+  return ajv as Ajv;
+}
+
+/**
+ * OpenAPI 3.0's schemas take exclusiveMinimum/exclusiveMaximum as booleans beside minimum and
+ * maximum (JSON Schema draft 4); ajv reads draft 7, where they are the bounds themselves.
+ */
+function draft4Bounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(draft4Bounds);
+  if (value === null || typeof value !== 'object') return value;
+  const out: ObjectMap = {};
+  for (const [key, v] of Object.entries(value)) out[key] = key === 'example' || key === 'examples' || key === 'default' || key === 'enum' ? v : draft4Bounds(v);
+  for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    if (typeof out[flag] !== 'boolean') continue;
+    if (out[flag] === true && typeof out[bound] === 'number') {
+      out[flag] = out[bound];
+      delete out[bound];
+    } else delete out[flag];
+  }
+  return out;
+}
+
+function typesOf(schema: ObjectMap | undefined): string[] {
+  const type = schema?.type;
+  return Array.isArray(type) ? type.map(String) : typeof type === 'string' ? [type] : [];
+}
+
+/** How a parameter's value is written: a list, name/value pairs, or one value. */
+function shapeOf(p: Parameter, queryNames: readonly string[]): { shape: ParameterShape; properties?: readonly string[]; otherQueryNames?: readonly string[] } {
+  const types = typesOf(p.resolvedSchema);
+  if (types.includes('array')) return { shape: 'array' };
+  if (types.includes('object') || p.resolvedSchema?.properties !== undefined) {
+    const properties = Object.keys((p.resolvedSchema?.properties ?? {}) as ObjectMap);
+    return properties.length > 0 ? { shape: 'object', properties } : { shape: 'object', otherQueryNames: queryNames.filter((n) => n !== p.name) };
+  }
+  return { shape: 'primitive' };
+}
+
+function isInteger(schema: ObjectMap | undefined): boolean {
+  return typesOf(schema).includes('integer') || typesOf(schema?.items as ObjectMap | undefined).includes('integer');
+}
+
+/** The parameters as one JSON Schema: an object per location, each parameter a property with its schema. */
+function parametersSchema(params: readonly Parameter[]): object {
+  const properties: ObjectMap = {};
+  for (const location of LOCATIONS) {
+    const here = params.filter((p) => p.in === location);
+    properties[location] = {
+      type: 'object',
+      properties: Object.fromEntries(here.map((p) => [p.name, p.contentType === undefined ? (p.schema ?? {}) : {}])),
+      required: here.filter((p) => p.required).map((p) => p.name),
+    };
+  }
+  return { type: 'object', properties };
+}
+
+const copy = (value: string | string[] | Record<string, string>): unknown => (Array.isArray(value) ? [...value] : typeof value === 'object' ? { ...value } : value);
+
+/** Failures with their location and parameter named (their pointer starts /path, /query, /header or /cookie). */
+function located(list: readonly { pointer: string; message: string }[]): RequestFailure[] {
+  return list.map((f) => {
+    const [, where, name] = f.pointer.split('/');
+    return { in: where as RequestFailure['in'], ...(name !== undefined && { name: name.replace(/~1/g, '/').replace(/~0/g, '~') }), pointer: f.pointer, message: f.message };
+  });
+}
+
+const nameOf = (pointer: string) => pointer.split('/')[2]?.replace(/~1/g, '/').replace(/~0/g, '~');
+
+/** ajv coerces "0x64", "1e2" or "100.0"; an upstream reads them otherwise: a number must be written as a plain, exact decimal (an integer without a fraction). */
+function exactNumbers(values: Record<string, Record<string, unknown>>, given: Record<string, Record<string, unknown>>, integers: ReadonlySet<string>, found: RequestFailure[]): void {
+  for (const location of LOCATIONS) {
+    for (const name in values[location]) {
+      const integer = integers.has(`${location} ${name}`);
+      const check = (value: unknown, raw: unknown, pointer: string) => {
+        if (typeof value === 'number' && typeof raw === 'string' && !exactNumber(raw, value, integer && Number.isInteger(value))) {
+          found.push({ in: location, name, pointer, message: integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable' });
+        }
+      };
+      const value = values[location]![name];
+      const raw = given[location]![name];
+      const base = `/${location}/${escapeToken(name)}`;
+      if (Array.isArray(value)) value.forEach((v, i) => check(v, (raw as string[])[i], `${base}/${i}`));
+      else if (value !== null && typeof value === 'object') for (const key in value) check((value as ObjectMap)[key], (raw as Record<string, string>)[key], `${base}/${escapeToken(key)}`);
+      else check(value, raw, base);
+    }
+  }
+}
+
+function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
+  const out = Object.create(null) as Record<string, string | string[]>;
+  for (const [name, values] of raw.parsedQuery!.params) out[name] = values.length === 1 ? values[0]! : [...values];
+  return out;
+}
+
+function refuse(found: readonly RequestFailure[]): void {
+  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'openapi' });
+}
+
+const isJson = (type: string) => type === 'application/json' || /^application\/[^/]+\+json$/.test(type) || type === 'application/*+json';
+
+/** Whether a media type matches a range of the document (application/json, application/*, *\/*). */
+function matches(range: string, type: string): boolean {
+  if (range === type || range === '*/*') return true;
+  if (range.endsWith('/*')) return type.startsWith(range.slice(0, -1));
+  return range === 'application/*+json' && isJson(type);
+}
+
+/** The names of the properties of a form's schema that are arrays (their fields may repeat). */
+function arrayProperties(schema: ObjectMap | undefined): Set<string> {
+  const properties = (schema?.properties ?? {}) as Record<string, ObjectMap>;
+  return new Set(Object.keys(properties).filter((name) => typesOf(properties[name]).includes('array')));
+}
+
+function formFields(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [name, value] of new URLSearchParams(text)) out.set(name, [...(out.get(name) ?? []), value]);
+  return out;
+}
+
+/** A multipart body's fields: text as itself, a file as its name (the schema says `format: binary`). */
+async function multipartFields(body: Buffer, contentType: string, found: RequestFailure[]): Promise<Map<string, string[]> | undefined> {
+  let form: FormData;
+  try {
+    form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    found.push({ in: 'body', pointer: '/body', message: 'is not a valid multipart/form-data body' });
+    return undefined;
+  }
+  const out = new Map<string, string[]>();
+  for (const [name, value] of form) out.set(name, [...(out.get(name) ?? []), typeof value === 'string' ? value : value.name]);
+  return out;
+}
