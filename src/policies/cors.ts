@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipeline/context.ts';
+import { answerHeaders, type AnswerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
@@ -142,6 +142,22 @@ function answerFor(allow: Readonly<Record<string, string>>, vary: boolean): Answ
   };
 }
 
+/**
+ * The OAuth endpoints write their answers themselves, after the handler's setHeader(X-Request-Id):
+ * the CORS headers join it there, as lists built here from each of `answers`.
+ */
+function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): Step {
+  const lists = new Map<AnswerHeaders, [string, string][]>();
+  for (const answer of answers) {
+    const out: Record<string, unknown> = {};
+    answer(out);
+    lists.set(answer, Object.entries(out) as [string, string][]);
+  }
+  return function corsHeaders(ctx: RequestContext): void {
+    for (const [name, value] of lists.get(answerOf(ctx.req.headers.origin))!) ctx.res.setHeader(name, value);
+  };
+}
+
 export const cors: OriginPolicy<typeof CorsOptions> = {
   phase: 'origin',
   schema: CorsOptions,
@@ -167,21 +183,11 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     };
 
     // Everything an answer will carry, per origin, built here: a call only looks its Origin up.
-    const allowAll = answerFor({ 'access-control-allow-origin': ANY, ...credentials, ...exposed }, false);
+    const allow = (origin: string) => ({ 'access-control-allow-origin': origin, ...credentials, ...exposed });
+    const allowAll = answerFor(allow(ANY), false);
     const refuse = answerFor({}, true);
-    const byOrigin = new Map([...origins].map((o) => [o, answerFor({ 'access-control-allow-origin': o, ...credentials, ...exposed }, true)]));
+    const byOrigin = new Map([...origins].map((o) => [o, answerFor(allow(o), true)]));
     const answerOf = (origin: string | undefined): AnswerHeaders => (any ? allowAll : ((origin === undefined ? undefined : byOrigin.get(origin)) ?? refuse));
-
-    // The OAuth endpoints write their answers themselves, after the handler's setHeader: join them.
-    const mark = env.tokenEndpoint
-      ? function corsHeaders(ctx: RequestContext): void {
-          const out: Record<string, unknown> = {};
-          answerOf(ctx.req.headers.origin)(out);
-          for (const [name, value] of Object.entries(out)) ctx.res.setHeader(name, value as string);
-        }
-      : function corsHeaders(ctx: RequestContext): void {
-          ctx.cors = answerOf(ctx.req.headers.origin);
-        };
 
     /** Fetch §3.2.3, §4.8: the preflight, answered here without a token or the upstream; a refusal carries no Access-Control-Allow-*. */
     function corsPreflight(ctx: RequestContext): void {
@@ -193,6 +199,12 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
       ctx.res.writeHead(204, answerHeaders(ctx, { 'access-control-allow-origin': any ? ANY : origin, ...preflightHeaders })).end();
     }
 
-    return { mark, preflight: corsPreflight };
+    if (env.tokenEndpoint) return { mark: setHeaders(answerOf, [allowAll, refuse, ...byOrigin.values()]), preflight: corsPreflight };
+    return {
+      mark: function corsHeaders(ctx: RequestContext): void {
+        ctx.cors = answerOf(ctx.req.headers.origin);
+      },
+      preflight: corsPreflight,
+    };
   },
 };
