@@ -407,7 +407,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   tokenPolicies.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     if (policies[name].tokenEndpoint?.(options) === true) return;
-    report(['oauth', 'policies', i, name], 'the token endpoint takes ipAccess, and spikeArrest keyed by ip or route, only');
+    report(['oauth', 'policies', i, name], 'the token endpoint takes ipAccess, spikeArrest keyed by ip or route, and cors only');
   });
   (raw.listen.trustedProxies ?? []).forEach((entry, i) => {
     if (parseEntry(entry) === undefined) report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
@@ -550,10 +550,14 @@ function redisConnection(s: StoreConfig, report: Report): RedisSettings['connect
 
 /** Runs each policy's own check (what its schema cannot say) and reports with the YAML path. */
 function checkPolicies(entries: readonly PolicyEntry[], at: (string | number)[], site: PolicySite, report: Report): readonly PolicyEntry[] {
+  let origin: string | undefined;
   entries.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     const policy = policies[name];
     for (const issue of policy.check?.(options, site) ?? []) report([...at, i, name, ...issue.path], issue.message);
+    // Only one of them can decide the answers' CORS headers.
+    if (policy.phase === 'origin' && origin !== undefined) report([...at, i, name], `a second ${name} policy: list one`);
+    if (policy.phase === 'origin') origin ??= name;
   });
   return entries;
 }

@@ -177,7 +177,7 @@ const OAuth = Type.Object(
     introspection: Type.Optional(
       Type.Object({ clients: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 16 }) }, Strict), { minItems: 1 }) }, Strict),
     ),
-    /** Policies of the token endpoint: ipAccess, and spikeArrest keyed by ip or route. */
+    /** Policies of the token endpoint (and revocation and introspection): ipAccess, spikeArrest keyed by ip or route, cors. */
     policies: Type.Optional(Type.Array(policySchema)),
   },
   Strict,

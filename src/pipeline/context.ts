@@ -22,7 +22,12 @@ export interface RequestContext {
   requestId: string;
   /** Milliseconds the upstream took, once it has answered. */
   upstreamMs: number | undefined;
+  /** Set first on a route with a CORS policy: writes the CORS headers of whatever answers the call. */
+  cors: AnswerHeaders | undefined;
 }
+
+/** Changes the headers of an answer about to be written. */
+export type AnswerHeaders = (headers: Record<string, unknown>) => void;
 
 export interface RateLimit {
   limit: number;
@@ -33,13 +38,14 @@ export interface RateLimit {
 
 /**
  * Adds the gateway's own headers of an answer to `headers`, a fresh object the caller is about to
- * give writeHead: X-Request-Id, and the tightest quota's RateLimit-* headers. Not through
+ * give writeHead: X-Request-Id, the CORS policy's headers, and the tightest quota's RateLimit-* headers. Not through
  * setHeader: once setHeader has been called, writeHead passes every other header of the answer
  * through setHeader too.
  */
 export function answerHeaders<T extends Record<string, unknown>>(ctx: RequestContext, headers: T): T {
   const out = headers as Record<string, unknown>;
   out['x-request-id'] = ctx.requestId;
+  ctx.cors?.(out);
   const limit = ctx.rateLimit;
   if (limit === undefined) return headers;
   out['ratelimit-limit'] = String(limit.limit);

@@ -2,6 +2,7 @@
 // `- quota: {…}`, and the config schema accepts exactly these.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
+import { cors } from './cors.ts';
 import { ipAccess } from './ip-access.ts';
 import type { Policy } from './policy.ts';
 import { quota } from './quota.ts';
@@ -12,7 +13,7 @@ import { validateResponse } from './validate-response.ts';
 
 export { QuotaOptions } from './quota.ts';
 
-export const policies = { quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse } as const satisfies Record<string, Policy<TSchema>>;
+export const policies = { quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors } as const satisfies Record<string, Policy<TSchema>>;
 
 export type PolicyName = keyof typeof policies;
 
@@ -25,6 +26,7 @@ export const policySchema = Type.Object(
     validateRequest: Type.Optional(validateRequest.schema),
     validateResponse: Type.Optional(validateResponse.schema),
     transformResponse: Type.Optional(transformResponse.schema),
+    cors: Type.Optional(cors.schema),
   },
   { ...Strict, minProperties: 1, maxProperties: 1 },
 );

@@ -69,7 +69,23 @@ export interface ResponsePolicy<S extends TSchema> extends Descriptor<S> {
   create(options: Static<S>, env: PolicyEnv): ResponseHandler;
 }
 
-export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S>;
+/**
+ * Runs before everything else on its route, authentication included (CORS): it decides what every
+ * answer of the route carries, refusals too, and answers the route's preflight itself.
+ */
+export interface OriginPolicy<S extends TSchema> extends Descriptor<S> {
+  phase: 'origin';
+  create(options: Static<S>, env: PolicyEnv): OriginHandlers;
+}
+
+export interface OriginHandlers {
+  /** The route's first step. */
+  mark: Step;
+  /** The whole of a preflight's route: answers it, or throws the refusal. */
+  preflight: Step;
+}
+
+export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S> | OriginPolicy<S>;
 
 /** A counting policy's part of a call's count (quota, spike arrest). */
 export interface Count {

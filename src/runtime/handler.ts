@@ -9,7 +9,8 @@ import { tooLarge } from '../http/body.ts';
 import { sendProblem } from '../http/problem.ts';
 import { hasBody, splitTarget } from '../http/request.ts';
 import { OAUTH_PATHS, type EndpointOutcome } from '../oauth/endpoint.ts';
-import { answerHeaders, runSteps, type RequestContext } from '../pipeline/context.ts';
+import { answerHeaders, runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import { preflightMethod } from '../policies/cors.ts';
 import { STATUS_CLASSES, type CounterSeries, type HistogramSeries, type Metrics } from '../metrics.ts';
 import type { Usage } from '../usage.ts';
 import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
@@ -29,6 +30,8 @@ export interface HandlerParts {
   routes: RouteTable;
   /** The token, revocation and introspection endpoints, by path. */
   oauthEndpoints: ReadonlyMap<string, OAuthEndpoint>;
+  /** Answers a CORS preflight to those endpoints, when oauth.policies has a CORS policy. */
+  oauthPreflight: Step | undefined;
   /** The metadata document; undefined when not served. */
   metadata: ((method: string, res: ServerResponse) => void) | undefined;
   clientIp: (req: IncomingMessage) => string;
@@ -44,7 +47,7 @@ export interface HandlerParts {
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { calls, routes, oauthEndpoints, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
+  const { calls, routes, oauthEndpoints, oauthPreflight, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
@@ -88,6 +91,7 @@ export function createHandler(parts: HandlerParts) {
       body: undefined,
       requestId: requestId(req.headers['x-request-id']),
       upstreamMs: undefined,
+      cors: undefined,
     };
     let route: CompiledRoute | undefined;
     let name: string = UNMATCHED;
@@ -117,6 +121,8 @@ export function createHandler(parts: HandlerParts) {
         name = ctx.path;
         if (endpoint === undefined) {
           metadata!(req.method ?? 'GET', res);
+        } else if (oauthPreflight !== undefined && preflightMethod(req) !== undefined) {
+          oauthPreflight(ctx);
         } else {
           const outcome = await endpoint(ctx);
           fields = outcome.log;
@@ -127,7 +133,7 @@ export function createHandler(parts: HandlerParts) {
       }
       const length = req.headers['content-length'];
       if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
-      route = routes.lookup(req.method ?? 'GET', ctx.path);
+      route = routes.lookup(req.method ?? 'GET', ctx.path, preflightMethod(req));
       name = route.name;
       const pending = runSteps(route.steps, ctx);
       if (pending !== undefined) await pending;

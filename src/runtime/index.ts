@@ -15,7 +15,7 @@ import { createTokenEndpoint } from '../oauth/token.ts';
 import type { PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { createHandler, type InFlight, type OAuthEndpoint } from './handler.ts';
-import { compilePolicies, compileRoutes } from './routes.ts';
+import { compileOriginPolicy, compilePolicies, compileRoutes } from './routes.ts';
 
 export interface Runtime {
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -47,7 +47,9 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir }, services);
 
   const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, clock, counters, logger, maxBodySize };
-  const tokenPolicies = compilePolicies(config.oauth.policies, 'access', tokenSite);
+  const tokenCors = compileOriginPolicy(config.oauth.policies, tokenSite);
+  // The CORS headers first, so that every refusal carries them.
+  const tokenPolicies = [...(tokenCors === undefined ? [] : [tokenCors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
   const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
   // The OAuth endpoints, each answering in RFC 6749 §5.2 terms; introspection only when someone may call it.
   const oauthEndpoints = new Map<string, OAuthEndpoint>([
@@ -62,6 +64,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
     calls,
     routes,
     oauthEndpoints,
+    oauthPreflight: tokenCors?.preflight,
     metadata: createMetadataEndpoint(config.oauth, config.products.values()),
     clientIp: createClientIp(config.listen.trustedProxies),
     maxBodySize,

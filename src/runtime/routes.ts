@@ -6,7 +6,7 @@ import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
-import { joinCounts, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, type OriginHandlers, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
@@ -27,13 +27,19 @@ export const UNMATCHED = '(unmatched)';
 interface PathEntry {
   /** The route of each method. */
   methods: ReadonlyMap<string, CompiledRoute>;
+  /** Fetch §3.2.2: the preflight of each method whose route has a CORS policy, found by the method it asks for. */
+  preflights: ReadonlyMap<string, CompiledRoute>;
   /** Any other method: authenticate, then 405. */
   otherMethod: CompiledRoute;
 }
 
 export interface RouteTable {
-  /** The route for the path and method; unknown paths authenticate, then 404, so paths cannot be probed. */
-  lookup(method: string, path: string): CompiledRoute;
+  /**
+   * The route for the path and method; unknown paths authenticate, then 404, so paths cannot be
+   * probed. `preflightFor`: the method a CORS preflight asks about, answered by that route's
+   * CORS policy when it has one.
+   */
+  lookup(method: string, path: string, preflightFor?: string): CompiledRoute;
   /** Closes the upstream pools once their calls are done; `force`: at once. */
   close(force?: boolean): Promise<void>;
 }
@@ -83,9 +89,19 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const documents = new Map([...config.openapi].map(([name, doc]) => [name, new DocumentValidators(doc)]));
 
   const byPath = new Map<string, Map<string, CompiledRoute>>();
+  const preflightsByPath = new Map<string, Map<string, CompiledRoute>>();
   for (const route of config.routes.values()) {
     const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, clock, counters, logger, maxBodySize };
+    const cors = compileOriginPolicy(route.policies, env);
+    if (cors !== undefined) {
+      // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
+      const preflights = preflightsByPath.get(route.path) ?? new Map<string, CompiledRoute>();
+      preflights.set(route.method, { name: route.name, upstream: undefined, steps: [cors.preflight] });
+      preflightsByPath.set(route.path, preflights);
+    }
     const steps: Step[] = [
+      // First, so that every answer carries the CORS headers, a 401 included.
+      ...(cors === undefined ? [] : [cors.mark]),
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
       ...compilePolicies(route.policies, 'access', env),
@@ -107,6 +123,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
     const allow = [...methods.keys()].join(', ');
     const entry: PathEntry = {
       methods,
+      preflights: preflightsByPath.get(path) ?? new Map(),
       otherMethod: {
         name: UNMATCHED,
         upstream: undefined,
@@ -141,13 +158,14 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const ambiguous = new GatewayError(400, 'invalid_path', 'request path rejected: an escaped character names another route than the path as written; send it as itself');
 
   return {
-    lookup(method, path) {
+    lookup(method, path, preflightFor) {
       const entry = find(path);
       // A router that decodes before it routes reads /v1/files/%24export as the route
       // /v1/files/$export: both spellings must name the route that is authorised.
       if (path.includes('%') && SUB_DELIM_ESCAPE.test(path) && find(decodeSubDelims(path)) !== entry) throw ambiguous;
       if (entry === undefined) return notFound;
-      return entry.methods.get(method) ?? entry.otherMethod;
+      const preflight = preflightFor === undefined ? undefined : entry.preflights.get(preflightFor);
+      return preflight ?? entry.methods.get(method) ?? entry.otherMethod;
     },
     async close(force = false) {
       await Promise.all([...targets.values()].map((t) => t.close(force)));
@@ -167,6 +185,16 @@ export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access'
     if (policy.phase === phase) steps.push(policy.create(options, env));
   }
   return joinCounts(steps, env);
+}
+
+/** The CORS policy's handlers, when the list has one (the config allows one at most). */
+export function compileOriginPolicy(entries: readonly PolicyEntry[], env: PolicyEnv): OriginHandlers | undefined {
+  for (const entry of entries) {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    const policy = policies[name];
+    if (policy.phase === 'origin') return policy.create(options, env);
+  }
+  return undefined;
 }
 
 /** The handlers of the response policies, in the order the YAML lists them. */

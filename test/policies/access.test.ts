@@ -371,10 +371,10 @@ describe('policy configuration errors stop the start with the YAML path and line
   });
 
   test('an unknown policy and a quota on the token endpoint', async () => {
-    assert.match(await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - rateLimit: { rate: 1ps }\n` }), /^routes\.s\.policies\[0\]\.rateLimit: unknown key \(expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse\) \(gateway\.yaml:\d+\)$/);
+    assert.match(await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - rateLimit: { rate: 1ps }\n` }), /^routes\.s\.policies\[0\]\.rateLimit: unknown key \(expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors\) \(gateway\.yaml:\d+\)$/);
     assert.match(
       await configError({ oauth: '  policies:\n    - quota: { limit: 1, interval: day }\n' }),
-      /^oauth\.policies\[0\]\.quota: the token endpoint takes ipAccess, and spikeArrest keyed by ip or route, only \(gateway\.yaml:\d+\)$/,
+      /^oauth\.policies\[0\]\.quota: the token endpoint takes ipAccess, spikeArrest keyed by ip or route, and cors only \(gateway\.yaml:\d+\)$/,
     );
   });
 });
