@@ -132,7 +132,7 @@ describe('portal', () => {
     assert.doesNotMatch(list.text, /\/products\/hello"/, 'hello is not marked visible');
     const page = await new Visitor(base).get('/products/public');
     assert.equal(page.status, 200);
-    assert.match(page.text, /<td><code>GET<\/code><\/td><td><code>\/v1\/hello<\/code><\/td>/);
+    assert.match(page.text, /<td data-label="Method"><code>GET<\/code><\/td><td data-label="Path"><code>\/v1\/hello<\/code><\/td>/);
     assert.match(page.text, /<dt>Scopes<\/dt><dd>hello:read<\/dd>/);
     assert.match(page.text, /<dt>Quota<\/dt><dd>100 calls per day per app<\/dd>/);
     assert.match(page.text, /<dt>Grant types<\/dt><dd>client_credentials<\/dd>/);
@@ -324,7 +324,7 @@ describe('portal', () => {
     assert.equal((refused.body as { error: string }).error, 'invalid_client');
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(oldToken) })).status, 401, "the old key's token stopped too");
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, fresh)) })).status, 200);
-    assert.match((await visitor.get(`/apps/${app.id}`)).text, new RegExp(`<code>${app.key}</code></td><td>expired`));
+    assert.match((await visitor.get(`/apps/${app.id}`)).text, new RegExp(`<code>${app.key}</code></td><td data-label="State">expired`));
   });
 
   test('revoke a key and delete an app: their tokens stop at once', async () => {
@@ -447,7 +447,7 @@ describe('portal', () => {
     const { visitor, email: who } = await signUp(base);
     const { createApp } = await import('../../src/admin/operations.ts');
     const created = await createApp(gw.admin, { developer: who, name: 'from-the-cli', product: 'public' });
-    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td>Public &lt;API&gt;</td><td>active</td><td><code>${created.key}</code>`));
+    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`));
   });
 });
 
