@@ -307,6 +307,17 @@ ${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PEND
   );
 }
 
+/** The reveal page once its secret was shown (or never reached this browser): the way to a new one. */
+export function secretGonePage(frame: Frame, app: App): Html {
+  return layout(
+    frame,
+    'Secret no longer available',
+    html`<h1>Secret no longer available</h1>
+<p>This secret was shown once and is no longer available: the gateway keeps only a hash of it. If you did not copy it, rotate the key to get a new one.</p>
+<p><a href="/apps/${app.id}">Go to the app <q>${app.name}</q></a></p>`,
+  );
+}
+
 export interface AppView {
   app: App;
   product: ProductSettings | undefined;
