@@ -107,10 +107,10 @@ export function productPage(frame: Frame, product: ProductSettings, routes: read
   <dt>Access tokens</dt><dd>valid ${Math.round(product.accessTokenLifetime / 60)} minutes</dd>
 </dl>
 <h2>Routes</h2>
-<table>
+<table class="reflow">
 <thead><tr><th>Method</th><th>Path</th><th>Scopes</th><th>Quota</th></tr></thead>
 <tbody>
-${routes.map((r) => html`<tr><td><code>${r.method}</code></td><td><code>${r.path}</code></td><td>${r.scopes.join(' ')}</td><td>${routeQuota(r)}</td></tr>`)}
+${routes.map((r) => html`<tr><td data-label="Method"><code>${r.method}</code></td><td data-label="Path"><code>${r.path}</code></td><td data-label="Scopes">${r.scopes.join(' ')}</td><td data-label="Quota">${routeQuota(r)}</td></tr>`)}
 </tbody>
 </table>
 <h2>Try it</h2>
@@ -134,7 +134,7 @@ ${problem(form.error)}
   ${csrfField(frame)}
   <label>Email <input type="email" name="email" required autocomplete="email" value="${form.email ?? ''}"></label>
   ${invited ? '' : html`<label>Name <input type="text" name="name" maxlength="100" autocomplete="name" value="${form.name ?? ''}"></label>`}
-  <label>Invitation code${invited ? '' : html` <span class="hint">(if the API team gave you one)</span>`} <input type="text" name="invitation" ${invited ? html`required` : ''} autocomplete="off" value="${form.invitation ?? ''}"></label>
+  <label><span>Invitation code${invited ? '' : html` <span class="hint">(if the API team gave you one)</span>`}</span> <input type="text" name="invitation" ${invited ? html`required` : ''} autocomplete="off" value="${form.invitation ?? ''}"></label>
   <label>Password <input type="password" name="password" required minlength="10" autocomplete="new-password"></label>
   <button type="submit">Sign up</button>
 </form>
@@ -256,12 +256,12 @@ ${notice(message)}
 ${
   apps.length === 0
     ? html`<p>You have no apps yet.</p>`
-    : html`<table>
+    : html`<table class="reflow">
 <thead><tr><th>App</th><th>API product</th><th>Status</th><th>Key</th><th>Created</th></tr></thead>
 <tbody>
 ${apps.map(
   ({ app, key, product }) =>
-    html`<tr><td><a href="/apps/${app.id}">${app.name}</a></td><td>${product?.displayName ?? app.product}</td><td>${appState(app)}</td><td><code>${key ?? 'none'}</code></td><td>${date(app.createdAt)}</td></tr>`,
+    html`<tr><td data-label="App"><a href="/apps/${app.id}">${app.name}</a></td><td data-label="API product">${product?.displayName ?? app.product}</td><td data-label="Status">${appState(app)}</td><td data-label="Key"><code>${key ?? 'none'}</code></td><td data-label="Created">${date(app.createdAt)}</td></tr>`,
 )}
 </tbody>
 </table>`
@@ -282,7 +282,7 @@ ${problem(form.error)}
     <legend>API product</legend>
     ${products.map(
       (p, i) =>
-        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <strong>${p.displayName}</strong> <span>${p.description}</span></label>`,
+        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <span><strong>${p.displayName}</strong> <span class="hint">${p.description}</span></span></label>`,
     )}
   </fieldset>
   <button type="submit">Register app</button>
@@ -304,6 +304,17 @@ export function secretPage(frame: Frame, shown: { app: App; key: string; secret:
 ${shown.overlapUntil === undefined ? '' : html`<p>The previous key and secret keep working until ${dateTime(shown.overlapUntil)}.</p>`}
 ${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PENDING_NOTE}</p>` : ''}
 <p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
+  );
+}
+
+/** The reveal page once its secret was shown (or never reached this browser): the way to a new one. */
+export function secretGonePage(frame: Frame, app: App): Html {
+  return layout(
+    frame,
+    'Secret no longer available',
+    html`<h1>Secret no longer available</h1>
+<p>This secret was shown once and is no longer available: the gateway keeps only a hash of it. If you did not copy it, rotate the key to get a new one.</p>
+<p><a href="/apps/${app.id}">Go to the app <q>${app.name}</q></a></p>`,
   );
 }
 
@@ -333,11 +344,11 @@ ${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) :
   <dt>Created</dt><dd>${date(app.createdAt)}</dd>
 </dl>
 <h2>Keys</h2>
-<table>
-<thead><tr><th>Key</th><th>State</th><th>Created</th><th></th></tr></thead>
+<table class="reflow">
+<thead><tr><th>Key</th><th>State</th><th>Created</th><th><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>
 ${credentials.map(
-  (c) => html`<tr><td><code>${c.key}</code></td><td>${keyState(c)}</td><td>${date(c.createdAt)}</td><td>${
+  (c) => html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
     isLive(c, now)
       ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>`
       : ''
@@ -345,7 +356,7 @@ ${credentials.map(
 )}
 </tbody>
 </table>
-<form method="post" action="/apps/${app.id}/rotate" class="inline">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
+<form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
 <p class="hint">Rotating gives a new key and secret; the current ones keep working for ${span(frame.portal.keyOverlapMs)}, then stop.</p>
 <h2>Usage</h2>
 ${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}
@@ -362,8 +373,7 @@ export function deletePage(frame: Frame, app: App): Html {
     `Delete ${app.name}`,
     html`<h1>Delete <q>${app.name}</q>?</h1>
 <p>Its keys stop working, and so do the tokens issued with them, at once. This cannot be undone.</p>
-<form method="post" action="/apps/${app.id}/delete" class="inline">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button></form>
-<a href="/apps/${app.id}">Cancel</a>`,
+<form method="post" action="/apps/${app.id}/delete" class="actions">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button> <a href="/apps/${app.id}">Cancel</a></form>`,
   );
 }
 

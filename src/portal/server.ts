@@ -21,9 +21,13 @@ import type { Html } from './html.ts';
 import * as mails from './mails.ts';
 import { portalOrigins, type PortalOrigins } from './origin.ts';
 import * as pages from './pages.ts';
+import { createReveals, type Shown } from './reveal.ts';
 import { createSessions, newVisitorId, type Visitor } from './session.ts';
 
 const FORM_LIMIT = 16 * 1024;
+
+/** How long a new secret waits for the GET that shows it: the redirect follows at once. */
+const REVEAL_LIFETIME_MS = 2 * 60_000;
 
 /** The status of each refusal of src/admin the portal shows; any other is a 400. */
 const REFUSAL_STATUS: Readonly<Record<string, number>> = {
@@ -59,8 +63,8 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
   '/assets/portal.js': { type: 'text/javascript; charset=utf-8', body: Buffer.from(JS) },
 };
 
-/** What a handler answers: a page with its status, or a redirect (303: the browser then GETs it). */
-type Answer = ({ status: number; page: Html } | { redirect: string }) & { cookie?: string; headers?: Record<string, string> };
+/** What a handler answers: a page with its status, or a redirect (303: the browser then GETs it). Cookies replace a new visitor's. */
+type Answer = ({ status: number; page: Html } | { redirect: string }) & { cookies?: string[]; headers?: Record<string, string> };
 
 interface Request {
   req: IncomingMessage;
@@ -115,6 +119,7 @@ export function createPortalHandler(
     return clientIpOf(req);
   };
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
+  const reveals = createReveals({ secretKey: deps.secretKey, clock, lifetimeMs: REVEAL_LIFETIME_MS, secure: options.secure });
   const visible = (): ProductSettings[] => [...catalog().products.values()].filter((p) => p.visible);
   const visibleProduct = (name: string | undefined) => visible().find((p) => p.name === name);
 
@@ -146,7 +151,7 @@ export function createPortalHandler(
     const id = await sessions.start(login);
     // The password changed (a reset, the account replaced) while this login was being checked.
     if (id === undefined) throw new ops.AdminError('login_failed', 'your password has just changed: log in again');
-    return { redirect: to, cookie: sessions.cookie(id) };
+    return { redirect: to, cookies: [sessions.cookie(id)] };
   }
 
   async function appView(app: ops.AppDetails): Promise<pages.AppView> {
@@ -242,7 +247,7 @@ export function createPortalHandler(
       const dev = r.visitor.developer;
       // Sessions are the portal's, not src/admin's: the line is written here. A visitor without a session ended nothing.
       if (dev !== undefined) audit(logger, 'developer.logout', { actor: { kind: 'developer', id: dev.id, email: dev.email }, developer: { id: dev.id, email: dev.email } });
-      return { redirect: '/', cookie: sessions.cookie(newVisitorId()) };
+      return { redirect: '/', cookies: [sessions.cookie(newVisitorId())] };
     },
   };
 
@@ -272,8 +277,8 @@ export function createPortalHandler(
       const product = visibleProduct(form.product);
       if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(), { ...form, error: 'choose one of the API products' }));
       try {
-        const created = await ops.registerOwnApp(deps, dev, { name: form.name, product: product.name });
-        return page(201, pages.secretPage(r.frame, created));
+        const { app, key, secret } = await ops.registerOwnApp(deps, dev, { name: form.name, product: product.name });
+        return toReveal(r, app.id, { key, secret });
       } catch (err) {
         return refused(err, (error) => pages.newAppPage(r.frame, visible(), { ...form, error }));
       }
@@ -290,7 +295,20 @@ export function createPortalHandler(
     },
   };
 
-  const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;
+  /**
+   * Post/Redirect/Get: the POST that made a secret sends the browser to the page that shows it, so
+   * that reloading that page repeats nothing. The secret goes along sealed in a cookie, never in the URL.
+   */
+  const toReveal = (r: Request, appId: string, shown: Shown): Answer => ({ redirect: reveals.path(appId), cookies: [reveals.seal(r.visitor.id, appId, shown)] });
+
+  /** The new secret, once: this GET clears the cookie, so a reload or another visit finds it gone. */
+  function reveal(r: Request, app: ops.AppDetails): Answer {
+    const shown = reveals.open(r.req, r.visitor.id, app.id);
+    const answer = shown === undefined ? page(410, pages.secretGonePage(r.frame, app)) : page(200, pages.secretPage(r.frame, { app, ...shown }));
+    return { ...answer, cookies: [reveals.clear(app.id)] };
+  }
+
+  const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/secret|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;
 
   /** /apps/{id}, its delete confirmation, and its actions. */
   async function appRoute(r: Request, method: 'GET' | 'POST'): Promise<Answer | undefined> {
@@ -302,11 +320,13 @@ export function createPortalHandler(
     if (method === 'GET') {
       if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') }));
       if (action === '/delete') return page(200, pages.deletePage(r.frame, app));
+      if (action === '/secret') return reveal(r, app);
       return undefined;
     }
     if (action === '/rotate') {
       try {
-        return page(201, pages.secretPage(r.frame, await ops.rotateOwnKey(deps, r.frame.developer!, app.id)));
+        const { key, secret, overlapUntil } = await ops.rotateOwnKey(deps, r.frame.developer!, app.id);
+        return toReveal(r, app.id, { key, secret, overlapUntil });
       } catch (err) {
         const view = await appView(app);
         return refused(err, (error) => pages.appPage(r.frame, view, { error }));
@@ -352,7 +372,7 @@ export function createPortalHandler(
     return (await privatePost[r.path]?.(r)) ?? (await appRoute(r, 'POST')) ?? notFound(r);
   }
 
-  function send(res: ServerResponse, method: string, status: number, headers: Record<string, string>, body: Buffer | string | undefined): void {
+  function send(res: ServerResponse, method: string, status: number, headers: Record<string, string | string[]>, body: Buffer | string | undefined): void {
     const bytes = body === undefined ? undefined : Buffer.from(body);
     res.writeHead(status, { ...securityHeaders, ...headers, ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }) });
     res.end(method === 'HEAD' ? undefined : bytes);
@@ -393,8 +413,8 @@ export function createPortalHandler(
         }
       }
       const answer = await route({ req, clientIp: clientIp(req), path, query: new URLSearchParams(target.query), visitor, frame, form }, method);
-      const cookie = answer.cookie ?? (visitor.fresh ? sessions.cookie(visitor.id) : undefined);
-      const headers: Record<string, string> = { 'cache-control': 'no-store', ...answer.headers, ...(cookie === undefined ? {} : { 'set-cookie': cookie }) };
+      const cookies = answer.cookies ?? (visitor.fresh ? [sessions.cookie(visitor.id)] : []);
+      const headers: Record<string, string | string[]> = { 'cache-control': 'no-store', ...answer.headers, ...(cookies.length === 0 ? {} : { 'set-cookie': cookies }) };
       if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
       else send(res, method, answer.status, { ...headers, 'content-type': 'text/html; charset=utf-8' }, answer.page.text);
     } catch (thrown) {

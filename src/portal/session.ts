@@ -61,7 +61,7 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
 }
 
 /** RFC 6265 §5.4: the first cookie of that name. */
-function readCookie(header: string | undefined, name: string): string | undefined {
+export function readCookie(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const pair of header.split(';')) {
     const eq = pair.indexOf('=');

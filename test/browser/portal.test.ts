@@ -1,12 +1,14 @@
 // The developer portal in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
 // sign up, confirm the address with the link mailed to a real SMTP server, log in, register an app, read its key and secret off the page, use them at the token
 // endpoint and on a protected route, rotate the secret and see the old one stop after the overlap.
-// Every page visited is saved as a screenshot under test-output/screenshots/.
+// Every page visited is saved as a screenshot under test-output/screenshots/, at desktop width
+// (…-desktop.png) and at phone width (…-phone-390.png), where it must not scroll sideways.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { listApps } from '../../src/admin/operations.ts';
 import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
 import { linkIn, startMailbox, type Mailbox } from '../portal/mailbox.ts';
 
@@ -18,6 +20,9 @@ if (missing) {
 }
 
 const PASSWORD = 'a long enough password';
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const REVEAL_URL = /\/apps\/[A-Za-z0-9_-]+\/secret$/;
 
 describe('portal in Chromium', { skip: missing }, () => {
   let gw: TestGateway;
@@ -54,9 +59,32 @@ describe('portal in Chromium', { skip: missing }, () => {
     await mailbox?.close();
   });
 
+  /** Saves the page at desktop and at phone width, checks it does not scroll sideways on the phone, and puts the viewport back. */
   async function screenshot(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+    const viewport = page.viewportSize()!;
+    const prefix = path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}`);
+    await page.setViewportSize(DESKTOP);
+    await page.screenshot({ path: `${prefix}-desktop.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    const [scrollWidth, innerWidth] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+    assert.ok(scrollWidth <= innerWidth, `${name}: no sideways scrolling at ${innerWidth}px (the page is ${scrollWidth}px wide)`);
+    await page.screenshot({ path: `${prefix}-phone-390.png`, fullPage: true });
+    await page.setViewportSize(viewport);
   }
+
+  /** On the form to register an app, at the page's current width: each radio button sits left of its product's name, on its line. */
+  async function assertRadiosBesideNames(page: Page): Promise<void> {
+    const choices = page.locator('label.choice');
+    assert.ok((await choices.count()) > 0);
+    for (const choice of await choices.all()) {
+      const radio = (await choice.locator('input[type=radio]').boundingBox())!;
+      const name = (await choice.locator('strong').boundingBox())!;
+      assert.ok(radio.x + radio.width <= name.x, `the radio (right edge ${radio.x + radio.width}) is left of its name (${name.x})`);
+      assert.ok(radio.y < name.y + name.height && name.y < radio.y + radio.height, `the radio (${radio.y}–${radio.y + radio.height}) is on its name's line (${name.y}–${name.y + name.height})`);
+    }
+  }
+
+  const appsOf = async (email: string) => (await listApps(gw.admin, { developer: email })).map((a) => a.name);
 
   async function token(app: { key: string; secret: string }): Promise<{ status: number; token: string | undefined }> {
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
@@ -100,6 +128,13 @@ describe('portal in Chromium', { skip: missing }, () => {
     await page.click('button:has-text("Log out")');
     await page.waitForURL(`${base}/`);
     await page.click('header >> text=Log in');
+    await page.click('text=Set a new one');
+    assert.equal(await page.locator('h1').textContent(), 'Forgot your password');
+    await screenshot(page, 'forgot');
+    await page.goto(`${base}/reset?token=not-a-real-token`);
+    assert.equal(await page.locator('h1').textContent(), 'Set a new password');
+    await screenshot(page, 'reset');
+    await page.click('header >> text=Log in');
     await page.fill('input[name=email]', 'ada@example.com');
     await page.fill('input[name=password]', PASSWORD);
     await screenshot(page, 'login');
@@ -109,8 +144,14 @@ describe('portal in Chromium', { skip: missing }, () => {
     await page.click('text=Register a new app');
     await page.fill('input[name=name]', 'My <first> app');
     await page.check('input[name=product][value=public]');
+    await assertRadiosBesideNames(page);
+    await page.setViewportSize(PHONE);
+    await assertRadiosBesideNames(page);
+    await page.setViewportSize(DESKTOP);
     await screenshot(page, 'register');
     await page.click('button:has-text("Register app")');
+    await page.waitForURL(REVEAL_URL);
+    const revealUrl = page.url();
     assert.equal(await page.locator('h1').textContent(), 'App My <first> app registered');
     assert.match((await page.locator('.warning').textContent())!, /it will not be shown again/);
     assert.equal(await page.locator('button.copy').first().isVisible(), false, 'no copy button without JavaScript');
@@ -118,6 +159,16 @@ describe('portal in Chromium', { skip: missing }, () => {
     const secret = (await page.locator('#app-secret').textContent())!;
     first = { key, secret };
     await screenshot(page, 'secret');
+
+    // Post/Redirect/Get: a reload GETs the reveal page again, which no longer has the secret, and registers nothing.
+    await page.reload();
+    assert.equal(page.url(), revealUrl);
+    assert.equal(await page.locator('h1').textContent(), 'Secret no longer available');
+    assert.match((await page.locator('main').textContent())!, /This secret was shown once and is no longer available/);
+    assert.equal(await page.locator('#app-secret').count(), 0);
+    assert.ok(!(await page.content()).includes(secret), 'the secret is nowhere on the page');
+    assert.deepEqual(await appsOf('ada@example.com'), ['My <first> app'], 'exactly one app');
+    await screenshot(page, 'secret-gone');
 
     const issued = await token({ key, secret });
     assert.equal(issued.status, 200);
@@ -130,11 +181,22 @@ describe('portal in Chromium', { skip: missing }, () => {
     assert.equal(await page.locator(`td code:text-is("${key}")`).count(), 1);
     assert.equal(await page.locator('.chart rect.bar[data-count="1"]').count(), 1, "this hour's call is charted");
     await screenshot(page, 'app');
+    await page.click('text=Delete this app');
+    assert.equal(await page.locator('h1').textContent(), 'Delete My <first> app?');
+    await screenshot(page, 'delete');
+    await page.click('text=Cancel');
+    await page.click('header >> text=My apps');
+    await screenshot(page, 'apps');
+    await page.click('header >> text=Account');
+    assert.equal(await page.locator('h1').textContent(), 'Account');
+    await screenshot(page, 'account');
+    await page.goto(`${base}/apps/nothing-here`);
+    await screenshot(page, 'not-found');
     await context.close();
   });
 
   test('at phone width, with JavaScript: rotate the secret, copy it; the old pair stops after the overlap', async () => {
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const context = await browser.newContext({ viewport: PHONE });
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     const page = await context.newPage();
     const base = gw.gateway.portalUrl!;
@@ -145,15 +207,18 @@ describe('portal in Chromium', { skip: missing }, () => {
     await page.waitForURL(`${base}/apps`);
     const width = await page.evaluate<number>('document.documentElement.scrollWidth');
     assert.ok(width <= 390, `no sideways scrolling at phone width (${width}px)`);
-    await screenshot(page, 'apps-phone');
+    await screenshot(page, 'apps-logged-in');
 
     assert.ok(first, 'the first test registered an app');
     const oldKey = first.key;
     assert.equal((await page.locator('td code').first().textContent())!, oldKey);
     await page.click('text=My <first> app');
-    await screenshot(page, 'app-phone');
+    await screenshot(page, 'app-before-rotation');
     await page.click('button:has-text("Rotate secret")');
+    await page.waitForURL(REVEAL_URL);
+    const revealUrl = page.url();
     assert.match((await page.locator('h1').textContent())!, /New key and secret/);
+    assert.match((await page.locator('main').textContent())!, /The previous key and secret keep working until/);
     const key = (await page.locator('#app-key').textContent())!;
     const secret = (await page.locator('#app-secret').textContent())!;
     assert.notEqual(key, oldKey);
@@ -162,7 +227,16 @@ describe('portal in Chromium', { skip: missing }, () => {
     await copy.click();
     await page.waitForFunction("document.querySelector('button.copy[data-copy=app-secret]').textContent === 'Copied'");
     assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
-    await screenshot(page, 'rotated-phone');
+    await screenshot(page, 'rotated');
+
+    await page.reload();
+    assert.equal(page.url(), revealUrl);
+    assert.equal(await page.locator('h1').textContent(), 'Secret no longer available');
+    assert.equal(await page.locator('#app-secret').count(), 0);
+    assert.ok(!(await page.content()).includes(secret), 'the secret is nowhere on the page');
+    const [app] = await listApps(gw.admin, { developer: 'ada@example.com' });
+    assert.deepEqual(app!.credentials.map((c) => c.key).sort(), [oldKey, key].sort(), 'exactly one rotation');
+    await screenshot(page, 'rotated-gone');
 
     assert.equal((await token({ key, secret })).status, 200, 'the new pair works');
     const during = await token(first);
@@ -173,8 +247,9 @@ describe('portal in Chromium', { skip: missing }, () => {
     assert.equal((old.body as { error: string }).error, 'invalid_client');
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(during.token!) })).status, 401, "the old pair's token stopped too");
     assert.equal((await token({ key, secret })).status, 200);
-    await page.reload();
-    await screenshot(page, 'apps-after-overlap');
+    await page.goto(`${base}/apps/${app!.id}`);
+    assert.equal(await page.locator('td:text-is("expired")').count(), 1, 'the old key expired');
+    await screenshot(page, 'app-after-overlap');
     await context.close();
   });
 });

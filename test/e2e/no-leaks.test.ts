@@ -56,7 +56,7 @@ describe('credential-leak', () => {
     const confirmation = tokenIn(linkIn(await mailbox.next('leak@example.com'), origin));
     assert.equal((await portal.submit(`/verify?token=${confirmation}`, '/verify', { token: confirmation, email: 'leak@example.com', password: 'portal-password-2468' })).status, 303);
     secrets.push(['portal password', 'portal-password-2468'], ['session id', portal.cookie!.split('=')[1]!], ['confirmation link token', confirmation]);
-    const registered = await portal.submit('/apps/new', '/apps', { name: 'portal-app', product: 'public' });
+    const registered = await portal.follow(await portal.submit('/apps/new', '/apps', { name: 'portal-app', product: 'public' }));
     secrets.push(['portal app secret', /id="app-secret">([^<]+)</.exec(registered.text)![1]!]);
     await createDeveloper(gw.admin, { email: 'invited@example.com', name: 'Invited' });
     const { code } = await inviteDeveloper(gw.admin, 'invited@example.com');

@@ -69,8 +69,8 @@ describe('approval of apps registered in the portal', () => {
 
   async function registered(product: string, name: string): Promise<{ visitor: Visitor; page: string; key: string; secret: string; id: string }> {
     const { visitor } = await signUpAndConfirm(portal, mailbox, { email: `${name}@example.com`, name: 'Dev', password: PASSWORD });
-    const page = await visitor.submit('/apps/new', '/apps', { name, product });
-    assert.equal(page.status, 201, page.text);
+    const page = await visitor.follow(await visitor.submit('/apps/new', '/apps', { name, product }));
+    assert.equal(page.status, 200, page.text);
     return {
       visitor,
       page: page.text,
@@ -90,7 +90,7 @@ describe('approval of apps registered in the portal', () => {
   test('pending app: its key gets 401 invalid_client until an operator approves it with `gateway admin apps approve`', async () => {
     const app = await registered('shop', 'pending-app');
     assert.match(app.page, /The API team approves apps for this product before they work/);
-    assert.match((await app.visitor.get('/apps')).text, /pending-app<\/a><\/td><td>Shop<\/td><td>waiting for approval<\/td>/);
+    assert.match((await app.visitor.get('/apps')).text, /pending-app<\/a><\/td><td data-label="API product">Shop<\/td><td data-label="Status">waiting for approval<\/td>/);
     assert.match((await app.visitor.get(`/apps/${app.id}`)).text, /<dt>Status<\/dt><dd>waiting for approval<\/dd>/);
     const calls = auth.calls.length;
     for (const params of [{ grant_type: 'password', username: 'bob', password: 'builder' }, { grant_type: 'client_credentials' }]) {

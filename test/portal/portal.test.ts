@@ -47,8 +47,10 @@ function signUp(base: string, who = email(), name = 'Ada Lovelace'): Promise<{ v
 }
 
 async function register(visitor: Visitor, name: string, product = 'public'): Promise<{ key: string; secret: string; id: string }> {
-  const page = await visitor.submit('/apps/new', '/apps', { name, product });
-  assert.equal(page.status, 201, page.text);
+  const posted = await visitor.submit('/apps/new', '/apps', { name, product });
+  assert.equal(posted.status, 303, posted.text);
+  const page = await visitor.follow(posted);
+  assert.equal(page.status, 200, page.text);
   const key = /id="app-key">([^<]+)</.exec(page.text)?.[1];
   const secret = /id="app-secret">([^<]+)</.exec(page.text)?.[1];
   const id = /href="\/apps\/([^"]+)">Go to the app/.exec(page.text)?.[1];
@@ -132,7 +134,7 @@ describe('portal', () => {
     assert.doesNotMatch(list.text, /\/products\/hello"/, 'hello is not marked visible');
     const page = await new Visitor(base).get('/products/public');
     assert.equal(page.status, 200);
-    assert.match(page.text, /<td><code>GET<\/code><\/td><td><code>\/v1\/hello<\/code><\/td>/);
+    assert.match(page.text, /<td data-label="Method"><code>GET<\/code><\/td><td data-label="Path"><code>\/v1\/hello<\/code><\/td>/);
     assert.match(page.text, /<dt>Scopes<\/dt><dd>hello:read<\/dd>/);
     assert.match(page.text, /<dt>Quota<\/dt><dd>100 calls per day per app<\/dd>/);
     assert.match(page.text, /<dt>Grant types<\/dt><dd>client_credentials<\/dd>/);
@@ -290,6 +292,113 @@ describe('portal', () => {
     assert.match((await visitor.get('/apps')).text, /You have no apps yet/);
   });
 
+  /** What the reveal page shows: the key and secret, or nothing. */
+  const shownPair = (page: { text: string }) => ({ key: /id="app-key">([^<]+)</.exec(page.text)?.[1], secret: /id="app-secret">([^<]+)</.exec(page.text)?.[1] });
+  const GONE = /This secret was shown once and is no longer available: the gateway keeps only a hash of it\. If you did not copy it, rotate the key to get a new one\./;
+
+  test('new secret, once (Post/Redirect/Get): POST /apps answers 303 to a GET that shows the key and secret once, from a sealed cookie it clears; a reload shows a notice and registers nothing', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const form = await visitor.get('/apps/new');
+    const posted = await visitor.post('/apps', { csrf: form.csrf!, name: 'once', product: 'public' });
+    assert.equal(posted.status, 303);
+    assert.equal(posted.text, '');
+    const location = posted.headers.get('location')!;
+    const id = /^\/apps\/([A-Za-z0-9_-]+)\/secret$/.exec(location)?.[1];
+    assert.ok(id, location);
+    const [sealed, ...others] = posted.headers.getSetCookie();
+    assert.deepEqual(others, [], 'the session cookie stays as it is');
+    assert.match(sealed!, new RegExp(`^portal-reveal=[A-Za-z0-9_-]{100,}; Path=/apps/${id}/secret; HttpOnly; SameSite=Strict; Max-Age=120$`));
+
+    const shown = await visitor.get(location);
+    assert.equal(shown.status, 200);
+    assert.equal(shown.headers.get('cache-control'), 'no-store');
+    assert.deepEqual(shown.headers.getSetCookie(), [`portal-reveal=; Path=/apps/${id}/secret; HttpOnly; SameSite=Strict; Max-Age=0`]);
+    assert.match(shown.text, /<h1>App <q>once<\/q> registered<\/h1>/);
+    const pair = shownPair(shown);
+    assert.ok(pair.key && pair.secret, shown.text);
+    assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, { key: pair.key, secret: pair.secret })) })).status, 200);
+    assert.ok(!sealed!.includes(pair.secret) && !location.includes(pair.secret), 'the secret is in neither the URL nor the cookie in clear');
+    assert.ok(!gw.logs.some((line) => line.includes(pair.secret!)), 'nor in a log line');
+
+    const reloaded = await visitor.get(location);
+    assert.equal(reloaded.status, 410);
+    assert.equal(reloaded.headers.get('cache-control'), 'no-store');
+    assert.match(reloaded.text, GONE);
+    assert.match(reloaded.text, new RegExp(`<a href="/apps/${id}">Go to the app <q>once</q></a>`));
+    assert.deepEqual(shownPair(reloaded), { key: undefined, secret: undefined });
+    assert.deepEqual((await listApps(gw.admin, { developer: who })).map((a) => a.name), ['once'], 'one app: the GET registers nothing');
+
+    // The cookie's value sent again (a copy kept): it expires with the sealed time, whatever the browser does.
+    const replay = new Visitor(base);
+    replay.cookie = `${visitor.cookie}; ${sealed!.split(';')[0]}`;
+    now += 2 * 60_000 + 1;
+    const late = await replay.get(location);
+    assert.equal(late.status, 410);
+    assert.equal(shownPair(late).secret, undefined);
+  });
+
+  test('new secret, once: rotating answers 303 to the reveal page; the previous key works until the overlap ends; a reload rotates nothing', async () => {
+    const { visitor } = await signUp(base);
+    const app = await register(visitor, 'turning');
+    const page = await visitor.get(`/apps/${app.id}`);
+    const posted = await visitor.post(`/apps/${app.id}/rotate`, { csrf: page.csrf! });
+    assert.equal(posted.status, 303);
+    assert.equal(posted.headers.get('location'), `/apps/${app.id}/secret`);
+    assert.match(posted.headers.getSetCookie()[0]!, new RegExp(`^portal-reveal=[A-Za-z0-9_-]+; Path=/apps/${app.id}/secret; HttpOnly; SameSite=Strict; Max-Age=120$`));
+    const shown = await visitor.follow(posted);
+    assert.equal(shown.status, 200);
+    assert.match(shown.text, /<h1>New key and secret for <q>turning<\/q><\/h1>/);
+    assert.match(shown.text, new RegExp(`The previous key and secret keep working until ${new Date(now + 10 * 60_000).toISOString().slice(0, 16).replace('T', ' ')} UTC\\.`));
+    const pair = shownPair(shown);
+    assert.notEqual(pair.key, app.key);
+    const again = await visitor.get(`/apps/${app.id}/secret`);
+    assert.equal(again.status, 410);
+    assert.match(again.text, GONE);
+    assert.equal(shownPair(again).secret, undefined);
+    const credentials = await gw.admin.store.apps.listCredentials(app.id);
+    assert.deepEqual(credentials.map((c) => c.key).sort(), [app.key, pair.key].sort(), 'exactly one rotation');
+  });
+
+  test('new secret, once: the sealed cookie opens for its own session and app only; an altered one is refused cleanly', async () => {
+    const { visitor, email: who } = await signUp(base);
+    const form = await visitor.get('/apps/new');
+    const posted = await visitor.post('/apps', { csrf: form.csrf!, name: 'sealed', product: 'public' });
+    const location = posted.headers.get('location')!;
+    const sealed = visitor.cookies.get('portal-reveal')!;
+
+    // Another developer: the app is not theirs, and their own app's reveal page does not open it.
+    const { visitor: stranger } = await signUp(base);
+    const theirs = await register(stranger, 'theirs');
+    stranger.cookies.set('portal-reveal', sealed);
+    assert.equal((await stranger.get(location)).status, 404);
+    stranger.cookies.set('portal-reveal', sealed);
+    const crossed = await stranger.get(`/apps/${theirs.id}/secret`);
+    assert.equal(crossed.status, 410);
+    assert.equal(shownPair(crossed).secret, undefined);
+
+    // The same developer in another session (another browser).
+    const elsewhere = new Visitor(base);
+    assert.equal((await elsewhere.submit('/login', '/login', { email: who, password: PASSWORD })).status, 303);
+    elsewhere.cookies.set('portal-reveal', sealed);
+    const otherSession = await elsewhere.get(location);
+    assert.equal(otherSession.status, 410);
+    assert.equal(shownPair(otherSession).secret, undefined);
+
+    for (const altered of [`${sealed.slice(0, -2)}${sealed.endsWith('AA') ? 'BB' : 'AA'}`, `A${sealed.slice(1)}`, 'x', '', '%%%']) {
+      const owner = new Visitor(base);
+      owner.cookie = visitor.cookie;
+      owner.cookies.set('portal-reveal', altered);
+      const refused = await owner.get(location);
+      assert.equal(refused.status, 410, altered);
+      assert.match(refused.text, GONE);
+      assert.deepEqual(refused.headers.getSetCookie(), [`portal-reveal=; Path=${location}; HttpOnly; SameSite=Strict; Max-Age=0`]);
+    }
+    const shown = await visitor.get(location);
+    assert.equal(shown.status, 200, 'its own session still opens it');
+    assert.ok(shownPair(shown).secret);
+    assert.equal((await visitor.post(location, { csrf: shown.csrf! })).status, 404, 'the reveal page is only read');
+  });
+
   test("another developer's app is not found; logged out, app pages send to the login", async () => {
     const { visitor: owner } = await signUp(base);
     const app = await register(owner, 'mine');
@@ -309,8 +418,8 @@ describe('portal', () => {
     const app = await register(visitor, 'rotating');
     const oldToken = await token(gw, app);
     const page = await visitor.get(`/apps/${app.id}`);
-    const rotated = await visitor.post(`/apps/${app.id}/rotate`, { csrf: page.csrf! });
-    assert.equal(rotated.status, 201);
+    const rotated = await visitor.follow(await visitor.post(`/apps/${app.id}/rotate`, { csrf: page.csrf! }));
+    assert.equal(rotated.status, 200);
     assert.match(rotated.text, /will not be shown again/);
     assert.match(rotated.text, /The previous key and secret keep working until/);
     const fresh = { key: /id="app-key">([^<]+)</.exec(rotated.text)![1]!, secret: /id="app-secret">([^<]+)</.exec(rotated.text)![1]! };
@@ -324,7 +433,7 @@ describe('portal', () => {
     assert.equal((refused.body as { error: string }).error, 'invalid_client');
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(oldToken) })).status, 401, "the old key's token stopped too");
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(await token(gw, fresh)) })).status, 200);
-    assert.match((await visitor.get(`/apps/${app.id}`)).text, new RegExp(`<code>${app.key}</code></td><td>expired`));
+    assert.match((await visitor.get(`/apps/${app.id}`)).text, new RegExp(`<code>${app.key}</code></td><td data-label="State">expired`));
   });
 
   test('revoke a key and delete an app: their tokens stop at once', async () => {
@@ -447,7 +556,7 @@ describe('portal', () => {
     const { visitor, email: who } = await signUp(base);
     const { createApp } = await import('../../src/admin/operations.ts');
     const created = await createApp(gw.admin, { developer: who, name: 'from-the-cli', product: 'public' });
-    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td>Public &lt;API&gt;</td><td>active</td><td><code>${created.key}</code>`));
+    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`));
   });
 });
 
@@ -533,8 +642,8 @@ describe('portal: DNS rebinding and cross-site forms', () => {
     }
     assert.match((await visitor.get('/apps')).text, /You have no apps yet/, 'nothing was registered');
     const registered = await visitor.post('/apps', { ...form, name: 'same-origin' }, { origin: base, 'sec-fetch-site': 'same-origin', referer: `${base}/apps/new` });
-    assert.equal(registered.status, 201, 'its own origin');
-    assert.equal((await visitor.post('/apps', { ...form, name: 'no-origin' }, { referer: `${base}/apps/new` })).status, 201, 'its own Referer');
+    assert.equal(registered.status, 303, 'its own origin');
+    assert.equal((await visitor.post('/apps', { ...form, name: 'no-origin' }, { referer: `${base}/apps/new` })).status, 303, 'its own Referer');
   });
 });
 

@@ -16,8 +16,21 @@ export interface Page {
 const trusting = new Agent({ connect: { ca: readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'localhost.crt')) } });
 
 export class Visitor {
-  cookie: string | undefined;
+  /** Its cookies by name, as the portal set them; an expired Set-Cookie removes one. */
+  readonly cookies = new Map<string, string>();
   constructor(readonly base: string) {}
+
+  /** The Cookie header it sends (undefined: none); setting it replaces every cookie. */
+  get cookie(): string | undefined {
+    return this.cookies.size === 0 ? undefined : [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+  set cookie(header: string | undefined) {
+    this.cookies.clear();
+    for (const pair of header?.split('; ') ?? []) {
+      const eq = pair.indexOf('=');
+      this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+  }
 
   async get(pathname: string, headers: Record<string, string> = {}): Promise<Page> {
     return this.#send(pathname, { method: 'GET', headers });
@@ -30,6 +43,13 @@ export class Visitor {
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(form).toString(),
     });
+  }
+
+  /** GETs the Location of a redirect, as a browser does after a 303. */
+  async follow(redirect: Page): Promise<Page> {
+    const location = redirect.headers.get('location');
+    if (redirect.status !== 303 || location === null) throw new Error(`not a 303 with a Location (${redirect.status})`);
+    return this.get(location);
   }
 
   /** GETs `pageWithForm`, then POSTs `form` with that page's CSRF token, as a browser submitting it would. */
@@ -46,10 +66,18 @@ export class Visitor {
       redirect: 'manual',
       dispatcher: trusting,
     });
-    const set = res.headers.get('set-cookie');
-    if (set !== null) this.cookie = set.split(';')[0];
+    for (const set of res.headers.getSetCookie()) this.#keep(set);
     const text = await res.text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(text)?.[1];
     return { status: res.status, headers: res.headers as unknown as Headers, text, csrf };
+  }
+
+  /** Paths are not matched: the tests ask for the pages the cookies are meant for. */
+  #keep(setCookie: string): void {
+    const [pair = '', ...attributes] = setCookie.split(';');
+    const eq = pair.indexOf('=');
+    const name = pair.slice(0, eq).trim();
+    if (attributes.some((a) => a.trim().toLowerCase() === 'max-age=0')) this.cookies.delete(name);
+    else this.cookies.set(name, pair.slice(eq + 1).trim());
   }
 }
