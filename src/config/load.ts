@@ -98,7 +98,7 @@ interface DeclaredRoute {
   upstream: string;
   scopes: readonly string[];
   requireSubject: boolean;
-  policies: readonly PolicyList[];
+  policies: readonly PolicyList<PolicyEntry>[];
   at: (string | number)[];
   operation: Operation | undefined;
   api: string | undefined;

@@ -2,33 +2,32 @@
 // document's path template, guarded by the scopes of its security requirement, with the policies
 // the YAML attaches to the document, to its tags and to the operation, in that order.
 import path from 'node:path';
-import type { PolicyEntry } from '../config/schema.ts';
 import type { ApiDocument, Operation } from './document.ts';
 
-/** The YAML's settings of one document (`openapi.<name>`). */
-export interface OpenApiSettings {
+/** The YAML's settings of one document (`openapi.<name>`); `P` is a policy entry (the config's, which this part does not know). */
+export interface OpenApiSettings<P> {
   file: string;
   upstream: string;
   basePath?: string;
-  policies?: readonly PolicyEntry[];
-  tags?: Readonly<Record<string, { policies: readonly PolicyEntry[] }>>;
-  operations?: Readonly<Record<string, { policies: readonly PolicyEntry[] }>>;
+  policies?: readonly P[];
+  tags?: Readonly<Record<string, { policies: readonly P[] }>>;
+  operations?: Readonly<Record<string, { policies: readonly P[] }>>;
   requireSubject?: boolean;
 }
 
-export interface OperationRoute {
+export interface OperationRoute<P> {
   name: string;
   method: string;
   path: string;
   scopes: readonly string[];
   /** Its policies in order, each list with where the YAML has it. */
-  policies: readonly PolicyList[];
+  policies: readonly PolicyList<P>[];
   operation: Operation;
 }
 
-export interface PolicyList {
+export interface PolicyList<P> {
   at: (string | number)[];
-  entries: readonly PolicyEntry[];
+  entries: readonly P[];
 }
 
 type Report = (segments: (string | number)[], message: string) => void;
@@ -40,10 +39,10 @@ const SEGMENT = /^([A-Za-z0-9._~!$&'()*+,=:@-]+|\{[A-Za-z_][A-Za-z0-9_]*\})$/;
 export const describe = (op: Operation) => `${op.method} ${op.path} (${path.basename(op.file)}${op.line === undefined ? '' : `:${op.line}`})`;
 
 /** The routes of a document's operations; problems are reported under `openapi.<api>`. */
-export function operationRoutes(api: string, settings: OpenApiSettings, doc: ApiDocument, report: Report): OperationRoute[] {
+export function operationRoutes<P>(api: string, settings: OpenApiSettings<P>, doc: ApiDocument, report: Report): OperationRoute<P>[] {
   const at: (string | number)[] = ['openapi', api];
   const basePath = settings.basePath ?? doc.serverPath;
-  const routes: OperationRoute[] = [];
+  const routes: OperationRoute<P>[] = [];
   for (const op of doc.operations) {
     if (op.operationId === undefined) {
       report([...at, 'file'], `operation ${describe(op)} has no operationId: the gateway names its route by it`);

@@ -510,7 +510,7 @@ describe('gateway config check', () => {
   test('config schema prints the JSON Schema', async () => {
     const schema = parse<{ $id: string; title: string; properties: Record<string, unknown> }>(ok(await gateway(['config', 'schema'])));
     assert.equal(schema.title, 'token gateway configuration');
-    assert.deepEqual(Object.keys(schema.properties).sort(), ['admin', 'authServers', 'listen', 'log', 'mail', 'oauth', 'portal', 'products', 'routes', 'shutdownTimeout', 'store', 'upstreams', 'workers']);
+    assert.deepEqual(Object.keys(schema.properties).sort(), ['admin', 'authServers', 'listen', 'log', 'mail', 'oauth', 'openapi', 'portal', 'products', 'routes', 'shutdownTimeout', 'store', 'upstreams', 'workers']);
   });
 });
 

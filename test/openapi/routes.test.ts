@@ -252,6 +252,13 @@ describe('an OpenAPI document in the config', () => {
     assert.match(text, /openapi\.orders\.operations\.deleteOrder: orders\.yaml has no operation "deleteOrder" \(gateway\.yaml:\d+\)/);
   });
 
+  it("refuses a parameter the gateway cannot read: a matrix path parameter (';' is refused in paths), a style its location cannot have", () => {
+    const matrix = problems(openapiYaml('backend'), { common: COMMON.replace('      in: path\n', '      in: path\n      style: matrix\n') });
+    assert.match(matrix, /openapi\.orders\.file: operation GET \/orders\/\{id\} \(orders\.yaml:\d+\): path parameter id: style matrix puts ';' in the path, which the gateway refuses; use simple or label/);
+    const deep = problems(openapiYaml('backend'), { common: COMMON.replace('      in: path\n', '      in: path\n      style: deepObject\n') });
+    assert.match(deep, /operation GET \/orders\/\{id\} \(orders\.yaml:\d+\): path parameter id: style deepObject is only for query parameters/);
+  });
+
   it('refuses what is not an OpenAPI 3.0 or 3.1 document', () => {
     assert.match(problems(openapiYaml('backend'), { orders: 'swagger: "2.0"\ninfo: {}\n' }), /not an OpenAPI 3\.0 or 3\.1 document/);
   });
