@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { createApp, createDeveloper, type OperatorDeps } from '../src/admin/operations.ts';
-import { loadConfigFile, type Config } from '../src/config/load.ts';
+import { ConfigError, loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/main.ts';
 
@@ -241,6 +241,18 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
       temp.remove();
     },
   };
+}
+
+/** The message of the ConfigError a gateway with this configuration stops its start with. */
+export async function configError(parts: ConfigParts): Promise<string> {
+  try {
+    const gw = await startTestGateway(parts);
+    await gw.close();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+  throw new Error('the configuration loaded');
 }
 
 /** What src/admin's operations need, from a running gateway and its config; the operator is `test`. */

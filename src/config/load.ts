@@ -91,13 +91,7 @@ export interface RouteSettings {
 }
 
 /** A route as declared, before the products that offer it are known; `at` is where problems with it are reported. */
-interface DeclaredRoute {
-  name: string;
-  method: string;
-  path: string;
-  upstream: string;
-  scopes: readonly string[];
-  requireSubject: boolean;
+interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policies' | 'operation'> {
   policies: readonly PolicyList<PolicyEntry>[];
   at: (string | number)[];
   operation: Operation | undefined;

@@ -2,8 +2,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { describe, test } from 'node:test';
-import { ConfigError } from '../../src/config/load.ts';
-import { bearer, call, startTestGateway, startUpstream, tokenRequest, type ConfigParts, type TestGateway } from '../helpers.ts';
+import { bearer, call, configError, startTestGateway, startUpstream, tokenRequest, type ConfigParts, type TestGateway } from '../helpers.ts';
 
 const T0 = Date.UTC(2026, 0, 7, 12, 0, 30); // a Wednesday, 30 s into a minute
 
@@ -349,17 +348,6 @@ describe('IP access list', () => {
 });
 
 describe('policy configuration errors stop the start with the YAML path and line', () => {
-  async function configError(parts: ConfigParts): Promise<string> {
-    try {
-      const gw = await startTestGateway(parts);
-      await gw.close();
-    } catch (err) {
-      if (err instanceof ConfigError) return err.message;
-      throw err;
-    }
-    assert.fail('the configuration loaded');
-  }
-
   test('a bad rate string', async () => {
     const message = await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - quota: { limit: 1, interval: day }\n      - spikeArrest: { rate: 30 per second }\n` });
     assert.match(message, /^routes\.s\.policies\[1\]\.spikeArrest\.rate: must match \/\^\[1-9\]\[0-9\]\{0,6\}p\[sm\]\$\/ \(gateway\.yaml:\d+\)$/);

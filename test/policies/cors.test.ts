@@ -2,8 +2,7 @@
 // on every answer of a route (its errors included), and the token endpoint from a browser origin.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError } from '../../src/config/load.ts';
-import { bearer, call, configYaml, startTestGateway, startUpstream, tokenRequest, type Answer, type ConfigParts, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, configError, configYaml, startTestGateway, startUpstream, tokenRequest, type Answer, type ConfigParts, type TestGateway, type Upstream } from '../helpers.ts';
 
 const APP = 'https://app.example.com';
 
@@ -270,17 +269,6 @@ describe('cors on the token endpoint', () => {
 });
 
 describe('cors configuration errors name the YAML path and line', () => {
-  async function configError(parts: ConfigParts): Promise<string> {
-    try {
-      const gw = await startTestGateway(parts);
-      await gw.close();
-    } catch (err) {
-      if (err instanceof ConfigError) return err.message;
-      throw err;
-    }
-    assert.fail('the configuration loaded');
-  }
-
   const route = (policy: string) => ({ routes: `  x:\n    method: GET\n    path: /v1/x\n    upstream: mock\n    policies:\n${policy}` });
 
   test('"*" with credentials', async () => {
