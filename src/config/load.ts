@@ -91,12 +91,13 @@ export interface RouteSettings {
 }
 
 /** A route as declared, before the products that offer it are known; `at` is where problems with it are reported. */
-interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policies' | 'operation'> {
+interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policies'> {
   policies: readonly PolicyList<PolicyEntry>[];
   at: (string | number)[];
-  operation: Operation | undefined;
-  api: string | undefined;
 }
+
+/** How a message names a declared route: a route by its name, an operation by its document's file and line. */
+const named = (route: DeclaredRoute) => (route.operation === undefined ? `route "${route.name}"` : `operation ${describe(route.operation.operation)} of openapi.${route.operation.api}`);
 
 export interface ProductSettings {
   name: string;
@@ -282,14 +283,13 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   const declare = (route: DeclaredRoute) => {
     const other = declared.get(route.name);
     if (other !== undefined) {
-      report(route.at, `has the name of ${other.operation === undefined ? `route "${other.name}"` : `operation ${describe(other.operation)} of openapi.${other.api}`}`);
+      report(route.at, `has the name of ${named(other)}`);
       return;
     }
     const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
     const clash = seenPaths.get(key);
     if (clash !== undefined) {
-      const first = declared.get(clash)!;
-      report(route.operation === undefined ? [...route.at, 'path'] : route.at, `same method and path as ${first.operation === undefined ? `route "${clash}"` : `operation ${describe(first.operation)} of openapi.${first.api}`}`);
+      report(route.operation === undefined ? [...route.at, 'path'] : route.at, `same method and path as ${named(declared.get(clash)!)}`);
       return;
     }
     seenPaths.set(key, route.name);
@@ -307,24 +307,24 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     }
     documents.set(api, doc);
     for (const op of operationRoutes(api, o, doc, report)) {
-      declare({ ...op, upstream: o.upstream, requireSubject: o.requireSubject ?? false, at: ['openapi', api, 'operations', op.name], api });
+      declare({ ...op, upstream: o.upstream, requireSubject: o.requireSubject ?? false, at: ['openapi', api, 'operations', op.name], operation: { api, operation: op.operation } });
     }
   }
   for (const [name, r] of Object.entries(raw.routes ?? {})) {
     if (!upstreams.has(r.upstream)) report(['routes', name, 'upstream'], `unknown upstream "${r.upstream}"`);
-    declare({ name, method: r.method, path: r.path, upstream: r.upstream, scopes: r.scopes ?? [], requireSubject: r.requireSubject ?? false, policies: [{ at: ['routes', name, 'policies'], entries: r.policies ?? [] }], at: ['routes', name], operation: undefined, api: undefined });
+    declare({ name, method: r.method, path: r.path, upstream: r.upstream, scopes: r.scopes ?? [], requireSubject: r.requireSubject ?? false, policies: [{ at: ['routes', name, 'policies'], entries: r.policies ?? [] }], at: ['routes', name], operation: undefined });
   }
 
   // What a document asks that the gateway cannot check (a style its parameter cannot have, a schema ajv refuses) is said here.
   for (const [api, doc] of documents) {
     const validators = new DocumentValidators(doc);
     for (const route of declared.values()) {
-      if (route.api !== api) continue;
+      if (route.operation?.api !== api) continue;
       try {
-        validators.request(route.operation!, route.path, 0);
+        validators.request(route.operation.operation, route.path, 0);
       } catch (err) {
         if (!(err instanceof TypeError)) throw err;
-        report(['openapi', api, 'file'], `operation ${describe(route.operation!)}: ${err.message}`);
+        report(['openapi', api, 'file'], `operation ${describe(route.operation.operation)}: ${err.message}`);
       }
     }
   }
@@ -339,7 +339,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     (p.openapi ?? []).forEach((api, i) => {
       if (raw.openapi?.[api] === undefined) return report(['products', name, 'openapi', i], `unknown OpenAPI document "${api}" (not under openapi)`);
       for (const route of declared.values()) {
-        if (route.api !== api || members.includes(route.name)) continue;
+        if (route.operation?.api !== api || members.includes(route.name)) continue;
         members.push(route.name);
         // The document declares its operations' scopes: the product offers them.
         for (const s of route.scopes) scopes.add(s);
@@ -393,7 +393,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       requireSubject: r.requireSubject,
       products: routeProducts.get(r.name) ?? new Set(),
       policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path }, report)),
-      operation: r.operation === undefined ? undefined : { api: r.api!, operation: r.operation },
+      operation: r.operation,
     });
   }
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { escapeToken, getAt, parsePointer } from '../policies/json-pointer.ts';
 
 /** What is wrong with a document: the file, the line when known, and the message. */
 export interface DocumentIssue {
@@ -190,8 +191,7 @@ function readSource(url: string, issues: DocumentIssue[], from?: { file: string;
 function nodeAtPointer(contents: unknown, pointer: string): Node | undefined {
   let node = contents;
   let found: Node | undefined = contents as Node | undefined;
-  for (const token of pointer === '' ? [] : pointer.slice(1).split('/')) {
-    const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const key of parsePointer(pointer) ?? []) {
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
       if (pair === undefined) return found;
@@ -207,8 +207,6 @@ function nodeAtPointer(contents: unknown, pointer: string): Node | undefined {
   }
   return found;
 }
-
-const escape = (token: string) => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Reads every file a $ref names, transitively; notes refs that are remote or point nowhere. */
 function collectFiles(start: SourceFile, files: Map<string, SourceFile>, issues: DocumentIssue[]): void {
@@ -235,7 +233,7 @@ function collectFiles(start: SourceFile, files: Map<string, SourceFile>, issues:
   for (const { ref, url, at, pointer } of refs) {
     const [fileUrl, fragment = ''] = url.split('#') as [string, string?];
     const file = files.get(fileUrl);
-    if (file !== undefined && !hasPointer(file.value, fragment)) {
+    if (file !== undefined && lookup(file.value, fragment) === undefined) {
       issues.push({ file: fileURLToPath(at.url), line: at.lineOf(pointer), message: `$ref "${ref}" points nowhere (${path.basename(fileURLToPath(fileUrl))} has no ${fragment || '/'})` });
     }
   }
@@ -248,7 +246,7 @@ function walk(value: unknown, pointer: string, found: (ref: string, pointer: str
   for (const [key, v] of Object.entries(value)) {
     if (key === '$ref' && typeof v === 'string') found(v, `${pointer}/$ref`);
     // An example or a default is data: a "$ref" key in it is not a reference.
-    else if (key !== 'example' && key !== 'examples' && key !== 'default' && key !== 'const' && key !== 'enum') walk(v, `${pointer}/${escape(key)}`, found);
+    else if (key !== 'example' && key !== 'examples' && key !== 'default' && key !== 'const' && key !== 'enum') walk(v, `${pointer}/${escapeToken(key)}`, found);
   }
 }
 
@@ -265,18 +263,10 @@ function refUrl(ref: string, base: string): string | { error: string } {
   return url.href.replace(/#$/, '');
 }
 
-function hasPointer(value: unknown, fragment: string): boolean {
-  return lookup(value, fragment) !== undefined;
-}
-
+/** What a $ref's fragment (a percent-encoded JSON pointer) names in a file's value. */
 function lookup(value: unknown, fragment: string): unknown {
-  let at = value;
-  const pointer = decodeURIComponent(fragment);
-  for (const token of pointer === '' || pointer === '/' ? [] : pointer.slice(1).split('/')) {
-    if (at === null || typeof at !== 'object') return undefined;
-    at = (at as ObjectMap)[token.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return at;
+  const path = parsePointer(decodeURIComponent(fragment));
+  return path === undefined ? undefined : getAt(value, path);
 }
 
 function serverPath(doc: ObjectMap): string {
@@ -348,7 +338,7 @@ class Reader {
       return out;
     }
     for (const [template, rawItem] of Object.entries(paths as ObjectMap)) {
-      const itemAt = { url: rootUrl, pointer: `/paths/${escape(template)}` };
+      const itemAt = { url: rootUrl, pointer: `/paths/${escapeToken(template)}` };
       if (!template.startsWith('/')) {
         this.#report(itemAt, `path "${template}" must start with "/"`);
         continue;
@@ -405,7 +395,7 @@ class Reader {
       if (p.in === 'path' && p.required !== true) this.#report(where, `path parameter "${p.name}" must be required: true`);
       const content = p.content as ObjectMap | undefined;
       const contentType = content === undefined ? undefined : Object.keys(content)[0];
-      const schemaAt = contentType === undefined ? { url: where.url, pointer: `${where.pointer}/schema` } : { url: where.url, pointer: `${where.pointer}/content/${escape(contentType)}/schema` };
+      const schemaAt = contentType === undefined ? { url: where.url, pointer: `${where.pointer}/schema` } : { url: where.url, pointer: `${where.pointer}/content/${escapeToken(contentType)}/schema` };
       const schema = contentType === undefined ? p.schema : (content![contentType] as ObjectMap | undefined)?.schema;
       out.push({
         name: p.name,
@@ -439,7 +429,7 @@ class Reader {
     if (content === undefined || content === null || typeof content !== 'object') return [];
     return Object.entries(content as ObjectMap).map(([type, raw]) => {
       const media = (raw ?? {}) as ObjectMap;
-      const schemaAt = { url: at.url, pointer: `${at.pointer}/${escape(type)}/schema` };
+      const schemaAt = { url: at.url, pointer: `${at.pointer}/${escapeToken(type)}/schema` };
       return {
         type: type.toLowerCase(),
         schema: this.#schemaRef(media.schema, schemaAt),
@@ -465,11 +455,11 @@ class Reader {
     if (raw === undefined || raw === null || typeof raw !== 'object') return [];
     const out: Response[] = [];
     for (const [status, value] of Object.entries(raw as ObjectMap)) {
-      const found = this.follow(value, { url: at.url, pointer: `${at.pointer}/${escape(status)}` });
+      const found = this.follow(value, { url: at.url, pointer: `${at.pointer}/${escapeToken(status)}` });
       if (found === undefined) continue;
       const headers = new Map<string, { required: boolean; schema: object | undefined; description: string | undefined }>();
       for (const [name, h] of Object.entries((found.value.headers ?? {}) as ObjectMap)) {
-        const hAt = { url: found.at.url, pointer: `${found.at.pointer}/headers/${escape(name)}` };
+        const hAt = { url: found.at.url, pointer: `${found.at.pointer}/headers/${escapeToken(name)}` };
         const header = this.follow(h, hAt);
         if (header === undefined) continue;
         headers.set(name.toLowerCase(), {

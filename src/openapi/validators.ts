@@ -7,9 +7,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
-import { hasBody, mediaType } from '../http/request.ts';
+import { hasBody, isJsonType, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { escapeToken } from '../policies/json-pointer.ts';
+import { escapeToken, parsePointer } from '../policies/json-pointer.ts';
 import { failures } from '../policies/schemas.ts';
 import { ambiguousQuery, exactNumber } from '../policies/validate-request.ts';
 import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from './document.ts';
@@ -48,11 +48,17 @@ export class DocumentValidators {
     if (matrix !== undefined) throw new TypeError(`path parameter ${matrix.name}: style matrix puts ';' in the path, which the gateway refuses; use simple or label`);
     const queryNames = params.filter((p) => p.in === 'query').map((p) => p.name);
     const declared = new Set(queryNames);
-    const readers = params.map((p) => ({ param: p, read: compileParameter({ name: p.name, in: p.in, ...(p.style !== undefined && { style: p.style }), ...(p.explode !== undefined && { explode: p.explode }), ...shapeOf(p, queryNames) }) }));
+    // Each parameter's reader, and where a failure of it is reported, worked out once.
+    const readers = params.map((p) => ({
+      in: p.in,
+      name: p.name,
+      pointer: `/${p.in}/${escapeToken(p.name)}`,
+      integer: isInteger(p.resolvedSchema),
+      read: compileParameter({ name: p.name, in: p.in, ...(p.style !== undefined && { style: p.style }), ...(p.explode !== undefined && { explode: p.explode }), ...shapeOf(p, queryNames) }),
+    }));
     const segments = routePath.split('/');
     const pathIndex = new Map(segments.flatMap((s, i) => (s.startsWith('{') ? [[s.slice(1, -1), i] as const] : [])));
     const checkParams = params.length === 0 ? undefined : this.#compile(this.#coercing, parametersSchema(params), `${op.method} ${op.path} parameters`);
-    const integers = new Set(params.filter((p) => isInteger(p.resolvedSchema)).map((p) => `${p.in} ${p.name}`));
     const body = op.body === undefined ? undefined : this.#bodyCheckers(op.body.content, `${op.method} ${op.path} body`);
     const bodyRequired = op.body?.required === true;
 
@@ -78,20 +84,23 @@ export class DocumentValidators {
         if (ctx.query !== '') {
           const ambiguous: { pointer: string; message: string }[] = [];
           ambiguousQuery(ctx.query, queryObjectOf(raw), declared, ambiguous);
-          for (const f of ambiguous) found.push({ in: 'query', ...(nameOf(f.pointer) !== undefined && { name: nameOf(f.pointer)! }), ...f });
+          for (const f of ambiguous) {
+            const name = nameOf(f.pointer);
+            found.push({ in: 'query', ...(name !== undefined && { name }), ...f });
+          }
         }
         const values: Record<string, Record<string, unknown>> = { path: {}, query: {}, header: {}, cookie: {} };
         const given: Record<string, Record<string, unknown>> = { path: {}, query: {}, header: {}, cookie: {} };
-        for (const { param, read } of readers) {
-          const result = read(raw);
-          if ('error' in result) found.push({ in: param.in, name: param.name, pointer: `/${param.in}/${escapeToken(param.name)}`, message: result.error });
+        for (const p of readers) {
+          const result = p.read(raw);
+          if ('error' in result) found.push({ in: p.in, name: p.name, pointer: p.pointer, message: result.error });
           else if ('value' in result) {
-            given[param.in]![param.name] = result.value;
-            values[param.in]![param.name] = copy(result.value);
+            given[p.in]![p.name] = result.value;
+            values[p.in]![p.name] = copy(result.value);
           }
         }
         if (!checkParams(values)) found.push(...located(failures('', checkParams.errors)));
-        else exactNumbers(values, given, integers, found);
+        else exactNumbers(readers, values, given, found);
       }
       const withBody = hasBody(ctx.req);
       if (withBody && body !== undefined) return validateBody(ctx, found);
@@ -113,7 +122,7 @@ export class DocumentValidators {
     return content.map((media) => {
       const range = media.type;
       if (media.schema === undefined) return { range, check: () => {} };
-      if (isJson(range)) {
+      if (isJsonType(range)) {
         const validate = this.#compile(this.#strict, media.schema, what);
         return {
           range,
@@ -221,31 +230,37 @@ const copy = (value: string | string[] | Record<string, string>): unknown => (Ar
 /** Failures with their location and parameter named (their pointer starts /path, /query, /header or /cookie). */
 function located(list: readonly { pointer: string; message: string }[]): RequestFailure[] {
   return list.map((f) => {
-    const [, where, name] = f.pointer.split('/');
-    return { in: where as RequestFailure['in'], ...(name !== undefined && { name: name.replace(/~1/g, '/').replace(/~0/g, '~') }), pointer: f.pointer, message: f.message };
+    const name = nameOf(f.pointer);
+    return { in: parsePointer(f.pointer)![0] as RequestFailure['in'], ...(name !== undefined && { name }), pointer: f.pointer, message: f.message };
   });
 }
 
-const nameOf = (pointer: string) => pointer.split('/')[2]?.replace(/~1/g, '/').replace(/~0/g, '~');
+/** The parameter a pointer such as /query/limit/0 is about. */
+const nameOf = (pointer: string) => parsePointer(pointer)?.[1];
+
+/** A parameter as the number check needs it, worked out once: where it is, its pointer, whether its schema wants integers. */
+interface Numeric {
+  in: Parameter['in'];
+  name: string;
+  pointer: string;
+  integer: boolean;
+}
 
 /** ajv coerces "0x64", "1e2" or "100.0"; an upstream reads them otherwise: a number must be written as a plain, exact decimal (an integer without a fraction). */
-function exactNumbers(values: Record<string, Record<string, unknown>>, given: Record<string, Record<string, unknown>>, integers: ReadonlySet<string>, found: RequestFailure[]): void {
-  for (const location of LOCATIONS) {
-    for (const name in values[location]) {
-      const integer = integers.has(`${location} ${name}`);
-      const check = (value: unknown, raw: unknown, pointer: string) => {
-        if (typeof value === 'number' && typeof raw === 'string' && !exactNumber(raw, value, integer && Number.isInteger(value))) {
-          found.push({ in: location, name, pointer, message: integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable' });
-        }
-      };
-      const value = values[location]![name];
-      const raw = given[location]![name];
-      const base = `/${location}/${escapeToken(name)}`;
-      if (Array.isArray(value)) value.forEach((v, i) => check(v, (raw as string[])[i], `${base}/${i}`));
-      else if (value !== null && typeof value === 'object') for (const key in value) check((value as ObjectMap)[key], (raw as Record<string, string>)[key], `${base}/${escapeToken(key)}`);
-      else check(value, raw, base);
-    }
+function exactNumbers(params: readonly Numeric[], values: Record<string, Record<string, unknown>>, given: Record<string, Record<string, unknown>>, found: RequestFailure[]): void {
+  for (const p of params) {
+    const value = values[p.in]![p.name];
+    if (value === undefined) continue;
+    const raw = given[p.in]![p.name];
+    if (Array.isArray(value)) value.forEach((v, i) => exactNumberAt(p, v, (raw as string[])[i], `/${i}`, found));
+    else if (value !== null && typeof value === 'object') for (const key in value) exactNumberAt(p, (value as ObjectMap)[key], (raw as Record<string, string>)[key], `/${escapeToken(key)}`, found);
+    else exactNumberAt(p, value, raw, '', found);
   }
+}
+
+function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, found: RequestFailure[]): void {
+  if (typeof value !== 'number' || typeof raw !== 'string' || exactNumber(raw, value, p.integer && Number.isInteger(value))) return;
+  found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: p.integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable' });
 }
 
 function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
@@ -258,13 +273,11 @@ function refuse(found: readonly RequestFailure[]): void {
   if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'openapi' });
 }
 
-const isJson = (type: string) => type === 'application/json' || /^application\/[^/]+\+json$/.test(type) || type === 'application/*+json';
-
 /** Whether a media type matches a range of the document (application/json, application/*, *\/*). */
 function matches(range: string, type: string): boolean {
   if (range === type || range === '*/*') return true;
   if (range.endsWith('/*')) return type.startsWith(range.slice(0, -1));
-  return range === 'application/*+json' && isJson(type);
+  return range === 'application/*+json' && isJsonType(type);
 }
 
 /** The names of the properties of a form's schema that are arrays (their fields may repeat). */
