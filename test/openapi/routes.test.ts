@@ -193,6 +193,53 @@ describe('routes from an OpenAPI document', () => {
   });
 });
 
+describe("each version's schemas: 3.0's nullable and boolean exclusive bounds, 3.1's type arrays", () => {
+  const doc = (version: string, n: string, path: string) => `openapi: ${version}
+info: { title: T, version: '1' }
+paths:
+  ${path}:
+    post:
+      operationId: post${version.replace(/\./g, '')}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { type: object, properties: { n: ${n} } }
+      responses: { '200': { description: ok } }
+`;
+  let gateway: TestGateway;
+  let token: string;
+
+  before(async () => {
+    const temp = tempDir();
+    writeFileSync(path.join(temp.dir, 'v30.yaml'), doc('3.0.3', '{ type: integer, nullable: true, minimum: 0, exclusiveMinimum: true }', '/v30'));
+    writeFileSync(path.join(temp.dir, 'v31.yaml'), doc('3.1.0', "{ type: [integer, 'null'], exclusiveMinimum: 0 }, pair: { type: array, prefixItems: [{ type: string }] }", '/v31'));
+    gateway = await startTestGateway(
+      { extra: 'openapi:\n  v30: { file: v30.yaml, upstream: echo }\n  v31: { file: v31.yaml, upstream: echo }', products: '  both:\n    openapi: [v30, v31]' },
+      { dir: temp.dir },
+    );
+    token = (await tokenRequest(gateway.url, { grant_type: 'client_credentials' }, await gateway.client('both'))).body.access_token as string;
+  });
+  after(() => gateway?.close());
+
+  for (const path of ['/v30', '/v31']) {
+    it(`${path}: null passes, 0 is not above the exclusive bound, a string is not an integer`, async () => {
+      const post = (body: string) => call(`${gateway.url}${path}`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body });
+      assert.equal((await post('{"n":null}')).status, 200);
+      assert.equal((await post('{"n":1}')).status, 200);
+      assert.deepEqual((await post('{"n":0}')).body.errors, [{ in: 'body', pointer: '/body/n', message: 'must be > 0' }]);
+      const text = await post('{"n":"x"}');
+      assert.equal(text.status, 400);
+      assert.equal(text.body.errors[0].pointer, '/body/n');
+    });
+  }
+
+  it('/v31 is read as JSON Schema 2020-12 (prefixItems)', async () => {
+    const answer = await call(`${gateway.url}/v31`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: '{"pair":[1]}' });
+    assert.deepEqual(answer.body.errors, [{ in: 'body', pointer: '/body/pair/0', message: 'must be string' }]);
+  });
+});
+
 describe('an OpenAPI document in the config', () => {
   /** The config's problems when the documents are as given. */
   function problems(extra: string, docs: { orders?: string; common?: string } = {}, routes = ''): string {
