@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { policies, type PolicyName } from '../policies/index.ts';
+import { operationSite } from '../policies/operation.ts';
 import { parseEntry } from '../http/ip.ts';
 import { checkCertificate, type TlsFiles } from '../http/listener.ts';
 import type { PolicySite } from '../policies/policy.ts';
@@ -25,7 +26,7 @@ import {
 import { configValidator } from './validator.ts';
 import { DocumentError, loadDocument, type ApiDocument, type Operation } from '../openapi/document.ts';
 import { describe, operationRoutes, type PolicyList } from '../openapi/routes.ts';
-import { DocumentValidators } from '../openapi/validators.ts';
+import { validatorsOf } from '../openapi/validators.ts';
 
 export interface ConfigIssue {
   path: string;
@@ -317,7 +318,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
 
   // What a document asks that the gateway cannot check (a style its parameter cannot have, a schema ajv refuses) is said here.
   for (const [api, doc] of documents) {
-    const validators = new DocumentValidators(doc);
+    const validators = validatorsOf(doc);
     for (const route of declared.values()) {
       if (route.operation?.api !== api) continue;
       try {
@@ -392,12 +393,12 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       scopes: r.scopes,
       requireSubject: r.requireSubject,
       products: routeProducts.get(r.name) ?? new Set(),
-      policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path }, report)),
+      policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path, operation: operationSite(r, documents) }, report)),
       operation: r.operation,
     });
   }
 
-  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, tokenEndpoint: true, method: undefined, path: undefined }, report);
+  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined }, report);
   tokenPolicies.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     if (policies[name].tokenEndpoint?.(options) === true) return;

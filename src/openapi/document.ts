@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import { escapeToken, getAt, parsePointer } from '../policies/json-pointer.ts';
+import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 
 /** What is wrong with a document: the file, the line when known, and the message. */
 export interface DocumentIssue {
@@ -155,6 +155,21 @@ export function loadDocument(file: string): ApiDocument {
     operations,
     scopes: oauthScopes(doc),
   };
+}
+
+/**
+ * The operation a route written out by hand is checked against: the one for `method` whose path
+ * has the route's shape, as the document writes it or below its server's path. `routePath` is
+ * that path as the gateway serves it, with the document's parameter names.
+ */
+export function findOperation(doc: ApiDocument, method: string, routePath: string): { operation: Operation; routePath: string } | undefined {
+  const shape = (p: string) => p.replace(/\{[^}]+\}/g, '{}');
+  const wanted = shape(routePath);
+  for (const operation of doc.operations) {
+    if (operation.method !== method) continue;
+    for (const served of [operation.path, doc.serverPath + operation.path]) if (shape(served) === wanted) return { operation, routePath: served };
+  }
+  return undefined;
 }
 
 function readSource(url: string, issues: DocumentIssue[], from?: { file: string; line: number | undefined }): SourceFile | undefined {

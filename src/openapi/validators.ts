@@ -1,7 +1,8 @@
-// Request validation from an OpenAPI document, compiled once per document: each operation's
+// Validation from an OpenAPI document, compiled once per document. A request: each operation's
 // path, query, header and cookie parameters (read by their style and explode, then checked by
-// ajv against their schemas as one object) and its body by content type. A failure is a 400
-// problem+json listing each one with where it was: `in`, `name` and a JSON pointer.
+// ajv against their schemas as one object) and its body by content type; a failure is a 400
+// problem+json listing each one with where it was: `in`, `name` and a JSON pointer. An answer:
+// its status, content type, body and required headers against the operation's responses.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -9,10 +10,10 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { hasBody, isJsonType, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { escapeToken, parsePointer } from '../policies/json-pointer.ts';
-import { failures } from '../policies/schemas.ts';
-import { ambiguousQuery, exactNumber } from '../policies/validate-request.ts';
-import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from './document.ts';
+import { ambiguousQuery, exactNumber } from '../http/query.ts';
+import { escapeToken, parsePointer } from '../json/pointer.ts';
+import { failures } from '../json/schema.ts';
+import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter, Response } from './document.ts';
 import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
 
 /** One failure of a request: where (`in`: path, query, header, cookie or body; the parameter's name), a JSON pointer, and what is wrong. */
@@ -23,12 +24,38 @@ export interface RequestFailure {
   message: string;
 }
 
+/** One mismatch of an upstream's answer with the document: the status, a header (`name`), or the body. */
+export interface ResponseFailure {
+  in: 'status' | 'header' | 'body';
+  name?: string;
+  pointer: string;
+  message: string;
+}
+
+/** The upstream's answer as a response check reads it (its body whole and uncompressed). */
+export interface Answer {
+  status: number;
+  headers: Readonly<Record<string, string | string[]>>;
+  body: Buffer;
+}
+
 const LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
 
+const compiled = new WeakMap<ApiDocument, DocumentValidators>();
+
+/** A document's validators: compiled once, when its config loads, and shared by the routes compiled from that config. */
+export function validatorsOf(doc: ApiDocument): DocumentValidators {
+  let found = compiled.get(doc);
+  if (found === undefined) compiled.set(doc, (found = new DocumentValidators(doc)));
+  return found;
+}
+
 /** What the validators of one document share: its files, compiled into an ajv that coerces (parameters, forms) and one that does not (JSON). */
-export class DocumentValidators {
+class DocumentValidators {
   readonly #coercing: Ajv;
   readonly #strict: Ajv;
+  /** Each schema compiled once, whichever route or check asks for it. */
+  readonly #functions = new Map<string, ValidateFunction>();
 
   constructor(doc: ApiDocument) {
     this.#coercing = documentAjv(doc, true);
@@ -109,12 +136,81 @@ export class DocumentValidators {
     };
   }
 
+  /**
+   * What checks the upstream's answers to `op`: its status must be one the operation declares (or
+   * `default`), a body of a declared media type that its schema accepts, and every required
+   * header present and as its schema says. Throws a TypeError naming a schema ajv cannot compile.
+   */
+  response(op: Operation): (method: string, answer: Answer) => ResponseFailure[] {
+    const what = (r: Response) => `${op.method} ${op.path} response ${r.status}`;
+    const byStatus = new Map(
+      op.responses.map((r) => [
+        r.status.toUpperCase(),
+        {
+          description: r.status,
+          content: r.content.map((media) => ({
+            range: media.type,
+            // Only JSON is parsed: the schema of another media type describes bytes the gateway does not read.
+            validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile(this.#strict, media.schema, what(r)) : undefined,
+          })),
+          headers: headersCheck(r, (schema) => this.#compile(this.#coercing, schema, `${what(r)} headers`)),
+        },
+      ]),
+    );
+    return function checkResponse(method, answer) {
+      const code = String(answer.status);
+      const declared = byStatus.get(code) ?? byStatus.get(`${code[0]}XX`) ?? byStatus.get('DEFAULT');
+      if (declared === undefined) return [{ in: 'status', pointer: '/status', message: `is ${code}, which the document does not declare for this operation` }];
+      const found: ResponseFailure[] = [];
+      if (declared.headers !== undefined) {
+        const values = Object.create(null) as Record<string, string>;
+        for (const name of declared.headers.names) {
+          const value = answer.headers[name];
+          if (value !== undefined) values[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        if (!declared.headers.validate(values)) found.push(...failures('/header', declared.headers.validate.errors).map((f) => ({ in: 'header' as const, name: nameOf(f.pointer)!, ...f })));
+      }
+      // A body that cannot be: to HEAD, and in a 1xx, 204 or 304 (RFC 9110 §6.4.1).
+      const bodiless = method === 'HEAD' || answer.status < 200 || answer.status === 204 || answer.status === 304;
+      if (bodiless) return found;
+      const ranges = declared.content.map((c) => c.range).join(' or ');
+      if (answer.body.length === 0) {
+        if (declared.content.length > 0) found.push({ in: 'body', pointer: '/body', message: `is empty; the document declares ${ranges} for ${declared.description}` });
+        return found;
+      }
+      if (declared.content.length === 0) {
+        found.push({ in: 'body', pointer: '/body', message: `is not empty; the document declares no body for ${declared.description}` });
+        return found;
+      }
+      const type = mediaType(answer.headers['content-type']);
+      const media = declared.content.find((c) => matches(c.range, type));
+      if (media === undefined) {
+        found.push({ in: 'header', name: 'content-type', pointer: '/header/content-type', message: `is ${type === '' ? 'missing' : type}; the document declares ${ranges} for ${declared.description}` });
+      } else if (media.validate !== undefined) {
+        let value: unknown;
+        try {
+          value = JSON.parse(answer.body.toString('utf8'));
+        } catch {
+          found.push({ in: 'body', pointer: '/body', message: 'is not valid JSON' });
+          return found;
+        }
+        if (!media.validate(value)) found.push(...failures('/body', media.validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+      }
+      return found;
+    };
+  }
+
   #compile(ajv: Ajv, schema: object, what: string): ValidateFunction {
+    const key = `${ajv === this.#coercing ? 'coercing' : 'strict'} ${JSON.stringify(schema)}`;
+    let validate = this.#functions.get(key);
+    if (validate !== undefined) return validate;
     try {
-      return ajv.compile(schema);
+      validate = ajv.compile(schema);
     } catch (err) {
       throw new TypeError(`${what}: ${(err as Error).message}`);
     }
+    this.#functions.set(key, validate);
+    return validate;
   }
 
   /** A checker per media type of the body: JSON against its schema, forms and multipart by their fields. */
@@ -209,6 +305,22 @@ function shapeOf(p: Parameter, queryNames: readonly string[]): { shape: Paramete
 
 function isInteger(schema: ObjectMap | undefined): boolean {
   return typesOf(schema).includes('integer') || typesOf(schema?.items as ObjectMap | undefined).includes('integer');
+}
+
+/**
+ * A response's headers as one object schema (by lower-cased name, as Node gives them); the
+ * values are strings (the simple style), coerced to their schemas' types. Content-Type is not
+ * one of them: the spec says it is ignored there, and the media types say it.
+ */
+function headersCheck(r: Response, compile: (schema: object) => ValidateFunction): { names: string[]; validate: ValidateFunction } | undefined {
+  const headers = [...r.headers].map(([name, h]) => ({ ...h, name })).filter((h) => h.name !== 'content-type');
+  if (headers.length === 0) return undefined;
+  const schema = {
+    type: 'object',
+    properties: Object.fromEntries(headers.map((h) => [h.name, h.schema ?? {}])),
+    required: headers.filter((h) => h.required).map((h) => h.name),
+  };
+  return { names: headers.map((h) => h.name), validate: compile(schema) };
 }
 
 /** The parameters as one JSON Schema: an object per location, each parameter a property with its schema. */

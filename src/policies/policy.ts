@@ -3,6 +3,7 @@
 // problem), and `create`, which runs once at compile time and returns a named step.
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
+import type { ApiDocument, Operation } from '../openapi/document.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { StoreUnavailable, type CounterCheck, type CounterResult, type Counters } from '../store/port/index.ts';
 
@@ -48,6 +49,15 @@ export interface PolicySite {
   /** The route's method and path; undefined on the token endpoint. */
   method: string | undefined;
   path: string | undefined;
+  /** The OpenAPI operation the route is (under `openapi` in the YAML); undefined for a route written out. */
+  operation: OperationSite | undefined;
+}
+
+/** An OpenAPI operation as a route serves it: at `routePath`, which has the document's parameter names. */
+export interface OperationSite {
+  document: ApiDocument;
+  operation: Operation;
+  routePath: string;
 }
 
 interface Descriptor<S extends TSchema> {

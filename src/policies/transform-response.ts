@@ -6,7 +6,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { isJsonType, mediaType } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { getAt, parsePointer, removeAt, setAt } from './json-pointer.ts';
+import { getAt, parsePointer, removeAt, setAt } from '../json/pointer.ts';
 import type { PolicyIssue, ResponseHandler, ResponsePolicy } from './policy.ts';
 
 const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" });

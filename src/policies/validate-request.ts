@@ -1,16 +1,20 @@
-// Request validation: the query string and the JSON body against JSON Schemas, or against the
-// route's operation in an OpenAPI 3 document; a body size limit and a content type check.
-// Failure: 400 problem+json listing every failure with a JSON pointer; the upstream never sees it.
+// Request validation: the query string and the JSON body against JSON Schemas, or the whole request
+// against the route's operation in an OpenAPI 3 document (src/openapi/validators.ts); a body size
+// limit and a content type check. Failure: 400 problem+json listing every failure with a JSON
+// pointer; the upstream never sees it.
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
+import { ambiguousQuery, exactNumber } from '../http/query.ts';
 import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
+import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
+import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
+import { validatorsOf } from '../openapi/validators.ts';
 import type { RequestContext } from '../pipeline/context.ts';
-import { escapeToken, getAt, parsePointer } from './json-pointer.ts';
-import type { PolicyIssue, PolicySite, RequestPolicy } from './policy.ts';
-import { failures, openApiBodySchema, openApiQuerySchema, routeOperation, tryCompile, userAjv, type Failure } from './schemas.ts';
+import { siteOperation } from './operation.ts';
+import type { PolicyIssue, RequestPolicy } from './policy.ts';
 
 const JsonSchema = Type.Unsafe<object>({ type: 'object' });
 
@@ -20,7 +24,7 @@ const ValidateRequestOptions = Type.Object(
     query: Type.Optional(JsonSchema),
     /** JSON Schema of the JSON body. */
     body: Type.Optional(JsonSchema),
-    /** Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON). */
+    /** Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON): parameters of every kind, and bodies by content type. */
     openapi: Type.Optional(Type.String({ minLength: 1 })),
     /** Largest body accepted, in bytes (default 1 MiB, and never more than listen.maxBodySize); larger: 413. */
     maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -32,8 +36,6 @@ const ValidateRequestOptions = Type.Object(
 
 type Options = typeof ValidateRequestOptions.static;
 
-const DOC = 'openapi';
-
 interface Compiled {
   query: ValidateFunction | undefined;
   /** The parameter names the query schema declares at its top level. */
@@ -41,85 +43,35 @@ interface Compiled {
   /** Those of them that are integers, or arrays of integers. */
   integers: ReadonlySet<string>;
   body: ValidateFunction | undefined;
-  bodyRequired: boolean;
 }
 
 /** Compiles the options' schemas, or says what is wrong with them. */
-function compile(options: Options, site: PolicySite): Compiled | PolicyIssue {
-  const queryAjv = userAjv({ coerce: true });
-  const bodyAjv = userAjv();
-  let querySchema: object | undefined = options.query;
-  let bodySchema: object | undefined = options.body;
-  let bodyRequired = options.body !== undefined;
-  let doc: Record<string, unknown> | undefined;
-  if (options.openapi !== undefined) {
-    const found = routeOperation(options.openapi, site);
-    if ('message' in found) return found;
-    doc = found.doc;
-    const { op } = found;
-    queryAjv.addSchema(doc, DOC);
-    bodyAjv.addSchema(doc, DOC);
-    querySchema = openApiQuerySchema(doc, op, DOC);
-    const body = openApiBodySchema(doc, op, DOC);
-    bodySchema = body?.schema;
-    bodyRequired = body?.required ?? false;
-  }
-  const query = querySchema === undefined ? undefined : tryCompile(queryAjv, querySchema);
-  if (typeof query === 'string') return { path: [options.openapi === undefined ? 'query' : 'openapi'], message: `is not a valid JSON Schema: ${query}` };
-  const body = bodySchema === undefined ? undefined : tryCompile(bodyAjv, bodySchema);
-  if (typeof body === 'string') return { path: [options.openapi === undefined ? 'body' : 'openapi'], message: `is not a valid JSON Schema: ${body}` };
-  const properties = (querySchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
-  const integers = new Set(Object.keys(properties).filter((name) => isIntegerSchema(properties[name], doc)));
-  return { query, declared: new Set(Object.keys(properties)), integers, body, bodyRequired };
+function compile(options: Options): Compiled | PolicyIssue {
+  const query = options.query === undefined ? undefined : tryCompile(userAjv({ coerce: true }), options.query);
+  if (typeof query === 'string') return { path: ['query'], message: `is not a valid JSON Schema: ${query}` };
+  const body = options.body === undefined ? undefined : tryCompile(userAjv(), options.body);
+  if (typeof body === 'string') return { path: ['body'], message: `is not a valid JSON Schema: ${body}` };
+  const properties = (options.query as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+  const integers = new Set(Object.keys(properties).filter((name) => isIntegerSchema(properties[name], options.query)));
+  return { query, declared: new Set(Object.keys(properties)), integers, body };
 }
 
-/** Follows $refs (into the OpenAPI document, or the query schema's own) to the schema they name. */
-function resolved(node: unknown, doc: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+/** Follows local $refs (#/…, into the query schema) to the schema they name. */
+function resolved(node: unknown, root: unknown): Record<string, unknown> | undefined {
   let at = node as Record<string, unknown> | undefined;
   for (let i = 0; i < 8 && typeof at?.$ref === 'string'; i++) {
-    const ref = (at.$ref as string).replace(new RegExp(`^${DOC}#`), '#');
+    const ref = at.$ref as string;
     const path = ref.startsWith('#') ? parsePointer(ref.slice(1)) : undefined;
-    at = doc !== undefined && path !== undefined ? (getAt(doc, path) as Record<string, unknown> | undefined) : undefined;
+    at = path === undefined ? undefined : (getAt(root, path) as Record<string, unknown> | undefined);
   }
   return at;
 }
 
-function isIntegerSchema(node: unknown, doc: Record<string, unknown> | undefined): boolean {
-  const schema = resolved(node, doc);
+function isIntegerSchema(node: unknown, root: unknown): boolean {
+  const schema = resolved(node, root);
   if (schema?.type === 'integer') return true;
-  return schema?.type === 'array' && resolved(schema.items, doc)?.type === 'integer';
+  return schema?.type === 'array' && resolved(schema.items, root)?.type === 'integer';
 }
-
-/**
- * What the schema checked must be what the upstream reads. Rack and some Java servers also split
- * a query on ';', and PHP, Rack and qs read `limit[]=1000` (or `limit%5B%5D`) as `limit`: so
- * `?q=x;limit=1000` and `?limit[]=1000` would pass a schema that caps `limit` at 100 and reach
- * such an upstream as limit=1000. A ';' separator, and a bracketed name the schema does not
- * declare, are refused.
- */
-export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
-  if (query.includes(';')) found.push({ pointer: '/query', message: "must separate parameters with '&' only, not ';'" });
-  for (const name in raw) {
-    if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
-      found.push({ pointer: `/query/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
-    }
-  }
-}
-
-// ajv coerces "0x64", "1e2" and " 7" to numbers, which an upstream would read otherwise: a
-// number in the query must be written as a plain decimal. And exactly: "0.99999999999999999" is
-// the number 1 to ajv (a minimum of 1 passes) but 0 to parseInt and PHP's intval.
-const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
-
-function exactDecimal(given: string, value: number): boolean {
-  if (!DECIMAL.test(given)) return false;
-  const written = given.includes('.') ? given.replace(/0+$/, '').replace(/\.$/, '') : given;
-  return String(value) === written;
-}
-
-// "100.0" is 100 to the schema, and an error to int(), Atoi and parseInt's careful callers (Flask
-// then falls back to no limit at all): an integer is written without a fraction.
-const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
 function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, string | string[]>, integers: ReadonlySet<string>, found: Failure[]): void {
   for (const name in coerced) {
@@ -135,10 +87,6 @@ function plainDecimals(coerced: Record<string, unknown>, raw: Record<string, str
       found.push(notDecimal(name, undefined, integer));
     }
   }
-}
-
-export function exactNumber(given: string, value: number, integer: boolean): boolean {
-  return exactDecimal(given, value) && (!integer || INTEGER.test(given));
 }
 
 /**
@@ -167,23 +115,42 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
   phase: 'request',
   schema: ValidateRequestOptions,
   check(options, site) {
+    if (options.openapi !== undefined) {
+      const mixed = (['query', 'body', 'contentTypes'] as const).filter((key) => options[key] !== undefined);
+      if (mixed.length > 0) return mixed.map((key) => ({ path: [key], message: 'cannot go with openapi: the document says what the request may be' }));
+      const found = siteOperation(options.openapi, site)!;
+      if ('message' in found) return [found];
+      try {
+        validatorsOf(found.document).request(found.operation, found.routePath, 0);
+      } catch (err) {
+        if (!(err instanceof TypeError)) throw err;
+        return [{ path: ['openapi'], message: err.message }];
+      }
+      return [];
+    }
     const issues: PolicyIssue[] = [];
     const types = options.contentTypes ?? ['application/json'];
     if (options.body !== undefined && !types.some(isJsonType)) {
       issues.push({ path: ['contentTypes'], message: 'a body schema needs a JSON media type (application/json or application/*+json)' });
     }
-    const compiled = compile(options, site);
+    const compiled = compile(options);
     return 'path' in compiled ? [...issues, compiled] : issues;
   },
   create(options, env) {
-    const compiled = compile(options, env);
-    if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
-    const { query: checkQuery, declared, integers, body: checkBody, bodyRequired } = compiled;
     // listen.maxBodySize bounds every body, so a chunked one too: it is not raised here.
     const limit = Math.min(options.maxBodySize ?? 1024 * 1024, env.maxBodySize);
+    if (options.openapi !== undefined) {
+      const found = siteOperation(options.openapi, env)!;
+      if ('message' in found) throw new Error(`validateRequest on ${env.route}: ${found.message}`);
+      return validatorsOf(found.document).request(found.operation, found.routePath, limit);
+    }
+    const compiled = compile(options);
+    if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
+    const { query: checkQuery, declared, integers, body: checkBody } = compiled;
+    const bodyRequired = checkBody !== undefined;
     const types = new Set(options.contentTypes ?? ['application/json']);
     // A query-only validation leaves the body streaming through.
-    const readsBody = checkBody !== undefined || bodyRequired || options.maxBodySize !== undefined;
+    const readsBody = checkBody !== undefined || options.maxBodySize !== undefined;
 
     async function validateBody(ctx: RequestContext, found: Failure[]): Promise<void> {
       const { req } = ctx;

@@ -1,42 +1,69 @@
-// Response validation: the upstream's JSON answer against a schema per status code, or the
-// route's operation in an OpenAPI 3 document. `enforce`: an invalid answer never reaches the
-// client (502); `report`: it is logged and passed through.
+// Response validation: the upstream's JSON answer against a schema per status code, or the whole
+// answer (status, content type, body, required headers) against the route's operation in an
+// OpenAPI 3 document: the route's own when the route comes from one, or the one `openapi` names.
+// `enforce`: an invalid answer never reaches the client (502); `report`: it is logged and passed through.
 import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
+import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
+import { validatorsOf, type Answer } from '../openapi/validators.ts';
+import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
-import { failures, openApiResponseSchemas, routeOperation, tryCompile, userAjv } from './schemas.ts';
 
 const ValidateResponseOptions = Type.Object(
   {
     mode: Type.Optional(Type.Union([Type.Literal('enforce'), Type.Literal('report')])),
     /** JSON Schemas by status: '200', '2XX', 'default'. */
     responses: Type.Optional(Type.Record(Type.String({ pattern: '^([1-5][0-9X]{2}|default)$' }), Type.Unsafe<object>({ type: 'object' }), Strict)),
+    /** The OpenAPI 3 document (YAML or JSON) whose operation for this route's method and path says what its answers may be. */
     openapi: Type.Optional(Type.String({ minLength: 1 })),
   },
-  { ...Strict, minProperties: 1 },
+  Strict,
 );
 
 type Options = typeof ValidateResponseOptions.static;
 
-function compile(options: Options, site: PolicySite): Map<string, ValidateFunction> | PolicyIssue {
+/** What checks an answer: the failures found in it. */
+type Check = (method: string, answer: Answer) => readonly Failure[];
+
+function compile(options: Options, site: PolicySite): Check | PolicyIssue {
+  if (options.responses !== undefined) {
+    if (options.openapi !== undefined) return { path: ['openapi'], message: 'cannot go with responses: give the schemas, or the document that has them' };
+    return statusSchemas(options.responses);
+  }
+  const found = siteOperation(options.openapi, site);
+  if (found === undefined) return { path: [], message: 'needs responses or openapi, unless the route comes from an OpenAPI document (openapi in the YAML)' };
+  if ('message' in found) return found;
+  try {
+    return validatorsOf(found.document).response(found.operation);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return { path: options.openapi === undefined ? [] : ['openapi'], message: err.message };
+  }
+}
+
+/** A JSON Schema per status ('200', '4XX', 'default'): an answer without one passes. */
+function statusSchemas(responses: NonNullable<Options['responses']>): Check | PolicyIssue {
   const ajv = userAjv();
-  let schemas = new Map(Object.entries(options.responses ?? {}).map(([status, schema]) => [status.toUpperCase(), schema]));
-  if (options.openapi !== undefined) {
-    const found = routeOperation(options.openapi, site);
-    if ('message' in found) return found;
-    const { doc, op } = found;
-    ajv.addSchema(doc, 'openapi');
-    schemas = new Map([...openApiResponseSchemas(doc, op, 'openapi'), ...schemas]);
-  }
-  const compiled = new Map<string, ValidateFunction>();
-  for (const [status, schema] of schemas) {
+  const schemas = new Map<string, ValidateFunction>();
+  for (const [status, schema] of Object.entries(responses)) {
     const fn = tryCompile(ajv, schema);
-    if (typeof fn === 'string') return { path: options.openapi === undefined ? ['responses', status] : ['openapi'], message: `is not a valid JSON Schema: ${fn}` };
-    compiled.set(status, fn);
+    if (typeof fn === 'string') return { path: ['responses', status], message: `is not a valid JSON Schema: ${fn}` };
+    schemas.set(status.toUpperCase(), fn);
   }
-  return compiled;
+  return (method, answer) => {
+    const code = String(answer.status);
+    const validate = schemas.get(code) ?? schemas.get(`${code[0]}XX`) ?? schemas.get('DEFAULT');
+    // No schema for this status, or an answer that has no body by definition.
+    if (validate === undefined) return [];
+    if (answer.body.length === 0 && (answer.status === 204 || answer.status === 304 || method === 'HEAD')) return [];
+    try {
+      return validate(JSON.parse(answer.body.toString('utf8'))) ? [] : failures('', validate.errors);
+    } catch {
+      return [{ pointer: '', message: 'is not valid JSON' }];
+    }
+  };
 }
 
 export const validateResponse: ResponsePolicy<typeof ValidateResponseOptions> = {
@@ -44,28 +71,16 @@ export const validateResponse: ResponsePolicy<typeof ValidateResponseOptions> = 
   schema: ValidateResponseOptions,
   check(options, site) {
     const compiled = compile(options, site);
-    return compiled instanceof Map ? [] : [compiled];
+    return typeof compiled === 'function' ? [] : [compiled];
   },
   create(options, env) {
-    const schemas = compile(options, env);
-    if (!(schemas instanceof Map)) throw new Error(`validateResponse on ${env.route}: ${schemas.message}`);
+    const check = compile(options, env);
+    if (typeof check !== 'function') throw new Error(`validateResponse on ${env.route}: ${check.message}`);
     const enforce = (options.mode ?? 'enforce') === 'enforce';
     const { logger } = env;
     return {
       body(ctx, response) {
-        const code = String(response.status);
-        const validate = schemas.get(code) ?? schemas.get(`${code[0]}XX`) ?? schemas.get('DEFAULT');
-        // No schema for this status, or an answer that has no body by definition.
-        if (validate === undefined) return response;
-        if (response.body.length === 0 && (response.status === 204 || response.status === 304 || ctx.req.method === 'HEAD')) return response;
-        let value: unknown;
-        let found;
-        try {
-          value = JSON.parse(response.body.toString('utf8'));
-          found = validate(value) ? [] : failures('', validate.errors);
-        } catch {
-          found = [{ pointer: '', message: 'is not valid JSON' }];
-        }
+        const found = check(ctx.req.method ?? 'GET', response);
         if (found.length === 0) return response;
         logger.warn({ route: env.route, path: ctx.path, status: response.status, errors: found, enforced: enforce }, 'upstream response does not match its schema');
         if (!enforce) return response;

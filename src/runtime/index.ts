@@ -46,7 +46,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const { maxBodySize } = config.listen;
   const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir }, services);
 
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, clock, counters, logger, maxBodySize };
+  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, clock, counters, logger, maxBodySize };
   const tokenCors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
   const tokenPolicies = [...(tokenCors === undefined ? [] : [tokenCors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];

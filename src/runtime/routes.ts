@@ -6,12 +6,13 @@ import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
+import { operationSite } from '../policies/operation.ts';
 import { joinCounts, type OriginHandlers, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
-import { DocumentValidators } from '../openapi/validators.ts';
+import { validatorsOf } from '../openapi/validators.ts';
 
 /** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
 export interface CompiledRoute {
@@ -85,13 +86,11 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
     return productQuotas.get(ctx.token!.product)?.(ctx);
   };
 
-  // One set of validators per OpenAPI document: its files compiled into ajv once.
-  const documents = new Map([...config.openapi].map(([name, doc]) => [name, new DocumentValidators(doc)]));
-
   const byPath = new Map<string, Map<string, CompiledRoute>>();
   const preflightsByPath = new Map<string, Map<string, CompiledRoute>>();
   for (const route of config.routes.values()) {
-    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, clock, counters, logger, maxBodySize };
+    const operation = operationSite(route, config.openapi);
+    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, clock, counters, logger, maxBodySize };
     const cors = compileOriginPolicy(route.policies, env);
     if (cors !== undefined) {
       // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
@@ -108,7 +107,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       // After the route's own access policies, so the calls they refuse do not use it up.
       ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
       // A route from an OpenAPI document validates its requests against it first.
-      ...(route.operation === undefined ? [] : [documents.get(route.operation.api)!.request(route.operation.operation, route.path, maxBodySize)]),
+      ...(operation === undefined ? [] : [validatorsOf(operation.document).request(operation.operation, operation.routePath, maxBodySize)]),
       ...compilePolicies(route.policies, 'request', env),
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];

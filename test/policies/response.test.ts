@@ -28,6 +28,9 @@ const OPENAPI = `openapi: 3.0.3
 info: { title: t, version: '1' }
 paths:
   /v1/fromdoc/{s}/{b}:
+    parameters:
+      - { name: s, in: path, required: true, schema: { type: integer } }
+      - { name: b, in: path, required: true, schema: { type: string } }
     get:
       responses:
         '200':

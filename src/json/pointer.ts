@@ -1,4 +1,4 @@
-// RFC 6901 JSON pointers, for the response transform.
+// RFC 6901 JSON pointers: what the response transform changes, and where a validation failure was.
 export function parsePointer(pointer: string): string[] | undefined {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) return undefined;

@@ -1,0 +1,39 @@
+// The query string as the upstream will read it: what a validated query must not leave open to
+// another reading (a ';' separator, bracketed names, numbers written other than as plain decimals).
+import { escapeToken } from '../json/pointer.ts';
+import type { Failure } from '../json/schema.ts';
+
+/**
+ * What the schema checked must be what the upstream reads. Rack and some Java servers also split
+ * a query on ';', and PHP, Rack and qs read `limit[]=1000` (or `limit%5B%5D`) as `limit`: so
+ * `?q=x;limit=1000` and `?limit[]=1000` would pass a schema that caps `limit` at 100 and reach
+ * such an upstream as limit=1000. A ';' separator, and a bracketed name the schema does not
+ * declare, are refused.
+ */
+export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
+  if (query.includes(';')) found.push({ pointer: '/query', message: "must separate parameters with '&' only, not ';'" });
+  for (const name in raw) {
+    if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
+      found.push({ pointer: `/query/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
+    }
+  }
+}
+
+// ajv coerces "0x64", "1e2" and " 7" to numbers, which an upstream would read otherwise: a
+// number in the query must be written as a plain decimal. And exactly: "0.99999999999999999" is
+// the number 1 to ajv (a minimum of 1 passes) but 0 to parseInt and PHP's intval.
+const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+function exactDecimal(given: string, value: number): boolean {
+  if (!DECIMAL.test(given)) return false;
+  const written = given.includes('.') ? given.replace(/0+$/, '').replace(/\.$/, '') : given;
+  return String(value) === written;
+}
+
+// "100.0" is 100 to the schema, and an error to int(), Atoi and parseInt's careful callers (Flask
+// then falls back to no limit at all): an integer is written without a fraction.
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
+export function exactNumber(given: string, value: number, integer: boolean): boolean {
+  return exactDecimal(given, value) && (!integer || INTEGER.test(given));
+}
