@@ -18,7 +18,7 @@ th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 /* Keys, secrets and paths are one long word: they break anywhere rather than widen the page. */
 code { overflow-wrap: anywhere; }
-pre { padding: .75rem; border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+pre { padding: .75rem; border: 1px solid var(--line); border-radius: 6px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 form.stack { display: grid; gap: .9rem; max-width: 26rem; }
 form.stack > label { display: grid; gap: .25rem; }
 form.stack > button { justify-self: start; }
@@ -80,7 +80,7 @@ form.try-form label { display: grid; gap: .25rem; }
 form.try-form fieldset { grid-template-columns: minmax(0, 1fr); }
 textarea, select { font: inherit; padding: .5rem .6rem; border: 1px solid var(--line); border-radius: 6px; width: 100%; max-width: 100%; }
 textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; resize: vertical; }
-.try-result { border: 1px solid var(--line); border-radius: 8px; padding: 0 1rem .5rem; margin-top: 1rem; }
+.try-result { border: 1px solid var(--line); border-radius: 8px; padding: 0 1rem .5rem; margin-top: 1rem; overflow-wrap: anywhere; }
 .try-status { font-weight: 700; }
 .try-status.ok { color: #067647; }
 .try-status.failed { color: var(--danger); }
@@ -211,7 +211,7 @@ if (reference) {
         cache: 'no-store',
       });
     } catch {
-      return problem(result, 'This page could not reach the token endpoint ' + tokenUrl + ". The gateway must allow this portal's origin (" + location.origin + ') in a cors policy under oauth.policies, and be reachable from this browser.');
+      return problem(result, 'This page could not reach the token endpoint ' + tokenUrl + ". The gateway must allow this portal's origin (" + location.origin + ') in a cors policy under oauth.policies; or else it is not reachable from this browser.');
     }
     const answer = await res.json().catch(() => ({}));
     if (!res.ok || typeof answer.access_token !== 'string') {
@@ -230,7 +230,7 @@ if (reference) {
     } catch {
       return problem(
         result,
-        'This page could not read the answer of ' + call.method + ' ' + call.url + ". The route must allow this portal's origin (" + location.origin + ') in its cors policy, with every header this call sends (' + Object.keys(headers).join(', ') + '), and the gateway be reachable from this browser.',
+        'This page could not read the answer of ' + call.method + ' ' + call.url + ". The route must allow this portal's origin (" + location.origin + ') in its cors policy, with every header this call sends (' + Object.keys(headers).join(', ') + '); or else the gateway is not reachable from this browser.',
       );
     }
     const text = await res.text();
