@@ -117,18 +117,21 @@ export class SchemaReader {
     };
     const choice = Array.isArray(s.oneOf) ? (['one of', s.oneOf] as const) : Array.isArray(s.anyOf) ? (['any of', s.anyOf] as const) : undefined;
     if (choice !== undefined) view.variants = { kind: choice[0], list: choice[1].map((raw) => ({ raw, base: found.base })) };
-    // allOf: every part applies, so their properties and requirements add up.
+    // allOf: every part applies, so their properties (in the parts' order, then its own) and requirements add up.
     if (Array.isArray(s.allOf) && depth < MAX_DEPTH) {
+      const own = view.properties;
+      view.properties = [];
       for (const part of s.allOf) {
         const v = this.#view(part, found.base, depth + 1);
         if (v === undefined) continue;
-        for (const p of v.properties) if (!view.properties.some((q) => q.name === p.name)) view.properties.push(p);
+        for (const p of v.properties) if (!view.properties.some((q) => q.name === p.name) && !own.some((q) => q.name === p.name)) view.properties.push(p);
         for (const r of v.required) view.required.add(r);
         view.additional ??= v.additional;
         view.items ??= v.items;
         view.variants ??= v.variants;
         view.schema = { ...v.schema, ...view.schema, allOf: undefined };
       }
+      view.properties.push(...own);
     }
     return view;
   }
@@ -168,7 +171,7 @@ export class SchemaReader {
     return (v.variants?.list ?? []).map((alt) => {
       const view = this.#view(alt.raw, alt.base, depth + 1);
       if (view === undefined) return 'any';
-      return view.name ?? (typeof view.schema.title === 'string' ? view.schema.title : this.#type(view, depth + 1));
+      return typeof view.schema.title === 'string' ? view.schema.title : (view.name ?? this.#type(view, depth + 1));
     });
   }
 
@@ -191,14 +194,15 @@ export class SchemaReader {
     if (typeof s.maximum === 'number') out.push(s.exclusiveMaximum === true ? html`less than ${s.maximum}` : html`at most ${s.maximum}`);
     if (typeof s.exclusiveMaximum === 'number') out.push(html`less than ${s.exclusiveMaximum}`);
     if (typeof s.multipleOf === 'number') out.push(html`a multiple of ${s.multipleOf}`);
-    const range = (min: unknown, max: unknown, unit: string) => {
-      if (typeof min === 'number' && typeof max === 'number') out.push(min === max ? html`exactly ${min} ${unit}` : html`${min} to ${max} ${unit}`);
-      else if (typeof min === 'number') out.push(html`at least ${min} ${unit}`);
-      else if (typeof max === 'number') out.push(html`at most ${max} ${unit}`);
+    const range = (min: unknown, max: unknown, one: string, many: string) => {
+      const unit = (n: number) => (n === 1 ? one : many);
+      if (typeof min === 'number' && typeof max === 'number') out.push(min === max ? html`exactly ${min} ${unit(min)}` : html`${min} to ${max} ${many}`);
+      else if (typeof min === 'number') out.push(html`at least ${min} ${unit(min)}`);
+      else if (typeof max === 'number') out.push(html`at most ${max} ${unit(max)}`);
     };
-    range(s.minLength, s.maxLength, 'characters');
-    range(s.minItems, s.maxItems, 'items');
-    range(s.minProperties, s.maxProperties, 'properties');
+    range(s.minLength, s.maxLength, 'character', 'characters');
+    range(s.minItems, s.maxItems, 'item', 'items');
+    range(s.minProperties, s.maxProperties, 'property', 'properties');
     if (s.uniqueItems === true) out.push(html`items unique`);
     if (typeof s.pattern === 'string') out.push(html`matches <code>${s.pattern}</code>`);
     if (s.readOnly === true) out.push(html`read-only: only in answers`);
