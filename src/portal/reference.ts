@@ -397,7 +397,8 @@ function tokenLine(settings: TrySettings, scopes: readonly string[]): string {
     : `curl -u "$KEY:$SECRET" -d grant_type=client_credentials${scope} ${endpoint}`;
 }
 
-const sendable = (p: Parameter) => p.in !== 'cookie';
+// OpenAPI 3.x §4.8.12.1: header parameters named Accept, Content-Type or Authorization are ignored; a page cannot set cookies.
+const sendable = (p: Parameter) => p.in !== 'cookie' && !(p.in === 'header' && ['accept', 'content-type', 'authorization'].includes(p.name.toLowerCase()));
 
 /** Operations grouped by tag: the document's tags in its order, then tags it uses without declaring, then the untagged. */
 export function byTag(doc: ApiDocument, operations: readonly ReferenceOperation[]): { tag: string | undefined; description: string | undefined; operations: ReferenceOperation[] }[] {

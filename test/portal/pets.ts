@@ -40,6 +40,7 @@ paths:
       deprecated: true
       parameters:
         - { name: X-Trace, in: header, description: A trace id, schema: { type: string } }
+        - { name: Authorization, in: header, description: ignored, as OpenAPI says, schema: { type: string } }
       responses:
         '200':
           description: The owners
