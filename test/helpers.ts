@@ -206,7 +206,8 @@ export interface TestGateway {
 
 let appCounter = 0;
 
-export async function startTestGateway(parts: ConfigParts = {}, options: { clock?: () => number; dir?: string } = {}): Promise<TestGateway> {
+/** `port`: the gateway's listener port, for a test that must name it in the config (the portal's gatewayUrl); default any free one. */
+export async function startTestGateway(parts: ConfigParts = {}, options: { clock?: () => number; dir?: string; port?: number } = {}): Promise<TestGateway> {
   const temp = options.dir === undefined ? tempDir() : { dir: options.dir, remove: () => {} };
   const configFile = path.join(temp.dir, 'gateway.yaml');
   writeFileSync(configFile, configYaml(parts));
@@ -218,7 +219,7 @@ export async function startTestGateway(parts: ConfigParts = {}, options: { clock
       done();
     },
   });
-  const gateway = await startGateway({ config, logger: createLogger('info', sink), ...(options.clock ? { clock: options.clock } : {}) });
+  const gateway = await startGateway({ config, logger: createLogger('info', sink), ...(options.clock ? { clock: options.clock } : {}), ...(options.port === undefined ? {} : { port: options.port }) });
   const admin = adminDeps(gateway, config);
   let developer: string | undefined;
   return {

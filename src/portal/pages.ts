@@ -1,9 +1,11 @@
 // The portal's pages. Each takes what it shows and returns Html; the layout wraps them.
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
+import type { ApiDocument } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
+import { contents, documentSection, operationId, type ReferenceOperation, type TrySettings } from './reference.ts';
 
 export interface Frame {
   portal: PortalSettings;
@@ -90,6 +92,7 @@ export function productPage(frame: Frame, product: ProductSettings, routes: read
     : `curl -u "$KEY:$SECRET" -d grant_type=password -d username="$USERNAME" --data-urlencode password="$PASSWORD" ${base}/oauth2/token`;
   const first = routes.find((r) => r.method === 'GET') ?? routes[0];
   const apiCall = first === undefined ? '' : `curl${first.method === 'GET' ? '' : ` -X ${first.method}`} -H "Authorization: Bearer $TOKEN" ${base}${first.path.replace(/\{[^}]+\}/g, '1')}`;
+  const reference = `/products/${encodeURIComponent(product.name)}/reference`;
   const routeQuota = (r: RouteSettings) => {
     const q = r.policies.find((p) => 'quota' in p) as { quota: QuotaSettings } | undefined;
     return q === undefined ? '' : quotaText(q.quota);
@@ -110,15 +113,30 @@ export function productPage(frame: Frame, product: ProductSettings, routes: read
 <table class="reflow">
 <thead><tr><th>Method</th><th>Path</th><th>Scopes</th><th>Quota</th></tr></thead>
 <tbody>
-${routes.map((r) => html`<tr><td data-label="Method"><code>${r.method}</code></td><td data-label="Path"><code>${r.path}</code></td><td data-label="Scopes">${r.scopes.join(' ')}</td><td data-label="Quota">${routeQuota(r)}</td></tr>`)}
+${routes.map((r) => html`<tr><td data-label="Method"><code>${r.method}</code></td><td data-label="Path">${r.operation === undefined ? html`<code>${r.path}</code>` : html`<a href="${reference}#${operationId(r)}"><code>${r.path}</code></a>`}</td><td data-label="Scopes">${r.scopes.join(' ')}</td><td data-label="Quota">${routeQuota(r)}</td></tr>`)}
 </tbody>
 </table>
+${routes.some((r) => r.operation !== undefined) ? html`<p><a class="button" href="${reference}">API reference and try-it</a></p>` : ''}
 <h2>Try it</h2>
 <p>Get a token with your app's key and secret:</p>
 <pre><code id="example-token">${tokenCall}</code></pre>
 <p>Call a route with it (the token is the <code>access_token</code> of the answer):</p>
 <pre><code id="example-call">${apiCall}</code></pre>
 <p>${frame.developer === undefined ? html`<a href="/signup">Sign up</a> or <a href="/login">log in</a> to register an app.` : html`<a class="button" href="/apps/new?product=${encodeURIComponent(product.name)}">Register an app for ${product.displayName}</a>`}</p>`,
+  );
+}
+
+/** The reference of a product's operations from OpenAPI documents, each document with its operations, and a try-it panel each. */
+export function referencePage(frame: Frame, product: ProductSettings, docs: readonly { doc: ApiDocument; operations: readonly ReferenceOperation[] }[], settings: TrySettings): Html {
+  return layout(
+    frame,
+    `${product.displayName}: API reference`,
+    html`<h1>${product.displayName}: API reference</h1>
+<p><a href="/products/${encodeURIComponent(product.name)}">About the product</a>: grant types, quota, how to register an app.</p>
+<div class="reference" data-gateway="${settings.gatewayUrl}" data-grant="${settings.grant ?? ''}">
+${contents(docs)}
+${docs.map(({ doc, operations }) => documentSection(doc, operations, settings))}
+</div>`,
   );
 }
 

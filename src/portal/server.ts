@@ -5,6 +5,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { audit } from '../admin/audit.ts';
 import * as ops from '../admin/operations.ts';
 import type { Config, PortalSettings, ProductSettings } from '../config/load.ts';
+import type { ApiDocument } from '../openapi/document.ts';
 import type { Services } from '../services.ts';
 import { asGatewayError, GatewayError } from '../errors.ts';
 import { readBody } from '../http/body.ts';
@@ -21,6 +22,7 @@ import type { Html } from './html.ts';
 import * as mails from './mails.ts';
 import { portalOrigins, type PortalOrigins } from './origin.ts';
 import * as pages from './pages.ts';
+import type { ReferenceOperation } from './reference.ts';
 import { createReveals, type Shown } from './reveal.ts';
 import { createSessions, newVisitorId, type Visitor } from './session.ts';
 
@@ -47,13 +49,19 @@ const REFUSAL_STATUS: Readonly<Record<string, number>> = {
 
 const ALLOW = 'GET, HEAD, POST';
 
-// frame-ancestors: no page of the portal can be framed (clickjacking); nothing loads from elsewhere.
-const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'same-origin',
-} as const;
+/**
+ * frame-ancestors: no page of the portal can be framed (clickjacking); nothing loads from
+ * elsewhere. The one other origin is the gateway's, which the try-it panels' script calls
+ * (connect-src), and nothing else may be fetched from there.
+ */
+function securityHeadersFor(gatewayOrigin: string) {
+  return {
+    'content-security-policy': `default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src ${gatewayOrigin}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'same-origin',
+  } as const;
+}
 
 // RFC 6797: once a browser has seen the portal over TLS, it never tries plain HTTP for a year.
 const HSTS = { 'strict-transport-security': 'max-age=31536000' } as const;
@@ -83,8 +91,8 @@ type Handler = (r: Request) => Promise<Answer>;
 /** The services the portal uses. */
 export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'passwords' | 'mailer'>;
 
-/** The products, routes and trusted proxies of the config serving now: a reload changes what the portal shows and whom it believes. */
-export type Catalog = () => Pick<Config, 'products' | 'routes' | 'listen'>;
+/** The products, routes, OpenAPI documents and trusted proxies of the config serving now: a reload changes what the portal shows and whom it believes. */
+export type Catalog = () => Pick<Config, 'products' | 'routes' | 'openapi' | 'listen'>;
 
 export function createPortalHandler(
   settings: { portal: PortalSettings },
@@ -106,7 +114,9 @@ export function createPortalHandler(
     },
   };
   const { origins } = options;
-  const securityHeaders = options.secure ? { ...SECURITY_HEADERS, ...HSTS } : SECURITY_HEADERS;
+  // The origin the try-it panels call, and the only one besides the portal's the pages may reach.
+  const gatewayOrigin = new URL(portal.gatewayUrl).origin;
+  const securityHeaders = options.secure ? { ...securityHeadersFor(gatewayOrigin), ...HSTS } : securityHeadersFor(gatewayOrigin);
   // Made again only when a reload brings other trusted proxies.
   let proxies: readonly string[] | undefined;
   let clientIpOf: (req: IncomingMessage) => string = () => '';
@@ -308,6 +318,32 @@ export function createPortalHandler(
     return { ...answer, cookies: [reveals.clear(app.id)] };
   }
 
+  /** /products/{name}/reference: the product's operations from OpenAPI documents; undefined when it has none. */
+  async function referenceRoute(r: Request, product: ProductSettings): Promise<Answer | undefined> {
+    const { routes, openapi } = catalog();
+    const docs = new Map<string, { doc: ApiDocument; operations: ReferenceOperation[] }>();
+    for (const name of product.routes) {
+      const route = routes.get(name);
+      const doc = route?.operation && openapi.get(route.operation.api);
+      if (route?.operation === undefined || doc === undefined) continue;
+      const entry = docs.get(route.operation.api) ?? { doc, operations: [] };
+      entry.operations.push({ route, operation: route.operation.operation });
+      docs.set(route.operation.api, entry);
+    }
+    if (docs.size === 0) return undefined;
+    const grant = product.grants.has('client_credentials') ? 'client_credentials' : product.grants.has('password') ? 'password' : undefined;
+    const dev = r.frame.developer;
+    // Only apps that can get a token now, each by its newest live key; never a secret (the store has only their hashes).
+    const apps =
+      dev === undefined
+        ? undefined
+        : (await ops.listOwnApps(deps, dev)).flatMap((app) => {
+            const key = app.credentials.filter((c) => isLive(c, clock())).at(-1)?.key;
+            return app.product === product.name && app.status === 'active' && app.approval !== 'pending' && key !== undefined ? [{ name: app.name, key }] : [];
+          });
+    return page(200, pages.referencePage(r.frame, product, [...docs.values()], { gatewayUrl: gatewayOrigin, grant, apps, productName: product.name }));
+  }
+
   const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/secret|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;
 
   /** /apps/{id}, its delete confirmation, and its actions. */
@@ -356,10 +392,11 @@ export function createPortalHandler(
     if (method === 'GET' || method === 'HEAD') {
       const open = publicGet[r.path];
       if (open !== undefined) return open(r);
-      const product = /^\/products\/([A-Za-z0-9_.-]+)$/.exec(r.path);
+      const product = /^\/products\/([A-Za-z0-9_.-]+)(\/reference)?$/.exec(r.path);
       if (product !== null) {
         const p = visibleProduct(product[1]);
         if (p === undefined) return notFound(r);
+        if (product[2] !== undefined) return (await referenceRoute(r, p)) ?? notFound(r);
         return page(200, pages.productPage(r.frame, p, p.routes.map((name) => catalog().routes.get(name)!)));
       }
       if (dev === undefined) return privateGet[r.path] !== undefined || APP_PATH.test(r.path) ? { redirect: '/login' } : notFound(r);

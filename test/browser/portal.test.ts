@@ -1,6 +1,7 @@
 // The developer portal in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
 // sign up, confirm the address with the link mailed to a real SMTP server, log in, register an app, read its key and secret off the page, use them at the token
-// endpoint and on a protected route, rotate the secret and see the old one stop after the overlap.
+// endpoint and on a protected route, rotate the secret and see the old one stop after the overlap;
+// then an API reference's try-it panel getting a token and calling an operation from the page.
 // Every page visited is saved as a screenshot under test-output/screenshots/, at desktop width
 // (…-desktop.png) and at phone width (…-phone-390.png), where it must not scroll sideways.
 import assert from 'node:assert/strict';
@@ -8,9 +9,11 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { listApps } from '../../src/admin/operations.ts';
-import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { createDeveloper, inviteDeveloper, listApps } from '../../src/admin/operations.ts';
+import { freePort } from '../../src/http/listener.ts';
+import { bearer, call, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 import { linkIn, startMailbox, type Mailbox } from '../portal/mailbox.ts';
+import { writePets } from '../portal/pets.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = path.join(import.meta.dirname, '..', '..', 'test-output', 'screenshots');
@@ -24,18 +27,35 @@ const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const REVEAL_URL = /\/apps\/[A-Za-z0-9_-]+\/secret$/;
 
+// Both suites save into SHOTS, numbered in the order taken: they are in one file so that they run one after the other.
+let shot = 0;
+before(() => {
+  rmSync(SHOTS, { recursive: true, force: true });
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+/** Saves the page at desktop and at phone width, checks it does not scroll sideways on the phone, and puts the viewport back. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  const viewport = page.viewportSize()!;
+  const prefix = path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}`);
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: `${prefix}-desktop.png`, fullPage: true });
+  await page.setViewportSize(PHONE);
+  const [scrollWidth, innerWidth] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
+  assert.ok(scrollWidth <= innerWidth, `${name}: no sideways scrolling at ${innerWidth}px (the page is ${scrollWidth}px wide)`);
+  await page.screenshot({ path: `${prefix}-phone-390.png`, fullPage: true });
+  await page.setViewportSize(viewport);
+}
+
 describe('portal in Chromium', { skip: missing }, () => {
   let gw: TestGateway;
   let mailbox: Mailbox;
   let browser: Browser;
   let now = Date.now();
-  let shot = 0;
   /** The pair registered in the first test, rotated in the second. */
   let first: { key: string; secret: string } | undefined;
 
   before(async () => {
-    rmSync(SHOTS, { recursive: true, force: true });
-    mkdirSync(SHOTS, { recursive: true });
     mailbox = await startMailbox();
     gw = await startTestGateway(
       {
@@ -58,19 +78,6 @@ describe('portal in Chromium', { skip: missing }, () => {
     await gw?.close();
     await mailbox?.close();
   });
-
-  /** Saves the page at desktop and at phone width, checks it does not scroll sideways on the phone, and puts the viewport back. */
-  async function screenshot(page: Page, name: string): Promise<void> {
-    const viewport = page.viewportSize()!;
-    const prefix = path.join(SHOTS, `${String(++shot).padStart(2, '0')}-${name}`);
-    await page.setViewportSize(DESKTOP);
-    await page.screenshot({ path: `${prefix}-desktop.png`, fullPage: true });
-    await page.setViewportSize(PHONE);
-    const [scrollWidth, innerWidth] = await page.evaluate<[number, number]>('[document.documentElement.scrollWidth, window.innerWidth]');
-    assert.ok(scrollWidth <= innerWidth, `${name}: no sideways scrolling at ${innerWidth}px (the page is ${scrollWidth}px wide)`);
-    await page.screenshot({ path: `${prefix}-phone-390.png`, fullPage: true });
-    await page.setViewportSize(viewport);
-  }
 
   /** On the form to register an app, at the page's current width: each radio button sits left of its product's name, on its line. */
   async function assertRadiosBesideNames(page: Page): Promise<void> {
@@ -250,6 +257,148 @@ describe('portal in Chromium', { skip: missing }, () => {
     await page.goto(`${base}/apps/${app!.id}`);
     assert.equal(await page.locator('td:text-is("expired")').count(), 1, 'the old key expired');
     await screenshot(page, 'app-after-overlap');
+    await context.close();
+  });
+});
+
+// The API reference's try-it panels: a developer invited by the operator signs up, registers an
+// app, and from the reference page gets a token and calls an operation on the gateway, which
+// allows the portal's origin in the cors policies of the operations and of oauth.policies.
+describe('API reference in Chromium', { skip: missing }, () => {
+  let gw: TestGateway;
+  let upstream: Upstream;
+  let browser: Browser;
+  let gatewayUrl: string;
+
+  before(async () => {
+    // Both origins go into the config: the portal's into the cors policies, the gateway's into gatewayUrl (and the CSP's connect-src).
+    const [gatewayPort, portalPort] = [await freePort('127.0.0.1'), await freePort('127.0.0.1')];
+    gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const portalOrigin = `http://127.0.0.1:${portalPort}`;
+    upstream = await startUpstream((req, res, body) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'pets' }).end(JSON.stringify({ id: 7, changed: true, received: JSON.parse(body || 'null') }));
+    });
+    const temp = tempDir();
+    writePets(temp.dir);
+    gw = await startTestGateway(
+      {
+        upstreams: `  pets:\n    url: ${upstream.url}\n`,
+        oauth: `  policies:\n    - cors: { origins: ['${portalOrigin}'] }\n`,
+        products: `  pets:\n    displayName: Pet store\n    openapi: [pets]\n    portal: true\n`,
+        extra: `openapi:
+  pets:
+    file: pets.yaml
+    upstream: pets
+    policies:
+      - cors: { origins: ['${portalOrigin}'], exposeHeaders: [X-Upstream] }
+portal:
+  listen: { port: ${portalPort} }
+  title: Test portal
+  signup: invited
+  gatewayUrl: ${gatewayUrl}
+`,
+      },
+      { dir: temp.dir, port: gatewayPort },
+    );
+    assert.equal(gw.url, gatewayUrl);
+    assert.equal(gw.gateway.portalUrl, portalOrigin);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+    await upstream?.close();
+  });
+
+  test('sign up with an invitation, register an app, open the reference, fill the try-it panel and send: the upstream gets exactly that call', async () => {
+    const base = gw.gateway.portalUrl!;
+    await createDeveloper(gw.admin, { email: 'grace@example.com', name: 'Grace' });
+    const { code } = await inviteDeveloper(gw.admin, 'grace@example.com');
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+
+    // Without JavaScript the panels are their token and curl lines.
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const noScript = await plain.newPage();
+    await noScript.goto(`${base}/products/pets/reference`);
+    assert.equal(await noScript.locator('#op-updatePet form.try-form').isVisible(), false);
+    assert.match((await noScript.locator('#op-updatePet code.curl').textContent())!, /^curl -X PUT '[^']+\/v2\/pets\/42' \\\n/);
+    await screenshot(noScript, 'reference-without-javascript');
+    await plain.close();
+
+    // Logged out, the panels build curl lines and say how to send.
+    await page.goto(`${base}/products/pets/reference`);
+    assert.equal(await page.locator('h1').textContent(), 'Pet store: API reference');
+    assert.equal(await page.locator('#op-updatePet form.try-form').isVisible(), true, 'the script shows the form');
+    assert.equal(await page.locator('#op-updatePet .try-form a[href="/login"]').textContent(), 'Log in');
+
+    await page.goto(`${base}/signup?${new URLSearchParams({ email: 'grace@example.com', invitation: code })}`);
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button:has-text("Sign up")');
+    await page.waitForURL(`${base}/apps`);
+    await page.goto(`${base}/apps/new?product=pets`);
+    await page.fill('input[name=name]', 'Grace <pets> app');
+    await page.click('button:has-text("Register app")');
+    await page.waitForURL(REVEAL_URL);
+    const key = (await page.locator('#app-key').textContent())!;
+    const secret = (await page.locator('#app-secret').textContent())!;
+
+    await page.goto(`${base}/products/pets`);
+    await page.click('text=API reference and try-it');
+    await page.waitForURL(`${base}/products/pets/reference`);
+    const panel = page.locator('#op-updatePet .try');
+    const curl = panel.locator('code.curl');
+    // The script's curl line for the document's example is the one the server rendered.
+    assert.equal(
+      await curl.textContent(),
+      `curl -X PUT '${gatewayUrl}/v2/pets/42' \\\n  -H "Authorization: Bearer $TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  --data-binary '{\n  "name": "Rex",\n  "owner": {\n    "name": "Ada",\n    "address": {\n      "city": "London"\n    }\n  },\n  "tags": [\n    "good"\n  ]\n}'`,
+    );
+    assert.deepEqual(await panel.locator('select[data-field=app] option').allTextContents(), [`Grace <pets> app (${key})`]);
+    await screenshot(page, 'reference');
+
+    await panel.locator('select[data-field=app]').selectOption(key);
+    await panel.locator('input[data-field=secret]').fill(secret);
+    await panel.locator('input[data-name=petId]').fill('7');
+    const body = `{"name":"Rex's","tags":["small"]}`;
+    await panel.locator('textarea[data-body]').fill(body);
+    assert.equal(await curl.textContent(), `curl -X PUT '${gatewayUrl}/v2/pets/7' \\\n  -H "Authorization: Bearer $TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  --data-binary '{"name":"Rex'\\''s","tags":["small"]}'`);
+    assert.equal(await page.locator('#op-getPet input[data-field=secret]').inputValue(), secret, 'the secret typed once serves every panel');
+
+    await panel.locator('button:has-text("Send")').click();
+    const status = panel.locator('.try-status');
+    await status.waitFor();
+    assert.equal(await status.textContent(), '200 OK');
+    assert.equal(await panel.locator('.try-body').textContent(), JSON.stringify({ id: 7, changed: true, received: { name: "Rex's", tags: ['small'] } }, null, 2));
+    assert.match((await panel.locator('.try-headers').textContent())!, /^x-upstream: pets$/m, 'the header the cors policy exposes');
+    const call = upstream.received.at(-1)!;
+    assert.equal(upstream.received.length, 1, 'one call reached the upstream: the preflights did not');
+    assert.equal(`${call.method} ${call.url}`, 'PUT /v2/pets/7');
+    assert.equal(call.body, body);
+    assert.equal(call.headers['content-type'], 'application/json');
+    assert.equal(call.headers.authorization, undefined, 'the token stops at the gateway');
+    await screenshot(page, 'reference-try-it');
+
+    // A wrong secret: the token endpoint's refusal, in words.
+    const owners = page.locator('#op-listOwners .try');
+    await owners.locator('input[data-field=secret]').fill('not-the-secret');
+    await owners.locator('button:has-text("Send")').click();
+    await owners.locator('.try-result .error').waitFor();
+    assert.match((await owners.locator('.try-result .error').textContent())!, /^The token endpoint refused: 401 invalid_client/);
+    // A header the route's cors policy does not allow: the browser refuses, and the page says what the route needs.
+    await owners.locator('input[data-field=secret]').fill(secret);
+    await owners.locator('input[data-name=X-Trace]').fill('trace-1');
+    await owners.locator('button:has-text("Send")').click();
+    await owners.locator('.try-result .error:has-text("cors policy")').waitFor();
+    assert.equal(
+      await owners.locator('.try-result .error').textContent(),
+      `This page could not read the answer of GET ${gatewayUrl}/v2/owners. The route must allow this portal's origin (${base}) in its cors policy, with every header this call sends (authorization, X-Trace); or else the gateway is not reachable from this browser.`,
+    );
+    assert.equal(upstream.received.length, 1, 'the refused preflight reached nothing');
+    await screenshot(page, 'reference-try-it-errors');
+    // CORS failures are logged by Chromium itself; nothing else went wrong in the script.
+    assert.deepEqual(errors.filter((e) => !/CORS|Failed to load resource|ERR_FAILED/.test(e)), []);
     await context.close();
   });
 });

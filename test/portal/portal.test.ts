@@ -106,12 +106,12 @@ describe('portal', () => {
     now = Date.now();
   });
 
-  test('every page: CSP without framing, nosniff, no-store; an HttpOnly SameSite=Lax cookie, not Secure over http', async () => {
+  test('every page: CSP without framing, reaching only the gateway (portal.gatewayUrl), nosniff, no-store; an HttpOnly SameSite=Lax cookie, not Secure over http', async () => {
     const page = await new Visitor(base).get('/');
     assert.equal(page.status, 200);
     assert.equal(
       page.headers.get('content-security-policy'),
-      "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src https://api.example.com; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(page.headers.get('x-frame-options'), 'DENY');
