@@ -4,7 +4,7 @@
 // is escaped, and a description is shown as plain paragraphs.
 import type { RouteSettings } from '../config/load.ts';
 import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from '../openapi/document.ts';
-import { getAt, parsePointer } from '../policies/json-pointer.ts';
+import { getAt, parsePointer } from '../json/pointer.ts';
 import { html, type Html } from './html.ts';
 
 /** An operation of the product: the route the gateway serves it at, and what the document says of it. */

@@ -101,7 +101,7 @@ describe('validateRequest', () => {
     dir.remove();
   });
 
-  async function refused(url: string, init: RequestInit, errors: { pointer: string; message: string }[]): Promise<void> {
+  async function refused(url: string, init: RequestInit, errors: { in?: string; name?: string; pointer: string; message: string }[]): Promise<void> {
     const seen = upstream.received.length;
     const res = await call(`${gw.url}${url}`, { ...init, headers: { ...bearer(token), ...(init.headers as Record<string, string> | undefined) } });
     assert.equal(res.status, 400);
