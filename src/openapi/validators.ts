@@ -52,14 +52,20 @@ export function validatorsOf(doc: ApiDocument): DocumentValidators {
 
 /** What the validators of one document share: its files, compiled into an ajv that coerces (parameters, forms) and one that does not (JSON). */
 class DocumentValidators {
+  readonly #doc: ApiDocument;
+  /** Parameters, forms and headers: strings read as their schemas' types. */
   readonly #coercing: Ajv;
+  /** JSON request bodies. */
   readonly #strict: Ajv;
+  /** JSON answers, made when a route first asks for response validation. */
+  #answers: Ajv | undefined;
   /** Each schema compiled once, whichever route or check asks for it. */
   readonly #functions = new Map<string, ValidateFunction>();
 
   constructor(doc: ApiDocument) {
-    this.#coercing = documentAjv(doc, true);
-    this.#strict = documentAjv(doc, false);
+    this.#doc = doc;
+    this.#coercing = documentAjv(doc, true, 'request');
+    this.#strict = documentAjv(doc, false, 'request');
   }
 
   /**
@@ -151,7 +157,7 @@ class DocumentValidators {
           content: r.content.map((media) => ({
             range: media.type,
             // Only JSON is parsed: the schema of another media type describes bytes the gateway does not read.
-            validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile(this.#strict, media.schema, what(r)) : undefined,
+            validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile((this.#answers ??= documentAjv(this.#doc, false, 'response')), media.schema, what(r)) : undefined,
           })),
           headers: headersCheck(r, (schema) => this.#compile(this.#coercing, schema, `${what(r)} headers`)),
         },
@@ -201,7 +207,7 @@ class DocumentValidators {
   }
 
   #compile(ajv: Ajv, schema: object, what: string): ValidateFunction {
-    const key = `${ajv === this.#coercing ? 'coercing' : 'strict'} ${JSON.stringify(schema)}`;
+    const key = `${ajv === this.#coercing ? 'coercing' : ajv === this.#strict ? 'strict' : 'answers'} ${JSON.stringify(schema)}`;
     let validate = this.#functions.get(key);
     if (validate !== undefined) return validate;
     try {
@@ -257,32 +263,48 @@ class DocumentValidators {
   }
 }
 
+/** Which way a value travels: `readOnly` properties are required of answers only, `writeOnly` ones of requests only. */
+type Direction = 'request' | 'response';
+
 /** One ajv with every file of the document under its URL, so $refs across files resolve. */
-function documentAjv(doc: ApiDocument, coerce: boolean): Ajv {
+function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction): Ajv {
   const options = { allErrors: true, strict: false, validateSchema: false, ...(coerce && { coerceTypes: 'array' as const }) };
   const ajv = doc.version === '3.1' ? new Ajv2020(options) : new Ajv(options);
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   // OpenAPI's own formats: int32/int64/float/double are ranges ajv checks through `type`; binary is any bytes.
   for (const format of ['int32', 'int64', 'float', 'double', 'binary', 'password']) ajv.addFormat(format, true);
-  for (const [url, value] of doc.files) ajv.addSchema((doc.version === '3.0' ? draft4Bounds(value) : value) as object, url);
+  for (const [url, value] of doc.files) ajv.addSchema(asJsonSchema(value, doc.version, direction) as object, url);
   return ajv as Ajv;
 }
 
+/** Values in a schema that are data, not schemas: left as written. */
+const DATA = new Set(['example', 'examples', 'default', 'enum', 'const']);
+
 /**
- * OpenAPI 3.0's schemas take exclusiveMinimum/exclusiveMaximum as booleans beside minimum and
- * maximum (JSON Schema draft 4); ajv reads draft 7, where they are the bounds themselves.
+ * A file's schemas as ajv reads them for one direction. OpenAPI 3.0's schemas take
+ * exclusiveMinimum/exclusiveMaximum as booleans beside minimum and maximum (JSON Schema draft 4);
+ * ajv reads draft 7, where they are the bounds themselves. And a property marked `readOnly` is
+ * sent by the server only, one marked `writeOnly` by the client only: where `required` names it,
+ * it is required in that direction alone (OpenAPI 3.0 §4.7.25, 3.1 by JSON Schema's annotations).
  */
-function draft4Bounds(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(draft4Bounds);
+function asJsonSchema(value: unknown, version: ApiDocument['version'], direction: Direction): unknown {
+  if (Array.isArray(value)) return value.map((v) => asJsonSchema(v, version, direction));
   if (value === null || typeof value !== 'object') return value;
   const out: ObjectMap = {};
-  for (const [key, v] of Object.entries(value)) out[key] = key === 'example' || key === 'examples' || key === 'default' || key === 'enum' ? v : draft4Bounds(v);
-  for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
-    if (typeof out[flag] !== 'boolean') continue;
-    if (out[flag] === true && typeof out[bound] === 'number') {
-      out[flag] = out[bound];
-      delete out[bound];
-    } else delete out[flag];
+  for (const [key, v] of Object.entries(value)) out[key] = DATA.has(key) ? v : asJsonSchema(v, version, direction);
+  if (version === '3.0') {
+    for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+      if (typeof out[flag] !== 'boolean') continue;
+      if (out[flag] === true && typeof out[bound] === 'number') {
+        out[flag] = out[bound];
+        delete out[bound];
+      } else delete out[flag];
+    }
+  }
+  const properties = out.properties as Record<string, ObjectMap | undefined> | undefined;
+  if (Array.isArray(out.required) && properties !== null && typeof properties === 'object') {
+    const otherWay = direction === 'request' ? 'readOnly' : 'writeOnly';
+    out.required = out.required.filter((name) => properties[name as string]?.[otherWay] !== true);
   }
   return out;
 }

@@ -40,6 +40,21 @@ paths:
         - { name: id, in: path, required: true, schema: { type: integer } }
       responses:
         '204': { description: deleted }
+  /things:
+    post:
+      operationId: createThing
+      tags: [things]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: '#/components/schemas/Thing' }
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema: { $ref: '#/components/schemas/Thing' }
   /reported/{id}:
     get:
       operationId: reportThing
@@ -64,10 +79,11 @@ components:
   schemas:
     Thing:
       type: object
-      required: [id, name]
+      required: [id, name, password]
       properties:
-        id: { type: integer }
+        id: { type: integer, readOnly: true }
         name: { type: string }
+        password: { type: string, writeOnly: true }
 `;
 
 /** What the upstream answers next. */
@@ -203,6 +219,22 @@ describe('response validation from an OpenAPI document', () => {
     const undeclared = await through('/api/things/1', json({ id: 1, name: 'pot' }), 'DELETE');
     assert.equal(undeclared.res.status, 502);
     assert.deepEqual(undeclared.warning.errors, [{ in: 'status', pointer: '/status', message: 'is 200, which the document does not declare for this operation' }]);
+  });
+
+  it('a readOnly property is required of answers only, a writeOnly one of requests only', async () => {
+    next = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"id":2,"name":"pot"}' };
+    const post = (body: unknown) => call(`${gateway.url}/api/things`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const created = await post({ name: 'pot', password: 'pw' });
+    assert.equal(created.status, 201, 'no id asked of the request');
+    assert.deepEqual(created.body, { id: 2, name: 'pot' }, 'no password asked of the answer');
+    const refused = await post({ name: 'pot' });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body.errors, [{ in: 'body', pointer: '/body/password', message: 'is required' }]);
+    next = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"name":"pot"}' };
+    const before = gateway.logs.length;
+    assert.equal((await post({ name: 'pot', password: 'pw' })).status, 502);
+    const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
+    assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/id', message: 'is required' }]);
   });
 
   it('report: the mismatch is logged and the answer passed on', async () => {
