@@ -16,8 +16,10 @@ RUN mkdir /data
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /src/dist/gateway /usr/local/bin/gateway
-# A default that serves as is; mount your own file over it.
+# A default that serves as is; mount your own file over it. Its orders API is the OpenAPI
+# document it names, relative to the config's folder.
 COPY --from=build /src/gateway.example.yaml /etc/gateway/gateway.yaml
+COPY --from=build /src/examples/orders.openapi.yaml /etc/gateway/examples/orders.openapi.yaml
 COPY --from=build --chown=65532:65532 /data /var/lib/gateway
 # The portal stays on the container's loopback unless the config or -e PORTAL_HOST=0.0.0.0 says
 # otherwise: the example's portal lets anyone sign up.

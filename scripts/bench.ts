@@ -12,6 +12,9 @@
 //   token-redis the token endpoint with its store on Redis
 //   3 on redis  three Redis-backed gateways on one Redis, load spread over them, against one
 //               of them alone under the same load (none pinned: they share both cores)
+//   openapi     a POST with a path parameter, a query parameter and a 303-byte JSON body, its
+//               route from an OpenAPI document that validates all three (scripts/bench/openapi.ts)
+//   unvalidated the same route written out under `routes`, without validation: the same request
 //   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
 //               HTTP server, each started on gateway.example.yaml: exec to the first 200 on
 //               /v1/hello, idle RSS, and the executable's size (scripts/bench/startup.ts)
@@ -31,6 +34,7 @@ import { freePort } from '../src/http/listener.ts';
 import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 import { checkpointLines } from './bench/checkpoints.ts';
+import { LINE_BODY, LINE_DOCUMENT, LINE_REFUSED_BODY, LINE_TARGET, lineRoutes, type LineRoute } from './bench/openapi.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,7 +44,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '64' },
     /** Issue this many tokens, then measure RSS and verification again (default: 1e6, none with --quick). */
     million: { type: 'string' },
-    /** `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone. */
+    /** `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone. */
     only: { type: 'string' },
   },
 });
@@ -166,6 +170,58 @@ const median = (xs: number[]) => {
   return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
+interface Case {
+  load: Load;
+  child: ChildProcess;
+}
+
+/**
+ * Warms up every case (JIT, connection pools: the first seconds run at a fraction of the steady
+ * rate here), then alternates the cases over the rounds; the medians of each, its peak RSS.
+ */
+async function alternate(cases: Record<string, Case>): Promise<Record<string, Figures>> {
+  for (const c of Object.values(cases)) await measure(c.load, c.child, quick ? 2 : 5);
+  const samples: Record<string, (Figures & { errors: number })[]> = {};
+  for (let round = 1; round <= rounds; round++) {
+    for (const [name, c] of Object.entries(cases)) {
+      const figures = await measure(c.load, c.child);
+      (samples[name] ??= []).push(figures);
+      process.stderr.write(`round ${round}/${rounds} ${name.padEnd(11)} ${String(figures.rps).padStart(7)} req/s${figures.errors > 0 ? `  (${figures.errors} errors)` : ''}\n`);
+    }
+  }
+  const results: Record<string, Figures> = {};
+  for (const [name, list] of Object.entries(samples)) {
+    results[name] = {
+      rps: median(list.map((f) => f.rps)),
+      p50_ms: median(list.map((f) => f.p50_ms)),
+      p99_ms: median(list.map((f) => f.p99_ms)),
+      rss_mb: Math.max(...list.map((f) => f.rss_mb)),
+      cpu_us: median(list.map((f) => f.cpu_us)),
+    };
+  }
+  return results;
+}
+
+/** The table of the cases' figures, a header and a row each. */
+function table(results: Record<string, Figures>): string[] {
+  const row = (name: string, f: Figures) =>
+    `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)} ${String(f.cpu_us).padStart(8)}`;
+  return [
+    `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)} ${'CPU µs'.padStart(8)}`,
+    ...Object.entries(results).map(([name, f]) => row(name, f)),
+  ];
+}
+
+/** The openapi pair's ratios: by req/s (the target), and by CPU per request, which the VM's stalls do not move. */
+function openapiLines(results: Record<string, Figures>): string[] {
+  const validated = results.openapi!;
+  const unvalidated = results.unvalidated!;
+  return [
+    `openapi validated / unvalidated  ${(validated.rps / unvalidated.rps).toFixed(3)}   (POST: path and query parameters and a ${Buffer.byteLength(LINE_BODY)}-byte JSON body validated from the document; target ≥ 0.8)`,
+    `unvalidated / openapi CPU µs     ${(unvalidated.cpu_us / validated.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
+  ];
+}
+
 function cli(configFile: string, ...argv: string[]): string {
   return execFileSync(NODE, [BUNDLE, ...argv, '--config', configFile], { cwd: ROOT, encoding: 'utf8' });
 }
@@ -215,7 +271,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${(await checkpointLines(quick ? 3000 : 10_000, quick ? 1 : 3)).join('\n')}\n`);
       return;
     }
-    const startLines = await startup(dir, executable);
+    const startLines = args.only === 'openapi' ? [] : await startup(dir, executable);
     if (args.only === 'start') {
       process.stdout.write(`${startLines.join('\n')}\n`);
       return;
@@ -224,14 +280,12 @@ async function main(): Promise<void> {
     const upstreamUrl = `http://127.0.0.1:${ports.upstream}`;
     const upstream = await start(1, 'scripts/bench/upstream.ts', [String(ports.upstream)], onMessage);
     children.push(upstream);
-    const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
-    children.push(baseline);
-    const peerSecret = randomBytes(32).toString('base64url');
-    const peer = await start(0, 'scripts/bench/peer-token.ts', [String(ports.peer), peerSecret], onMessage);
-    children.push(peer);
 
-    /** A gateway (the bundle) on `core` with its own store, an app registered through the CLI, and one token. */
-    async function startGatewayCase(name: string, core: number, extra = '', store = `{ path: ./${name}.db }`): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
+    /**
+     * A gateway (the bundle) on `core` with its own store, an app registered through the CLI, and
+     * one token; with `line`, the route of the openapi pair besides the bench route.
+     */
+    async function startGatewayCase(name: string, core: number, extra = '', store = `{ path: ./${name}.db }`, line?: LineRoute): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
       const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
       writeFileSync(
@@ -252,9 +306,9 @@ routes:
       - spikeArrest: { rate: 1000000ps, burst: 100000 }
       - ipAccess: { allow: [127.0.0.0/8, '::1'] }
       - validateRequest: { query: { type: object, properties: { q: { type: string, maxLength: 64 } } } }
-products:
-  bench: { routes: [bench] }
-${extra}`,
+${line?.routes ?? ''}products:
+  bench: { ${line?.product ?? 'routes: [bench]'} }
+${line?.openapi ?? ''}${extra}`,
       );
       cli(file, 'admin', 'developers', 'create', '--email', 'bench@example.com', '--name', 'Bench');
       const app = JSON.parse(cli(file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench', '--product', 'bench', '--json')) as { key: string; secret: string };
@@ -267,6 +321,43 @@ ${extra}`,
       return { child, url, basic, token, file };
     }
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+    // The openapi pair: one route from a document that validates it, and the same route written out.
+    writeFileSync(path.join(dir, 'lines.openapi.yaml'), LINE_DOCUMENT);
+    const lineRoute = lineRoutes('./lines.openapi.yaml');
+    const validated = await startGatewayCase('openapi', 0, '', undefined, lineRoute.openapi);
+    const unvalidated = await startGatewayCase('unvalidated', 0, '', undefined, lineRoute.unvalidated);
+    const lineLoad = (g: { url: string; token: string }, body = LINE_BODY): Load => ({
+      url: `${g.url}${LINE_TARGET}`,
+      method: 'POST',
+      headers: { authorization: `Bearer ${g.token}`, 'content-type': 'application/json' },
+      body,
+    });
+    // The load's request passes both; a body the document refuses is refused by the validating gateway only.
+    for (const [g, refused] of [[validated, 400], [unvalidated, 200]] as const) {
+      for (const [body, status] of [[LINE_BODY, 200], [LINE_REFUSED_BODY, refused]] as const) {
+        const { url, ...init } = lineLoad(g, body);
+        const answer = await fetch(url, init);
+        if (answer.status !== status) throw new Error(`${url}: ${answer.status} where ${status} was expected: ${await answer.text()}`);
+        await answer.arrayBuffer();
+      }
+    }
+    const pair: Record<string, Case> = {
+      openapi: { load: lineLoad(validated), child: validated.child },
+      unvalidated: { load: lineLoad(unvalidated), child: unvalidated.child },
+    };
+    if (args.only === 'openapi') {
+      const results = await alternate(pair);
+      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
+      process.stdout.write(`${[...table(results), '', ...openapiLines(results), '', footer].join('\n')}\n`);
+      return;
+    }
+
+    const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
+    children.push(baseline);
+    const peerSecret = randomBytes(32).toString('base64url');
+    const peer = await start(0, 'scripts/bench/peer-token.ts', [String(ports.peer), peerSecret], onMessage);
+    children.push(peer);
     const one = await startGatewayCase('gateway', 0);
     // The same gateway with two worker threads, on both cores (it shares them with the load).
     const two = await startGatewayCase('gateway-2w', -1, 'workers: 2\n');
@@ -286,7 +377,7 @@ ${extra}`,
     if (redis !== undefined) children.push(redis.child);
     const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
     const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
-    const cases: Record<string, { load: Load; child: ChildProcess }> = {
+    const cases: Record<string, Case> = {
       upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
       baseline: { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child: baseline },
       gateway: { load: verifyLoad(one), child: one.child },
@@ -298,29 +389,9 @@ ${extra}`,
         child: peer,
       },
       ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
+      ...pair,
     };
-
-    // Warm up every case (JIT, connection pools: the first seconds run at a fraction of the
-    // steady rate here), then alternate the cases over the rounds.
-    for (const c of Object.values(cases)) await measure(c.load, c.child, quick ? 2 : 5);
-    const samples: Record<string, (Figures & { errors: number })[]> = {};
-    for (let round = 1; round <= rounds; round++) {
-      for (const [name, c] of Object.entries(cases)) {
-        const figures = await measure(c.load, c.child);
-        (samples[name] ??= []).push(figures);
-        process.stderr.write(`round ${round}/${rounds} ${name.padEnd(10)} ${String(figures.rps).padStart(7)} req/s${figures.errors > 0 ? `  (${figures.errors} errors)` : ''}\n`);
-      }
-    }
-    const results: Record<string, Figures> = {};
-    for (const [name, list] of Object.entries(samples)) {
-      results[name] = {
-        rps: median(list.map((f) => f.rps)),
-        p50_ms: median(list.map((f) => f.p50_ms)),
-        p99_ms: median(list.map((f) => f.p99_ms)),
-        rss_mb: Math.max(...list.map((f) => f.rss_mb)),
-        cpu_us: median(list.map((f) => f.cpu_us)),
-      };
-    }
+    const results = await alternate(cases);
 
     // Three Redis-backed gateways on one Redis against one of them alone, none pinned, the same
     // connections in all; each instance gets its own load generator.
@@ -388,11 +459,8 @@ ${extra}`,
       many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
     }
 
-    const row = (name: string, f: Figures) =>
-      `${name.padEnd(12)} ${String(f.rps).padStart(9)} ${f.p50_ms.toFixed(2).padStart(8)} ${f.p99_ms.toFixed(2).padStart(8)} ${f.rss_mb.toFixed(1).padStart(8)} ${String(f.cpu_us).padStart(8)}`;
     const lines = [
-      `${'case'.padEnd(12)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'RSS MB'.padStart(8)} ${'CPU µs'.padStart(8)}`,
-      ...Object.entries(results).map(([name, f]) => row(name, f)),
+      ...table(results),
       '',
       `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (full chain, metrics on; target ≥ 0.85)`,
       `baseline / gateway CPU µs   ${(results.baseline!.cpu_us / results.gateway!.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
@@ -406,6 +474,7 @@ ${extra}`,
             scaling,
           ]),
       ...(many === '' ? [] : [many]),
+      ...openapiLines(results),
       '',
       ...startLines,
       '',
@@ -416,7 +485,7 @@ ${extra}`,
     process.stdout.write(`${lines.join('\n')}\n`);
 
     mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    const { 'gateway-2w': _g, 'token-2w': _t, redis: _r, 'token-redis': _tr, ...five } = results;
+    const { 'gateway-2w': _g, 'token-2w': _t, redis: _r, 'token-redis': _tr, openapi: _o, unvalidated: _u, ...five } = results;
     writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(five, null, 2)}\n`);
   } finally {
     for (const child of children) child.kill('SIGTERM');

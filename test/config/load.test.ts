@@ -81,7 +81,8 @@ describe('parseConfig: valid configurations', () => {
       busyTimeoutMs: 2000,
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
-    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [], issuer: 'http://localhost:8080', introspectionClients: [] });
+    // The portal's try-it panel asks for tokens from the portal's origin.
+    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [{ cors: { origins: ['http://localhost:8081'] } }], issuer: 'http://localhost:8080', introspectionClients: [] });
 
     const demo = get(config.authServers, 'demo');
     assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
@@ -114,12 +115,19 @@ describe('parseConfig: valid configurations', () => {
       servername: undefined,
     });
 
-    assert.deepEqual([...config.routes.keys()], ['hello', 'quota', 'spike', 'private', 'search', 'echo', 'orders-list', 'orders-get', 'orders-create']);
-    const ordersGet = get(config.routes, 'orders-get');
-    assert.equal(ordersGet.method, 'GET');
-    assert.equal(ordersGet.path, '/v1/orders/{id}');
-    assert.deepEqual(ordersGet.scopes, ['orders:read']);
-    assert.deepEqual([...ordersGet.products], ['orders']);
+    // The document's operations first (examples/orders.openapi.yaml), then the routes written out.
+    assert.deepEqual([...config.routes.keys()], ['listOrders', 'createOrder', 'getOrder', 'hello', 'quota', 'spike', 'private', 'search', 'echo']);
+    assert.equal(get(config.openapi, 'orders').file, path.join(dir, 'examples', 'orders.openapi.yaml'));
+    const orderRoutes = ['listOrders', 'createOrder', 'getOrder'].map((name) => get(config.routes, name));
+    assert.deepEqual(
+      orderRoutes.map((r) => [r.method, r.path, r.scopes, r.requireSubject, [...r.products], r.operation?.api]),
+      [
+        ['GET', '/v1/orders', ['orders:read'], true, ['orders'], 'orders'],
+        ['POST', '/v1/orders', ['orders:write'], true, ['orders'], 'orders'],
+        ['GET', '/v1/orders/{id}', ['orders:read'], true, ['orders'], 'orders'],
+      ],
+    );
+    for (const r of orderRoutes) assert.deepEqual(r.policies, [{ cors: { origins: ['http://localhost:8081'], exposeHeaders: ['X-Request-Id', 'Location'] } }], r.name);
     assert.deepEqual([...get(config.routes, 'echo').products], ['hello']);
 
     const hello = get(config.products, 'hello');
@@ -127,6 +135,8 @@ describe('parseConfig: valid configurations', () => {
     assert.equal(hello.accessTokenLifetime, 3600);
     assert.equal(hello.refreshTokenLifetime, 86_400, 'refreshTokenLifetime defaults to one day');
     const orders = get(config.products, 'orders');
+    assert.deepEqual(orders.routes, ['listOrders', 'createOrder', 'getOrder']);
+    assert.deepEqual(orders.scopes, ['orders:read', 'orders:write'], "the document's scopes");
     assert.deepEqual([...orders.grants], ['password', 'refresh_token', 'client_credentials']);
     assert.equal(orders.authServer, 'demo');
     assert.equal(orders.accessTokenLifetime, 3600);
@@ -144,7 +154,6 @@ describe('parseConfig: valid configurations', () => {
       keyOverlapMs: 3_600_000,
       maxAppsPerDeveloper: 10,
     });
-    assert.equal(ordersGet.requireSubject, true, "the orders are a user's");
     assert.equal(orders.approval, 'manual', 'the default with the password grant');
     assert.equal(hello.approval, 'auto');
     assert.deepEqual(config.mail, { from: 'Token gateway developers <portal@localhost>', kind: 'log' });
@@ -152,13 +161,17 @@ describe('parseConfig: valid configurations', () => {
 
   it('substitutes the environment into gateway.example.yaml', () => {
     const config = loadConfigFile(EXAMPLE, {
-      env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db' },
+      env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db', PORTAL_PORT: '9191' },
     });
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
     assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, '/var/lib/gw.db');
     assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
     assert.equal(get(config.authServers, 'demo').url.href, 'https://auth.example.com/check');
+    // The portal's origin, allowed by CORS on the token endpoint and the orders operations, follows its port.
+    assert.equal(config.portal?.port, 9191);
+    assert.deepEqual(config.oauth.policies, [{ cors: { origins: ['http://localhost:9191'] } }]);
+    assert.deepEqual(get(config.routes, 'createOrder').policies, [{ cors: { origins: ['http://localhost:9191'], exposeHeaders: ['X-Request-Id', 'Location'] } }]);
   });
 
   it('fills every default of a minimal configuration', () => {

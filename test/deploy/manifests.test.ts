@@ -104,7 +104,7 @@ describe('Dockerfile', () => {
     for (const name of ['node_modules', 'dist', 'data', '.git']) assert.ok(ignored.includes(name), name);
   });
 
-  test('the image holds only the executable, the default config and an empty data folder owned by its user', () => {
+  test('the image holds only the executable, the default config, the OpenAPI document it names, and an empty data folder owned by its user', () => {
     const workdir = only(build, 'WORKDIR');
     const copies = all(image, 'COPY').map((args) => {
       const { options: o, rest } = splitOptions(args);
@@ -113,13 +113,17 @@ describe('Dockerfile', () => {
       assert.equal(o.from, build.name, `from the build stage: COPY ${args}`);
       return { source, dest, chown: o.chown };
     });
+    // The example's documents, where its `file:` (relative to the config's folder) finds them.
+    const documents = [...example.openapi.values()].map((doc) => path.relative(ROOT, doc.file));
+    assert.deepEqual(documents, ['examples/orders.openapi.yaml']);
     assert.deepEqual(copies, [
       { source: `${workdir}/dist/gateway`, dest: installed, chown: undefined },
       { source: `${workdir}/gateway.example.yaml`, dest: configPath, chown: undefined },
-      { source: copies[2]?.source, dest: volume, chown: user },
+      ...documents.map((file) => ({ source: `${workdir}/${file}`, dest: path.posix.join(path.posix.dirname(configPath), file), chown: undefined })),
+      { source: copies.at(-1)?.source, dest: volume, chown: user },
     ]);
     // Made empty in the build stage: the image has no shell to make it.
-    assert.ok(all(build, 'RUN').includes(`mkdir ${copies[2]?.source}`));
+    assert.ok(all(build, 'RUN').includes(`mkdir ${copies.at(-1)?.source}`));
   });
 
   test('it runs as a numeric non-root user, which runAsNonRoot can check', () => {

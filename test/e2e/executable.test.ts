@@ -1,5 +1,6 @@
 // The single executable of scripts/build.ts, run as an operator would: copied alone into an empty
-// folder with gateway.example.yaml, with a PATH that holds no node and no node_modules. It serves
+// folder with gateway.example.yaml (and the OpenAPI document it names, in examples/ beside it), with
+// a PATH that holds no node and no node_modules. It serves
 // the example's routes with two workers, issues tokens, runs the portal, and every admin, config
 // and healthcheck subcommand works from it.
 import assert from 'node:assert/strict';
@@ -29,6 +30,8 @@ before(async () => {
   copyFileSync(built, exe);
   const example = readFileSync(path.join(import.meta.dirname, '../../gateway.example.yaml'), 'utf8');
   writeFileSync(file, `${example}\nworkers: 2\n`);
+  mkdirSync(path.join(home.dir, 'examples'));
+  copyFileSync(path.join(import.meta.dirname, '../../examples/orders.openapi.yaml'), path.join(home.dir, 'examples', 'orders.openapi.yaml'));
   env.GATEWAY_PORT = String(await freePort('127.0.0.1'));
   env.PORTAL_PORT = String(await freePort('127.0.0.1'));
   mkdirSync(env.PATH);
