@@ -116,7 +116,6 @@ for (const button of document.querySelectorAll('button[data-copy]')) {
 const reference = document.querySelector('.reference');
 if (reference) {
   const gateway = reference.dataset.gateway;
-  const grant = reference.dataset.grant;
   const quote = (s) => "'" + s.replace(/'/g, "'\\''") + "'";
   // RFC 6749 §2.3.1: the key and secret are form-encoded before they are joined for Basic.
   const formEncode = (s) => new URLSearchParams([['', s]]).toString().slice(1);
@@ -194,6 +193,7 @@ if (reference) {
     const missing = [...form.querySelectorAll('input[data-in][required]')].filter((i) => i.value === '').map((i) => i.dataset.name);
     if (missing.length > 0) return problem(result, 'Fill in ' + missing.join(', ') + ' first.');
     if (secret.value === '') return problem(result, "Type your app's secret first: the portal does not have it.");
+    const grant = panel.dataset.grant;
     const params = new URLSearchParams({ grant_type: grant });
     if (grant === 'password') {
       params.set('username', field(form, 'username').value);

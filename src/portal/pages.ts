@@ -87,7 +87,9 @@ ${products.length === 0 ? html`<p>No API products are published yet.</p>` : ''}`
 export function productPage(frame: Frame, product: ProductSettings, routes: readonly RouteSettings[]): Html {
   const base = frame.portal.gatewayUrl;
   const grants = [...product.grants];
-  const tokenCall = grants.includes('client_credentials')
+  // Routes that require a user take a user's token: the password grant.
+  const userToken = grants.includes('password') && (!grants.includes('client_credentials') || (routes.length > 0 && routes.every((r) => r.requireSubject)));
+  const tokenCall = !userToken
     ? `curl -u "$KEY:$SECRET" -d grant_type=client_credentials${product.scopes.length > 0 ? ` -d scope="${product.scopes.join(' ')}"` : ''} ${base}/oauth2/token`
     : `curl -u "$KEY:$SECRET" -d grant_type=password -d username="$USERNAME" --data-urlencode password="$PASSWORD" ${base}/oauth2/token`;
   const first = routes.find((r) => r.method === 'GET') ?? routes[0];
@@ -133,7 +135,7 @@ export function referencePage(frame: Frame, product: ProductSettings, docs: read
     `${product.displayName}: API reference`,
     html`<h1>${product.displayName}: API reference</h1>
 <p><a href="/products/${encodeURIComponent(product.name)}">About the product</a>: grant types, quota, how to register an app.</p>
-<div class="reference" data-gateway="${settings.gatewayUrl}" data-grant="${settings.grant ?? ''}">
+<div class="reference" data-gateway="${settings.gatewayUrl}">
 ${contents(docs)}
 ${docs.map(({ doc, operations }) => documentSection(doc, operations, settings))}
 </div>`,

@@ -22,8 +22,8 @@ export interface TryApp {
 /** What the try-it panels need to know besides the operation. */
 export interface TrySettings {
   gatewayUrl: string;
-  /** The grant the panel asks a token with; undefined: the product has neither it can use. */
-  grant: 'client_credentials' | 'password' | undefined;
+  /** The product's grants: each panel asks its token with the one its operation takes (panelGrant). */
+  grants: ReadonlySet<string>;
   /** undefined: no one is logged in. */
   apps: readonly TryApp[] | undefined;
   productName: string;
@@ -388,11 +388,23 @@ export function curlLine(input: {
   return parts.join(' \\\n  ');
 }
 
-/** The token request for an operation's scopes, with the product's grant. */
-function tokenLine(settings: TrySettings, scopes: readonly string[]): string {
+type PanelGrant = 'client_credentials' | 'password' | undefined;
+
+/**
+ * The grant a panel asks its token with: a route that requires a user (requireSubject) takes a
+ * user's token, so the password grant; another, the app's own (client_credentials) where the
+ * product has it. Undefined: the product has no grant the panel can use for it.
+ */
+function panelGrant(grants: ReadonlySet<string>, route: RouteSettings): PanelGrant {
+  if (grants.has('client_credentials') && !route.requireSubject) return 'client_credentials';
+  return grants.has('password') ? 'password' : undefined;
+}
+
+/** The token request for an operation's scopes, with its grant. */
+function tokenLine(gatewayUrl: string, grant: PanelGrant, scopes: readonly string[]): string {
   const scope = scopes.length > 0 ? ` -d scope="${scopes.join(' ')}"` : '';
-  const endpoint = `${settings.gatewayUrl}/oauth2/token`;
-  return settings.grant === 'password'
+  const endpoint = `${gatewayUrl}/oauth2/token`;
+  return grant === 'password'
     ? `curl -u "$KEY:$SECRET" -d grant_type=password -d username="$USERNAME" --data-urlencode password="$PASSWORD"${scope} ${endpoint}`
     : `curl -u "$KEY:$SECRET" -d grant_type=client_credentials${scope} ${endpoint}`;
 }
@@ -558,6 +570,7 @@ ${r.content.map((m) => mediaBlock(reader, m))}
  */
 function tryPanel(op: Operation, route: RouteSettings, settings: TrySettings): Html {
   const id = operationId(route);
+  const grant = panelGrant(settings.grants, route);
   const parameters = op.parameters.filter(sendable);
   const media = bodyMedia(op);
   const body = media?.example === undefined ? '' : exampleText(media.example, media.type);
@@ -573,24 +586,24 @@ function tryPanel(op: Operation, route: RouteSettings, settings: TrySettings): H
     const hint = [p.in, p.required ? 'required' : '', parameterHint(p)].filter((t) => t !== '').join(', ');
     return html`<label>${p.name} <span class="hint">${hint}</span> <input type="text" data-in="${p.in}" data-name="${p.name}"${repeats(p) ? html` data-repeat` : ''}${p.required ? html` required` : ''} value="${parameterValue(p)}" autocomplete="off" spellcheck="false"></label>`;
   };
-  return html`<div class="try" data-try="${id}" data-method="${route.method}" data-path="${route.path}" data-scopes="${route.scopes.join(' ')}">
+  return html`<div class="try" data-try="${id}" data-method="${route.method}" data-path="${route.path}" data-scopes="${route.scopes.join(' ')}" data-grant="${grant ?? ''}">
 <h5>Try it</h5>
 <p>Get a token${route.scopes.length > 0 ? ' with its scopes' : ''}:</p>
-<pre><code class="curl-token">${tokenLine(settings, route.scopes)}</code></pre>
+<pre><code class="curl-token">${grant === undefined ? '' : tokenLine(settings.gatewayUrl, grant, route.scopes)}</code></pre>
 <p>Call the operation with the token's <code>access_token</code> as <code>$TOKEN</code>:</p>
 <pre><code class="curl" id="${id}-curl">${curl}</code></pre>
 <form class="try-form" hidden>
 ${parameters.length === 0 ? '' : html`<fieldset><legend>Parameters</legend>${parameters.map(field)}</fieldset>`}
 ${op.parameters.some((p) => p.in === 'cookie') ? html`<p class="hint">Cookie parameters cannot be sent from this page: a browser sends only its own cookies.</p>` : ''}
 ${media === undefined ? '' : html`<label>Body <span class="hint">${media.type}</span> <textarea data-body data-type="${media.type}" rows="${Math.min(16, Math.max(4, body.split('\n').length + 1))}" spellcheck="false">${body}</textarea></label>`}
-${credentials(settings)}
+${credentials(settings, grant)}
 </form>
 <div class="try-result" aria-live="polite" hidden></div>
 </div>`;
 }
 
-function credentials(settings: TrySettings): Html {
-  if (settings.grant === undefined) return html`<p class="hint">This product issues tokens with a grant this page cannot use.</p>`;
+function credentials(settings: TrySettings, grant: PanelGrant): Html {
+  if (grant === undefined) return html`<p class="hint">This product issues tokens with no grant this operation can use${settings.grants.has('client_credentials') ? ' (it needs a user\'s token: the password grant)' : ''}.</p>`;
   if (settings.apps === undefined) return html`<p class="hint"><a href="/login">Log in</a> to send the call with one of your apps.</p>`;
   if (settings.apps.length === 0) {
     return html`<p class="hint">To send the call from here, <a href="/apps/new?product=${encodeURIComponent(settings.productName)}">register an app</a> for this product (an app waiting for approval cannot get tokens yet).</p>`;
@@ -599,7 +612,7 @@ function credentials(settings: TrySettings): Html {
 <label>App <select data-field="app">${settings.apps.map((a) => html`<option value="${a.key}">${a.name} (${a.key})</option>`)}</select></label>
 <label>Secret <span class="hint">stays in this page: sent only to the gateway's token endpoint</span> <input type="password" data-field="secret" autocomplete="off" spellcheck="false"></label>
 ${
-  settings.grant === 'password'
+  grant === 'password'
     ? html`<label>Username <input type="text" data-field="username" autocomplete="off" spellcheck="false"></label>
 <label>Password <span class="hint">of that user, sent only to the gateway's token endpoint</span> <input type="password" data-field="password" autocomplete="off"></label>`
     : ''

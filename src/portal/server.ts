@@ -331,7 +331,6 @@ export function createPortalHandler(
       docs.set(route.operation.api, entry);
     }
     if (docs.size === 0) return undefined;
-    const grant = product.grants.has('client_credentials') ? 'client_credentials' : product.grants.has('password') ? 'password' : undefined;
     const dev = r.frame.developer;
     // Only apps that can get a token now, each by its newest live key; never a secret (the store has only their hashes).
     const apps =
@@ -341,7 +340,7 @@ export function createPortalHandler(
             const key = app.credentials.filter((c) => isLive(c, clock())).at(-1)?.key;
             return app.product === product.name && app.status === 'active' && app.approval !== 'pending' && key !== undefined ? [{ name: app.name, key }] : [];
           });
-    return page(200, pages.referencePage(r.frame, product, [...docs.values()], { gatewayUrl: gatewayOrigin, grant, apps, productName: product.name }));
+    return page(200, pages.referencePage(r.frame, product, [...docs.values()], { gatewayUrl: gatewayOrigin, grants: product.grants, apps, productName: product.name }));
   }
 
   const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/secret|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;

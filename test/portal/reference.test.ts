@@ -5,6 +5,7 @@
 // Chromium (test/browser/portal.test.ts).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApp, createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
 import { startTestGateway, tempDir, type TestGateway } from '../helpers.ts';
@@ -30,12 +31,20 @@ describe('portal: API reference', () => {
   before(async () => {
     const temp = tempDir();
     writePets(temp.dir);
+    writeFileSync(
+      path.join(temp.dir, 'me.yaml'),
+      "openapi: 3.1.0\ninfo: { title: Me, version: '1' }\npaths:\n  /v2/me:\n    get:\n      operationId: whoAmI\n      responses: { '200': { description: the user } }\n",
+    );
     gw = await startTestGateway(
       {
         extra: `openapi:
   pets:
     file: pets.yaml
     upstream: mock
+  me:
+    file: me.yaml
+    upstream: mock
+    requireSubject: true
 portal:
   listen: { port: 0 }
   gatewayUrl: https://api.example.com
@@ -54,6 +63,12 @@ portal:
     portal: true
   plain:
     routes: [hello]
+    portal: true
+  mixed:
+    openapi: [me]
+    grants: [client_credentials, password]
+    authServer: users
+    approval: auto
     portal: true
 `,
       },
@@ -228,12 +243,24 @@ portal:
     assert.ok(!page.text.includes(pending.key) && !page.text.includes(other.key));
   });
 
+  test("an operation that requires a user asks for a user's token (the password grant) even where the product has client_credentials", async () => {
+    const visitor = await loggedIn('mixed@example.com');
+    await createApp(gw.admin, { developer: 'mixed@example.com', name: 'Mixed', product: 'mixed' });
+    const me = operation((await visitor.get('/products/mixed/reference')).text, 'whoAmI');
+    assert.match(me, /data-grant="password">/);
+    assert.ok(me.includes('curl -u &quot;$KEY:$SECRET&quot; -d grant_type=password -d username=&quot;$USERNAME&quot; --data-urlencode password=&quot;$PASSWORD&quot; https://api.example.com/oauth2/token'), me);
+    assert.match(me, /data-field="username"/);
+    const product = await visitor.get('/products/mixed');
+    assert.match(product.text, /<pre><code id="example-token">curl -u &quot;\$KEY:\$SECRET&quot; -d grant_type=password /);
+  });
+
   test("a product with the password grant and not client_credentials: the panel asks for the user's name and password too", async () => {
     const visitor = await loggedIn('users@example.com');
     const app = await createApp(gw.admin, { developer: 'users@example.com', name: 'For users', product: 'users-pets' });
     const page = await visitor.get('/products/users-pets/reference');
     const get = operation(page.text, 'getPet');
-    assert.match(page.text, /<div class="reference" data-gateway="https:\/\/api.example.com" data-grant="password">/);
+    assert.match(page.text, /<div class="reference" data-gateway="https:\/\/api.example.com">/);
+    assert.match(get, /<div class="try" data-try="op-getPet" data-method="GET" data-path="\/v2\/pets\/\{petId\}" data-scopes="pets:read" data-grant="password">/);
     assert.ok(get.includes(`<option value="${app.key}">For users (${app.key})</option>`));
     assert.match(get, /<label>Username <input type="text" data-field="username" autocomplete="off" spellcheck="false"><\/label>/);
     assert.match(get, /<input type="password" data-field="password" autocomplete="off">/);
