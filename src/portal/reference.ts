@@ -3,8 +3,9 @@
 // panel each. The document is the operator's, but nothing in it is trusted as markup: every text
 // is escaped, and a description is shown as plain paragraphs.
 import type { RouteSettings } from '../config/load.ts';
-import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from '../openapi/document.ts';
+import { isJsonType } from '../http/request.ts';
 import { getAt, parsePointer } from '../json/pointer.ts';
+import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from '../openapi/document.ts';
 import { html, type Html } from './html.ts';
 
 /** An operation of the product: the route the gateway serves it at, and what the document says of it. */
@@ -347,10 +348,8 @@ function parameterHint(p: Parameter): string {
 /** The media type the try-it panel sends: the first JSON one, else the first. */
 function bodyMedia(op: Operation): MediaType | undefined {
   const content = op.body?.content ?? [];
-  return content.find((m) => isJson(m.type)) ?? content[0];
+  return content.find((m) => isJsonType(m.type)) ?? content[0];
 }
-
-const isJson = (type: string) => type === 'application/json' || /^application\/[^;]+\+json$/.test(type);
 
 /** A word for the shell: single-quoted, a quote inside closed, escaped and reopened. */
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
