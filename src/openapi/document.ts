@@ -284,11 +284,17 @@ function lookup(value: unknown, fragment: string): unknown {
   return path === undefined ? undefined : getAt(value, path);
 }
 
+/** The path of the first server's URL, its variables ({port}, {version}) given their defaults. */
 function serverPath(doc: ObjectMap): string {
   const first = Array.isArray(doc.servers) ? (doc.servers[0] as ObjectMap | undefined) : undefined;
   if (typeof first?.url !== 'string') return '';
+  const variables = (first.variables ?? {}) as Record<string, ObjectMap | undefined>;
+  const url = first.url.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+    const value = variables[name]?.default;
+    return typeof value === 'string' ? value : whole;
+  });
   try {
-    return new URL(first.url, 'http://server.invalid').pathname.replace(/\/$/, '');
+    return new URL(url, 'http://server.invalid').pathname.replace(/\/$/, '');
   } catch {
     return '';
   }

@@ -275,6 +275,16 @@ describe('an OpenAPI document in the config', () => {
     assert.deepEqual([...route.products], ['shop']);
   });
 
+  it("takes the base path from the first server's URL with its variables' defaults", () => {
+    const temp = tempDir();
+    writeDocs(temp.dir, ORDERS.replace('  - url: https://api.example.com/shop', "  - url: 'http://localhost:{port}/{version}/shop'\n    variables:\n      port: { default: '8080' }\n      version: { default: v2, enum: [v1, v2] }"));
+    const file = path.join(temp.dir, 'gateway.yaml');
+    writeFileSync(file, configYaml({ extra: openapiYaml('backend'), products: '  shop:\n    openapi: [orders]' }));
+    const config = loadConfigFile(file, { env: {} });
+    temp.remove();
+    assert.equal(config.routes.get('getOrder')!.path, '/v2/shop/orders/{id}');
+  });
+
   it('refuses a route written out with the name or the method and path of an operation, on the line of that route', () => {
     const byName = problems(openapiYaml('backend'), {}, '  listOrders:\n    method: GET\n    path: /v2/orders\n    upstream: backend');
     assert.match(byName, /^routes\.listOrders: has the name of operation GET \/orders \(orders\.yaml:\d+\) of openapi\.orders \(gateway\.yaml:\d+\)$/m);
