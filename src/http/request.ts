@@ -126,6 +126,47 @@ export function mediaType(value: string | string[] | undefined): string {
   return ((Array.isArray(value) ? value[0] : value) ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+// RFC 9110 §5.6.6: parameters = *( OWS ";" OWS [ parameter ] ), parameter = token "=" ( token / quoted-string ).
+const PARAMETER = /^[ \t]*;[ \t]*(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]*))?[ \t]*/;
+
+/**
+ * A Content-Type's parameters by lower-cased name, values unquoted; undefined when one is given
+ * twice or cannot be read: `boundary=a; boundary=b` is one body to one multipart parser and
+ * another to the next, `charset=utf-8; charset=utf-7` one text to one reader and another to the next.
+ */
+export function mediaParameters(value: string | string[] | undefined): Map<string, string> | undefined {
+  const text = (Array.isArray(value) ? value[0] : value) ?? '';
+  const params = new Map<string, string>();
+  let rest = text.slice(text.indexOf(';') === -1 ? text.length : text.indexOf(';')).trimEnd();
+  while (rest !== '') {
+    const found = PARAMETER.exec(rest);
+    if (found === null) return undefined;
+    rest = rest.slice(found[0].length);
+    if (found[1] === undefined) continue;
+    const name = found[1].toLowerCase();
+    if (params.has(name)) return undefined;
+    const raw = found[2]!;
+    params.set(name, raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw);
+  }
+  return params;
+}
+
+/**
+ * Why a body's Content-Type could say one thing to the gateway and another to the upstream: a
+ * parameter given twice (two boundaries, two charsets), or JSON or a form in another charset than
+ * UTF-8. JSON has no charset parameter (RFC 8259 §11), yet Express's body-parser and Spring decode
+ * by it: with `charset=utf-7`, `+ACI-` becomes a quote the schema never saw.
+ */
+export function contentTypeProblem(type: string, header: string | string[] | undefined): string | undefined {
+  const params = mediaParameters(header);
+  if (params === undefined) return 'the Content-Type gives a parameter twice, or one that cannot be read';
+  const charset = params.get('charset');
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && (isJsonType(type) || type === 'application/x-www-form-urlencoded')) {
+    return `a ${type} body must be UTF-8 (charset=utf-8 or none)`;
+  }
+  return undefined;
+}
+
 export function isJsonType(type: string): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
