@@ -57,6 +57,7 @@ export function splitTarget(url: string): RequestTarget {
   // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
   // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
   if (path.includes('%') && !decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
+  if (path.includes('%') && NON_ASCII_ESCAPE.test(path) && foldsIntoSeparator(path)) throw badPath('an escape decodes to a character that Unicode folds into ".", "/" or "\\"');
   if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {
@@ -68,6 +69,23 @@ export function splitTarget(url: string): RequestTarget {
   // Else the gateway reads U+FFFD where another parser keeps the escape as written.
   if (query.includes('%') && !decodesAsUtf8(query)) throw new GatewayError(400, 'invalid_query', 'request query rejected: percent-escapes must encode UTF-8');
   return { path, query };
+}
+
+const NON_ASCII_ESCAPE = /%[89A-Fa-f][0-9A-Fa-f]/;
+const SEPARATOR = /[/\\]/;
+
+/**
+ * An upstream that folds compatibility characters (NFKC: .NET's and Java's best-fit mappings,
+ * frameworks that normalise names) reads U+FF0E "．" as ".", U+2025 "‥" as "..", U+FF0F "／" as
+ * "/": a dot segment or a separator in a path the gateway matched as one plain segment.
+ */
+function foldsIntoSeparator(path: string): boolean {
+  for (const segment of path.split('/')) {
+    if (!NON_ASCII_ESCAPE.test(segment)) continue;
+    const folded = decodeURIComponent(segment).normalize('NFKC');
+    if (folded === '.' || folded === '..' || SEPARATOR.test(folded)) return true;
+  }
+  return false;
 }
 
 function decodesAsUtf8(text: string): boolean {
