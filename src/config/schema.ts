@@ -52,6 +52,9 @@ const Admin = Type.Union([
   Type.Literal(false),
 ]);
 
+/** scheme://host[:port], the host a DNS name, an IPv4 address or a bracketed IPv6 address: nothing a CSP source or a Host check reads otherwise. */
+const ORIGIN = '^https?://(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$';
+
 const Portal = Type.Object(
   {
     /** The portal's own listener; over TLS when `tls` names a certificate and its key (PEM files). */
@@ -68,9 +71,13 @@ const Portal = Type.Object(
      * The portal's own address as browsers reach it (default http(s)://localhost:<listen.port>): the
      * links it mails, and the one Host (besides the loopback names, when it binds loopback) it answers.
      */
-    publicUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#@]+$' })),
-    /** The gateway's address as developers reach it, for the portal's examples (default http://localhost:<listen.port>). */
-    gatewayUrl: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+$' })),
+    publicUrl: Type.Optional(Type.String({ pattern: ORIGIN })),
+    /**
+     * The gateway's address as developers reach it, for the portal's examples (default
+     * http://localhost:<listen.port>); its origin is the pages' CSP connect-src, so a host name or
+     * address only: `http://*` would let the pages reach any host, `http://a;b` would end the directive.
+     */
+    gatewayUrl: Type.Optional(Type.String({ pattern: ORIGIN })),
     /**
      * open: anyone may sign up, and confirms the address through a mailed link (needs `mail`);
      * invited: only developers an operator created (`gateway admin developers create`).

@@ -57,6 +57,7 @@ export function splitTarget(url: string): RequestTarget {
   // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
   // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
   if (path.includes('%') && !decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
+  if (path.includes('%') && NON_ASCII_ESCAPE.test(path) && foldsIntoSeparator(path)) throw badPath('an escape decodes to a character that Unicode folds into ".", "/" or "\\"');
   if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {
@@ -68,6 +69,23 @@ export function splitTarget(url: string): RequestTarget {
   // Else the gateway reads U+FFFD where another parser keeps the escape as written.
   if (query.includes('%') && !decodesAsUtf8(query)) throw new GatewayError(400, 'invalid_query', 'request query rejected: percent-escapes must encode UTF-8');
   return { path, query };
+}
+
+const NON_ASCII_ESCAPE = /%[89A-Fa-f][0-9A-Fa-f]/;
+const SEPARATOR = /[/\\]/;
+
+/**
+ * An upstream that folds compatibility characters (NFKC: .NET's and Java's best-fit mappings,
+ * frameworks that normalise names) reads U+FF0E "．" as ".", U+2025 "‥" as "..", U+FF0F "／" as
+ * "/": a dot segment or a separator in a path the gateway matched as one plain segment.
+ */
+function foldsIntoSeparator(path: string): boolean {
+  for (const segment of path.split('/')) {
+    if (!NON_ASCII_ESCAPE.test(segment)) continue;
+    const folded = decodeURIComponent(segment).normalize('NFKC');
+    if (folded === '.' || folded === '..' || SEPARATOR.test(folded)) return true;
+  }
+  return false;
 }
 
 function decodesAsUtf8(text: string): boolean {
@@ -124,6 +142,47 @@ export function hasBody(req: IncomingMessage): boolean {
 /** The media type of a Content-Type value, lower-cased, without parameters. */
 export function mediaType(value: string | string[] | undefined): string {
   return ((Array.isArray(value) ? value[0] : value) ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+// RFC 9110 §5.6.6: parameters = *( OWS ";" OWS [ parameter ] ), parameter = token "=" ( token / quoted-string ).
+const PARAMETER = /^[ \t]*;[ \t]*(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]*))?[ \t]*/;
+
+/**
+ * A Content-Type's parameters by lower-cased name, values unquoted; undefined when one is given
+ * twice or cannot be read: `boundary=a; boundary=b` is one body to one multipart parser and
+ * another to the next, `charset=utf-8; charset=utf-7` one text to one reader and another to the next.
+ */
+export function mediaParameters(value: string | string[] | undefined): Map<string, string> | undefined {
+  const text = (Array.isArray(value) ? value[0] : value) ?? '';
+  const params = new Map<string, string>();
+  let rest = text.slice(text.indexOf(';') === -1 ? text.length : text.indexOf(';')).trimEnd();
+  while (rest !== '') {
+    const found = PARAMETER.exec(rest);
+    if (found === null) return undefined;
+    rest = rest.slice(found[0].length);
+    if (found[1] === undefined) continue;
+    const name = found[1].toLowerCase();
+    if (params.has(name)) return undefined;
+    const raw = found[2]!;
+    params.set(name, raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw);
+  }
+  return params;
+}
+
+/**
+ * Why a body's Content-Type could say one thing to the gateway and another to the upstream: a
+ * parameter given twice (two boundaries, two charsets), or JSON or a form in another charset than
+ * UTF-8. JSON has no charset parameter (RFC 8259 §11), yet Express's body-parser and Spring decode
+ * by it: with `charset=utf-7`, `+ACI-` becomes a quote the schema never saw.
+ */
+export function contentTypeProblem(type: string, header: string | string[] | undefined): string | undefined {
+  const params = mediaParameters(header);
+  if (params === undefined) return 'the Content-Type gives a parameter twice, or one that cannot be read';
+  const charset = params.get('charset');
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && (isJsonType(type) || type === 'application/x-www-form-urlencoded')) {
+    return `a ${type} body must be UTF-8 (charset=utf-8 or none)`;
+  }
+  return undefined;
 }
 
 export function isJsonType(type: string): boolean {

@@ -8,9 +8,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
-import { hasBody, isJsonType, mediaType } from '../http/request.ts';
+import { contentTypeProblem, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { ambiguousQuery, exactNumber } from '../http/query.ts';
+import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
 import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter, Response } from './document.ts';
@@ -81,6 +82,7 @@ class DocumentValidators {
     if (matrix !== undefined) throw new TypeError(`path parameter ${matrix.name}: style matrix puts ';' in the path, which the gateway refuses; use simple or label`);
     const queryNames = params.filter((p) => p.in === 'query').map((p) => p.name);
     const declared = new Set(queryNames);
+    const deepPrefixes = params.filter((p) => p.in === 'query' && p.style === 'deepObject').map((p) => `${p.name}[`);
     // Each parameter's reader, and where a failure of it is reported, worked out once.
     const readers = params.map((p) => ({
       in: p.in,
@@ -101,6 +103,8 @@ class DocumentValidators {
       if (checker === undefined) {
         throw new GatewayError(415, 'unsupported_media_type', `the body must be ${body!.map((b) => b.range).join(' or ')}`, { policy: 'openapi' });
       }
+      const problem = contentTypeProblem(type, ctx.req.headers['content-type']);
+      if (problem !== undefined) throw new GatewayError(415, 'unsupported_media_type', problem, { policy: 'openapi' });
       ctx.body ??= await readBody(ctx.req, maxBodySize);
       if (ctx.body.length > maxBodySize) throw tooLarge(maxBodySize);
       await checker.check(ctx.body, ctx.req.headers['content-type'] as string, found);
@@ -119,6 +123,8 @@ class DocumentValidators {
           ambiguousQuery(ctx.query, queryObjectOf(raw), declared, ambiguous);
           for (const f of ambiguous) {
             const name = nameOf(f.pointer);
+            // deepObject's own names (color[R]); its reader refuses deeper brackets and repeats.
+            if (name !== undefined && deepPrefixes.some((prefix) => name.startsWith(prefix))) continue;
             found.push({ in: 'query', ...(name !== undefined && { name }), ...f });
           }
         }
@@ -137,6 +143,9 @@ class DocumentValidators {
       }
       const withBody = hasBody(ctx.req);
       if (withBody && body !== undefined) return validateBody(ctx, found);
+      // What the document does not describe was not checked: an upstream that reads a body on
+      // this operation (a GET with a search body, a form on a DELETE) would read it unvalidated.
+      if (withBody && body === undefined) found.push({ in: 'body', pointer: '/body', message: 'is not allowed: the operation takes no request body' });
       if (!withBody && bodyRequired) found.push({ in: 'body', pointer: '/body', message: 'is required' });
       refuse(found);
     };
@@ -229,13 +238,12 @@ class DocumentValidators {
         return {
           range,
           check(body, _type, found) {
-            let value: unknown;
-            try {
-              value = JSON.parse(body.toString('utf8'));
-            } catch {
-              found.push({ in: 'body', pointer: '/body', message: 'is not valid JSON' });
+            const parsed = parseJsonBody(body, '/body');
+            if (!('value' in parsed)) {
+              found.push({ in: 'body', ...parsed });
               return;
             }
+            const { value } = parsed;
             if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
           },
         };
@@ -243,17 +251,31 @@ class DocumentValidators {
       if (range === 'application/x-www-form-urlencoded' || range === 'multipart/form-data') {
         const validate = this.#compile(this.#coercing, media.schema, what);
         const arrays = arrayProperties(media.resolvedSchema);
+        const properties = (media.resolvedSchema?.properties ?? {}) as Record<string, ObjectMap>;
+        const declared = new Set(Object.keys(properties));
+        // Each field as the number check of parameters reads it: in the body, by its name.
+        const fieldNumbers = [...declared].map((name) => ({ in: 'body' as const, name, pointer: `/body/${escapeToken(name)}`, integer: isInteger(properties[name]) }));
         return {
           range,
           async check(body, contentType, found) {
-            const fields = range === 'multipart/form-data' ? await multipartFields(body, contentType, found) : formFields(body.toString('latin1'));
+            const text = range === 'multipart/form-data' ? '' : body.toString('latin1');
+            const fields = range === 'multipart/form-data' ? await multipartFields(body, contentType, found) : formFields(text);
             if (fields === undefined) return;
             const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+            const given: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+            const raw = Object.create(null) as Record<string, string | string[]>;
             for (const [name, list] of fields) {
               if (list.length > 1 && !arrays.has(name)) found.push({ in: 'body', name, pointer: `/body/${escapeToken(name)}`, message: 'is given more than once' });
-              value[name] = arrays.has(name) ? list : list[0];
+              given[name] = arrays.has(name) ? list : list[0];
+              value[name] = arrays.has(name) ? [...list] : list[0];
+              raw[name] = list.length === 1 ? list[0]! : list;
             }
+            // As in the query: a ';' separator and a bracketed name the schema does not declare are read otherwise by some upstreams.
+            const ambiguous: { pointer: string; message: string }[] = [];
+            ambiguousQuery(text, raw, declared, ambiguous);
+            for (const f of ambiguous) found.push({ in: 'body', ...f, pointer: f.pointer.replace(/^\/query/, '/body') });
             if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+            else exactNumbers(fieldNumbers, { body: value }, { body: given }, found);
           },
         };
       }
@@ -374,7 +396,7 @@ const nameOf = (pointer: string) => parsePointer(pointer)?.[1];
 
 /** A parameter as the number check needs it, worked out once: where it is, its pointer, whether its schema wants integers. */
 interface Numeric {
-  in: Parameter['in'];
+  in: RequestFailure['in'];
   name: string;
   pointer: string;
   integer: boolean;
@@ -426,8 +448,37 @@ function formFields(text: string): Map<string, string[]> {
   return out;
 }
 
+/**
+ * Parsers differ on a part that names itself twice: undici reads the last `name`, or `name*` over
+ * `name`; others the first, or ignore `name*` (RFC 7578 §4.2 says it must not be used). Each part
+ * has one Content-Disposition with each parameter once, and none of RFC 5987's `*` parameters.
+ */
+function partHeadersProblem(body: Buffer, boundary: string | undefined): string | undefined {
+  if (boundary === undefined) return undefined;
+  const text = body.toString('latin1');
+  const delimiter = `--${boundary}`;
+  for (let at = text.indexOf(delimiter); at !== -1; at = text.indexOf(`\r\n${delimiter}`, at + 1)) {
+    const start = text.startsWith(delimiter, at) ? at + delimiter.length : at + 2 + delimiter.length;
+    if (text.startsWith('--', start)) break;
+    const end = text.indexOf('\r\n\r\n', start);
+    const lines = text.slice(start, end === -1 ? undefined : end).split('\r\n').slice(1);
+    const dispositions = lines.filter((line) => /^content-disposition[ \t]*:/i.test(line));
+    if (dispositions.length > 1) return 'has a part with two Content-Disposition headers';
+    const params = dispositions.length === 0 ? new Map() : mediaParameters(dispositions[0]!.slice(dispositions[0]!.indexOf(':') + 1));
+    if (params === undefined) return 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read';
+    if ([...params.keys()].some((name) => name.endsWith('*'))) return "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out";
+    if (end === -1) break;
+  }
+  return undefined;
+}
+
 /** A multipart body's fields: text as itself, a file as its name (the schema says `format: binary`). */
 async function multipartFields(body: Buffer, contentType: string, found: RequestFailure[]): Promise<Map<string, string[]> | undefined> {
+  const problem = partHeadersProblem(body, mediaParameters(contentType)?.get('boundary'));
+  if (problem !== undefined) {
+    found.push({ in: 'body', pointer: '/body', message: problem });
+    return undefined;
+  }
   let form: FormData;
   try {
     form = await new Response(body, { headers: { 'content-type': contentType } }).formData();

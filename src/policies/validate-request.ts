@@ -8,7 +8,8 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { ambiguousQuery, exactNumber } from '../http/query.ts';
-import { hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
+import { contentTypeProblem, hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
+import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
 import { validatorsOf } from '../openapi/validators.ts';
@@ -158,17 +159,15 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       if (checkBody !== undefined && !types.has(type)) {
         throw new GatewayError(415, 'unsupported_media_type', `the body must be ${[...types].join(' or ')}`, { policy: 'validateRequest' });
       }
+      const problem = checkBody === undefined ? undefined : contentTypeProblem(type, req.headers['content-type']);
+      if (problem !== undefined) throw new GatewayError(415, 'unsupported_media_type', problem, { policy: 'validateRequest' });
       // Bearer verification may have read a form body already (to look for a second token).
       ctx.body ??= await readBody(req, limit);
       if (ctx.body.length > limit) throw tooLarge(limit);
       if (checkBody !== undefined && isJsonType(type)) {
-        let value: unknown;
-        try {
-          value = JSON.parse(ctx.body.toString('utf8'));
-        } catch {
-          found.push({ pointer: '/body', message: 'is not valid JSON' });
-        }
-        if (value !== undefined && !checkBody(value)) found.push(...failures('/body', checkBody.errors));
+        const parsed = parseJsonBody(ctx.body, '/body');
+        if (!('value' in parsed)) found.push(parsed);
+        else if (!checkBody(parsed.value)) found.push(...failures('/body', checkBody.errors));
       }
       refuse(found);
     }

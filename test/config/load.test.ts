@@ -527,6 +527,16 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     assert.deepEqual(mailed.mail, { from: 'p@example.com', kind: 'smtp', host: 'smtp.example.com', port: 587, secure: false, allowPlaintext: false, auth: { user: 'u', pass: 'pw' }, ca: '/srv/gateway/ca.pem' });
   });
 
+  it("portal: publicUrl and gatewayUrl name a host, no wildcard or ';' (gatewayUrl's origin is the pages' CSP connect-src)", () => {
+    for (const url of ['http://*', 'https://*.example.com', 'http://api.example.com;script-src', 'http://user@api.example.com']) {
+      const text = configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n` });
+      assert.match(errorLines(text).join('\n'), new RegExp(`^portal\\.gatewayUrl: must match .* \\(gateway\\.yaml:${lineOf(text, 'gatewayUrl:')}\\)$`), url);
+    }
+    for (const url of ['https://api.example.com', 'http://localhost:8080', 'http://127.0.0.1:9', 'http://[::1]:8080']) {
+      assert.equal(parse(configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n  publicUrl: '${url}'\n` })).portal?.gatewayUrl, url);
+    }
+  });
+
   it('mail: one transport, smtp or log', () => {
     const text = configYaml({ extra: 'mail:\n  from: p@example.com\n  log: false\n' });
     assert.deepEqual(errorLines(text), [`mail.log: must be equal to constant (gateway.yaml:${lineOf(text, 'log: false')})`]);

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfigFile } from '../../src/config/load.ts';
-import { bearer, call, configYaml, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, configYaml, rawExchange, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 const ORDERS = `openapi: 3.0.3
 info: { title: Orders, version: '1.0' }
@@ -190,6 +190,142 @@ describe('routes from an OpenAPI document', () => {
   it('answers 404 for a path the document does not have, and 405 for a method it does not list', async () => {
     assert.equal((await call(`${gateway.url}/shop/invoices`, { headers: bearer(read) })).status, 404);
     assert.equal((await call(`${gateway.url}/shop/orders/42`, { method: 'DELETE', headers: bearer(read) })).status, 405);
+  });
+});
+
+// The upstream must parse what the schema checked: every body below reads one way to the gateway's
+// JSON.parse or undici's multipart parser and another way to a common upstream parser.
+const BODIES = `openapi: 3.0.3
+info: { title: Bodies, version: '1' }
+paths:
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - { name: f, in: query, style: deepObject, explode: true, schema: { type: object, properties: { x: { type: integer, maximum: 5 } } } }
+      responses: { '200': { description: ok } }
+    post:
+      operationId: createItem
+      requestBody:
+        content:
+          application/json: { schema: { type: object, properties: { limit: { type: integer, maximum: 100 }, note: { type: string, maxLength: 50 } } } }
+          application/x-www-form-urlencoded: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 } } } }
+          multipart/form-data: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 } } } }
+      responses: { '200': { description: ok } }
+  /tree:
+    post:
+      operationId: tree
+      requestBody: { content: { application/json: { schema: { $ref: '#/components/schemas/Tree' } } } }
+      responses: { '200': { description: ok } }
+components:
+  schemas:
+    Tree: { type: object, properties: { c: { type: array, items: { $ref: '#/components/schemas/Tree' } } } }
+`;
+
+describe('request bodies are refused when an upstream parser could read them otherwise', () => {
+  let gateway: TestGateway;
+  let upstream: Upstream;
+  let token: string;
+
+  before(async () => {
+    upstream = await startUpstream();
+    const temp = tempDir();
+    writeFileSync(path.join(temp.dir, 'bodies.yaml'), BODIES);
+    gateway = await startTestGateway(
+      { upstreams: `  shop:\n    url: ${upstream.url}`, extra: 'openapi:\n  bodies:\n    file: bodies.yaml\n    upstream: shop', products: '  bodies:\n    openapi: [bodies]' },
+      { dir: temp.dir },
+    );
+    const app = await gateway.client('bodies');
+    token = (await tokenRequest(gateway.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
+  });
+  after(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  /** Sends the request; the answer, and whether the upstream received it. */
+  async function send(url: string, init: RequestInit): Promise<{ status: number; body: any; reached: boolean }> {
+    const before = upstream.received.length;
+    const answer = await call(`${gateway.url}${url}`, { ...init, headers: { ...bearer(token), ...(init.headers as Record<string, string>) } });
+    return { status: answer.status, body: answer.body, reached: upstream.received.length > before };
+  }
+  const json = (body: string | Buffer, type = 'application/json') => send('/items', { method: 'POST', headers: { 'content-type': type }, body });
+  const form = (body: string) => send('/items', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const part = (disposition: string, value: string) =>
+    send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: `--XX\r\nContent-Disposition: ${disposition}\r\n\r\n${value}\r\n--XX--\r\n` });
+
+  it('JSON in a charset other than UTF-8: 415 (body-parser reads utf-7, where +ACI- is a quote)', async () => {
+    const utf7 = await json('{"note":"+ACIALAAi-limit+ACIAOgA5ADkAOQA5-"}', 'application/json; charset=utf-7');
+    assert.deepEqual([utf7.status, utf7.body.detail, utf7.reached], [415, 'a application/json body must be UTF-8 (charset=utf-8 or none)', false]);
+    assert.equal((await json('{"note":"x"}', 'application/json; charset=UTF-8')).status, 200);
+    const twice = await json('{"note":"x"}', 'application/json; charset=utf-8; charset=utf-7');
+    assert.deepEqual([twice.status, twice.reached], [415, false]);
+  });
+
+  it('JSON with a member twice, a number a double cannot hold, bytes that are not UTF-8, or nested deeper than 64: 400', async () => {
+    const cases: [string | Buffer, string, string][] = [
+      ['{"limit":1000,"limit":1}', '/body/limit', 'is given more than once'],
+      ['{"note":"a","\\u006eote":"b"}', '/body/note', 'is given more than once'],
+      ['{"limit":100.00000000000000001}', '/body/limit', 'must be a number a double holds exactly (no more digits than it keeps, within its range)'],
+      ['{"limit":-1e400}', '/body/limit', 'must be a number a double holds exactly (no more digits than it keeps, within its range)'],
+      [Buffer.from('{"note":"\xff"}', 'latin1'), '/body', 'is not valid UTF-8'],
+    ];
+    for (const [body, pointer, message] of cases) {
+      const answer = await json(body);
+      assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer, message }], false], String(body));
+    }
+    for (const ok of ['{"limit":100.0,"note":"a"}', '{"limit":1e2}', '{"limit":-0}', '[{"a":1},{"a":2}]']) assert.equal((await json(ok)).status, ok.startsWith('[') ? 400 : 200, ok);
+    const deep = await send('/tree', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `${'{"c":['.repeat(20000)}{}${']}'.repeat(20000)}` });
+    assert.deepEqual([deep.status, deep.body.errors[0].message, deep.reached], [400, 'is nested more than 64 levels deep', false]);
+  });
+
+  it("form and multipart fields: numbers as plain decimals, no ';' separator or undeclared bracketed name", async () => {
+    for (const [body, pointer, message] of [
+      ['limit=0x64', '/body/limit', 'must be a plain decimal integer, without a fraction'],
+      ['limit=1e1', '/body/limit', 'must be a plain decimal integer, without a fraction'],
+      ['limit=5&limit[]=1000', '/body/limit[]', 'is a bracketed name the schema does not declare'],
+    ]) {
+      const answer = await form(body!);
+      assert.deepEqual([answer.status, answer.body.errors.map((e: { pointer: string; message: string }) => [e.pointer, e.message]), answer.reached], [400, [[pointer, message]], false], body);
+    }
+    const semicolon = await form('limit=5;limit=1000');
+    assert.deepEqual([semicolon.status, semicolon.body.errors[0], semicolon.reached], [400, { in: 'body', pointer: '/body', message: "must separate parameters with '&' only, not ';'" }, false]);
+    assert.equal((await form('limit=5')).status, 200);
+    const hex = await part('form-data; name="limit"', '0x64');
+    assert.deepEqual([hex.status, hex.body.errors, hex.reached], [400, [{ in: 'body', name: 'limit', pointer: '/body/limit', message: 'must be a plain decimal integer, without a fraction' }], false]);
+  });
+
+  it("multipart: a part named twice, by name*, or with two Content-Dispositions; two boundaries: refused", async () => {
+    for (const [disposition, message] of [
+      ['form-data; name="other"; name="limit"', 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read'],
+      ["form-data; name=\"limit\"; name*=UTF-8''other", "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out"],
+      ['form-data; name="other"\r\nContent-Disposition: form-data; name="limit"', 'has a part with two Content-Disposition headers'],
+    ]) {
+      const answer = await part(disposition!, '1000');
+      assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer: '/body', message }], false], disposition);
+    }
+    const boundaries = await send('/items', {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX; boundary=YY' },
+      body: '--YY\r\nContent-Disposition: form-data; name="limit"\r\n\r\n1000\r\n--YY--\r\n',
+    });
+    assert.deepEqual([boundaries.status, boundaries.reached], [415, false]);
+    assert.equal((await part('form-data; name="upload"; filename="a; b.txt"', '5')).status, 200);
+  });
+
+  it('a body on an operation that declares none (a GET): 400, never forwarded unchecked', async () => {
+    const text = await rawExchange(
+      gateway.url,
+      `GET /items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 14\r\nConnection: close\r\n\r\n{"limit":1000}`,
+    );
+    assert.match(text, /^HTTP\/1\.1 400 /);
+    assert.ok(text.includes('{"in":"body","pointer":"/body","message":"is not allowed: the operation takes no request body"}'), text);
+  });
+
+  it('a deepObject query parameter passes with its brackets, raw or escaped', async () => {
+    for (const query of ['f[x]=1', 'f%5Bx%5D=1']) assert.deepEqual(await send(`/items?${query}`, {}).then((a) => [a.status, a.reached]), [200, true], query);
+    const over = await send('/items?f[x]=9', {});
+    assert.deepEqual([over.status, over.body.errors], [400, [{ in: 'query', name: 'f', pointer: '/query/f/x', message: 'must be <= 5' }]]);
   });
 });
 

@@ -185,6 +185,15 @@ describe('validateRequest', () => {
     assert.equal(upstream.received.at(-1)?.body, '{"name":"pot","tags":["tea"]}', 'the upstream got the same bytes');
   });
 
+  test('JSON body as the upstream reads it: a member twice or an inexact number is a 400; a charset other than UTF-8, 415', async () => {
+    const post = (body: string, type = 'application/json') => ({ method: 'POST', headers: { 'content-type': type }, body });
+    await refused('/v1/create', post('{"name":"a","name":7}'), [{ pointer: '/body/name', message: 'is given more than once' }]);
+    await refused('/v1/create', post('{"name":"a","tags":[9007199254740993]}'), [{ pointer: '/body/tags/0', message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' }]);
+    const seen = upstream.received.length;
+    const utf7 = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json; charset=utf-7' }, body: '{"name":"a+ACIALAAi-x+ACIAOgA5-"}' });
+    assert.deepEqual([utf7.status, utf7.body.detail, upstream.received.length], [415, 'a application/json body must be UTF-8 (charset=utf-8 or none)', seen]);
+  });
+
   test('OpenAPI 3: query parameters (with $ref) of the operation the route matches', async () => {
     await refused('/v1/items/7', {}, [{ in: 'query', name: 'limit', pointer: '/query/limit', message: 'is required' }]);
     await refused('/v1/items/7?limit=2&fields=A', {}, [{ in: 'query', name: 'fields', pointer: '/query/fields', message: 'must match pattern "^[a-z,]+$"' }]);

@@ -1,0 +1,104 @@
+// A JSON request body as the upstream will read it. The schema checks what JSON.parse made of the
+// bytes; an upstream parser must make the same of them, or the check was of another value. So the
+// bytes must be UTF-8 (RFC 8259 §8.1; a replacement character hides what was sent), an object may
+// not name a member twice (§4: JSON.parse keeps the last, RapidJSON, buger/jsonparser and others
+// the first), a number must be the number JSON.parse read (`100.00000000000000001` is 100 to the
+// schema and more than 100 to a decimal parser; 1e400 is Infinity), and nesting is bounded (ajv
+// validates a recursive schema by recursion: a deep enough body overflows the stack).
+import { escapeToken } from './pointer.ts';
+import type { Failure } from './schema.ts';
+
+/** Levels of objects and arrays a body may nest; ajv's recursion stays far from the stack's end. */
+export const MAX_JSON_DEPTH = 64;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The body's value, or why the upstream could read it otherwise; failures point below `prefix`. */
+export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } | Failure {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return { pointer: prefix, message: 'is not valid UTF-8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { pointer: prefix, message: 'is not valid JSON' };
+  }
+  return ambiguity(text, prefix) ?? { value };
+}
+
+interface Level {
+  /** The member names of an object so far; undefined for an array. */
+  names: Set<string> | undefined;
+  /** The current member's name or item's index, for the pointer. */
+  at: string | number;
+}
+
+/** Scans text that JSON.parse accepted: every token is well formed, so only its kind matters here. */
+function ambiguity(text: string, prefix: string): Failure | undefined {
+  const stack: Level[] = [];
+  const pointer = () => prefix + stack.map((l) => `/${typeof l.at === 'number' ? l.at : escapeToken(l.at)}`).join('');
+  let expectName = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '{' || c === '[') {
+      if (stack.length >= MAX_JSON_DEPTH) return { pointer: pointer(), message: `is nested more than ${MAX_JSON_DEPTH} levels deep` };
+      stack.push(c === '{' ? { names: new Set(), at: '' } : { names: undefined, at: 0 });
+      expectName = c === '{';
+    } else if (c === '}' || c === ']') {
+      stack.pop();
+    } else if (c === ',') {
+      const level = stack.at(-1)!;
+      if (level.names === undefined) level.at = (level.at as number) + 1;
+      expectName = level.names !== undefined;
+    } else if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      if (expectName) {
+        const level = stack.at(-1)!;
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        level.at = name;
+        if (level.names!.has(name)) return { pointer: pointer(), message: 'is given more than once' };
+        level.names!.add(name);
+        expectName = false;
+      }
+      i = end;
+    } else if (c === '-' || (c >= '0' && c <= '9')) {
+      let end = i + 1;
+      while (end < text.length && /[0-9eE.+-]/.test(text[end]!)) end++;
+      const written = text.slice(i, end);
+      if (!exactly(written)) return { pointer: pointer(), message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' };
+      i = end - 1;
+    }
+  }
+  return undefined;
+}
+
+/** Whether the number written is the double JSON.parse makes of it, digit for digit. */
+function exactly(written: string): boolean {
+  const value = Number(written);
+  if (!Number.isFinite(value)) return false;
+  const a = decimal(written);
+  const b = decimal(String(value));
+  return a.digits === b.digits && (a.digits === '' || (a.negative === b.negative && a.exponent === b.exponent));
+}
+
+/** A decimal as sign, significant digits and the power of ten after the last of them ('' digits: zero). */
+function decimal(text: string): { negative: boolean; digits: string; exponent: number } {
+  const negative = text.startsWith('-');
+  const e = text.search(/[eE]/);
+  const mantissa = (e === -1 ? text : text.slice(0, e)).replace('-', '');
+  let exponent = e === -1 ? 0 : Number(text.slice(e + 1));
+  const dot = mantissa.indexOf('.');
+  let digits = mantissa;
+  if (dot !== -1) {
+    exponent -= mantissa.length - dot - 1;
+    digits = mantissa.slice(0, dot) + mantissa.slice(dot + 1);
+  }
+  digits = digits.replace(/^0+/, '');
+  const trailing = digits.length - digits.replace(/0+$/, '').length;
+  return { negative, digits: digits.slice(0, digits.length - trailing), exponent: exponent + trailing };
+}
