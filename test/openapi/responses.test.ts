@@ -55,6 +55,16 @@ paths:
           content:
             application/json:
               schema: { $ref: '#/components/schemas/Thing' }
+  /tree:
+    get:
+      operationId: getTree
+      tags: [things]
+      responses:
+        '200':
+          description: a tree
+          content:
+            application/json:
+              schema: { $ref: '#/components/schemas/Node' }
   /reported/{id}:
     get:
       operationId: reportThing
@@ -77,6 +87,10 @@ paths:
               schema: { $ref: '#/components/schemas/Thing' }
 components:
   schemas:
+    Node:
+      type: object
+      properties:
+        child: { $ref: '#/components/schemas/Node' }
     Thing:
       type: object
       required: [id, name, password]
@@ -235,6 +249,16 @@ describe('response validation from an OpenAPI document', () => {
     assert.equal((await post({ name: 'pot', password: 'pw' })).status, 502);
     const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/id', message: 'is required' }]);
+  });
+
+  it('an answer nested deeper than a recursive schema can be checked is a mismatch, not a crash', async () => {
+    const deep = '{"child":'.repeat(50_000) + '{}' + '}'.repeat(50_000);
+    const { res, warning } = await through('/api/tree', { status: 200, headers: { 'content-type': 'application/json' }, body: deep });
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.body, BAD_GATEWAY);
+    assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body', message: 'is nested too deeply to check' }]);
+    const shallow = await through('/api/tree', { status: 200, headers: { 'content-type': 'application/json' }, body: '{"child":{"child":{}}}' });
+    assert.equal(shallow.res.status, 200);
   });
 
   it('report: the mismatch is logged and the answer passed on', async () => {
