@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import { mediaType } from '../http/request.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 
 /** What is wrong with a document: the file, the line when known, and the message. */
@@ -452,7 +453,8 @@ class Reader {
       const media = (raw ?? {}) as ObjectMap;
       const schemaAt = { url: at.url, pointer: `${at.pointer}/${escapeToken(type)}/schema` };
       return {
-        type: type.toLowerCase(),
+        // A key may carry parameters (application/json; charset=utf-8): a request's type is matched without them.
+        type: mediaType(type),
         schema: this.#schemaRef(media.schema, schemaAt),
         resolvedSchema: media.schema === undefined ? undefined : this.follow(media.schema, schemaAt)?.value,
         example: media.example ?? firstExample(media.examples),

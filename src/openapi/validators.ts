@@ -163,7 +163,7 @@ class DocumentValidators {
         r.status.toUpperCase(),
         {
           description: r.status,
-          content: r.content.map((media) => ({
+          content: bySpecificity(r.content).map((media) => ({
             range: media.type,
             // Only JSON is parsed: the schema of another media type describes bytes the gateway does not read.
             validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile((this.#answers ??= documentAjv(this.#doc, false, 'response')), media.schema, what(r)) : undefined,
@@ -231,7 +231,7 @@ class DocumentValidators {
 
   /** A checker per media type of the body: JSON against its schema, forms and multipart by their fields. */
   #bodyCheckers(content: readonly MediaType[], what: string): { range: string; check: (body: Buffer, contentType: string, found: RequestFailure[]) => void | Promise<void> }[] {
-    return content.map((media) => {
+    return bySpecificity(content).map((media) => {
       const range = media.type;
       if (media.schema === undefined) return { range, check: () => {} };
       if (isJsonType(range)) {
@@ -428,6 +428,16 @@ function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
 
 function refuse(found: readonly RequestFailure[]): void {
   if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'openapi' });
+}
+
+/**
+ * The media types of a body or answer, the most specific first, so that the first to match a
+ * type is the one that describes it (OpenAPI: "the most specific key is applicable"): an exact
+ * type, then application/*+json, then a type/*, then *\/*.
+ */
+function bySpecificity(content: readonly MediaType[]): MediaType[] {
+  const rank = (range: string) => (range === '*/*' ? 3 : range === 'application/*+json' ? 1 : range.endsWith('/*') ? 2 : 0);
+  return [...content].sort((a, b) => rank(a.type) - rank(b.type));
 }
 
 /** Whether a media type matches a range of the document (application/json, application/*, *\/*). */

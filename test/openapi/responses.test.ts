@@ -55,6 +55,22 @@ paths:
           content:
             application/json:
               schema: { $ref: '#/components/schemas/Thing' }
+  /mixed:
+    post:
+      operationId: postMixed
+      tags: [things]
+      requestBody:
+        content:
+          '*/*': {}
+          'application/json; charset=utf-8':
+            schema: { type: object, required: [x] }
+      responses:
+        '200':
+          description: a thing, or anything
+          content:
+            '*/*': {}
+            'application/json; charset=utf-8':
+              schema: { $ref: '#/components/schemas/Thing' }
   /tree:
     get:
       operationId: getTree
@@ -249,6 +265,24 @@ describe('response validation from an OpenAPI document', () => {
     assert.equal((await post({ name: 'pot', password: 'pw' })).status, 502);
     const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/id', message: 'is required' }]);
+  });
+
+  it('the most specific media type applies, whatever the order listed; a key with parameters is matched by its type', async () => {
+    next = { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"id":1,"name":"pot"}' };
+    const post = (type: string, body: string) => call(`${gateway.url}/api/mixed`, { method: 'POST', headers: { ...bearer(token), 'content-type': type }, body });
+    const refused = await post('application/json', '{"y":1}');
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body.errors, [{ in: 'body', pointer: '/body/x', message: 'is required' }]);
+    assert.equal((await post('application/json', '{"x":1}')).status, 200);
+    assert.equal((await post('text/plain', 'anything')).status, 200, '*/* takes any other type');
+    next = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"one"}' };
+    const before = gateway.logs.length;
+    assert.equal((await post('application/json', '{"x":1}')).status, 502);
+    const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
+    assert.deepEqual(warning.errors, [
+      { in: 'body', pointer: '/body/name', message: 'is required' },
+      { in: 'body', pointer: '/body/id', message: 'must be integer' },
+    ]);
   });
 
   it('an answer nested deeper than a recursive schema can be checked is a mismatch, not a crash', async () => {
