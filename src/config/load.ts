@@ -24,9 +24,9 @@ import {
   type UpstreamConfig,
 } from './schema.ts';
 import { configValidator } from './validator.ts';
-import { DocumentError, loadDocument, type ApiDocument, type Operation } from '../openapi/document.ts';
+import { DocumentError, type ApiDocument, type Operation } from '../openapi/document.ts';
 import { describe, operationRoutes, type PolicyList } from '../openapi/routes.ts';
-import { validatorsOf } from '../openapi/validators.ts';
+import { Documents } from '../openapi/validators.ts';
 
 export interface ConfigIssue {
   path: string;
@@ -278,6 +278,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
   }
 
   // Every route: each operation of each OpenAPI document, then those written out under `routes`.
+  const read = new Documents();
   const documents = new Map<string, ApiDocument>();
   const declared = new Map<string, DeclaredRoute>();
   const seenPaths = new Map<string, string>();
@@ -300,7 +301,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
     if (!upstreams.has(o.upstream)) report(['openapi', api, 'upstream'], `unknown upstream "${o.upstream}"`);
     let doc: ApiDocument;
     try {
-      doc = loadDocument(path.resolve(dir, o.file));
+      doc = read.load(path.resolve(dir, o.file));
     } catch (err) {
       if (!(err instanceof DocumentError)) throw err;
       for (const issue of err.issues) report(['openapi', api, 'file'], `${issue.message} (${path.relative(dir, issue.file) || issue.file}${issue.line === undefined ? '' : `:${issue.line}`})`);
@@ -318,7 +319,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
 
   // What a document asks that the gateway cannot check (a style its parameter cannot have, a schema ajv refuses) is said here.
   for (const [api, doc] of documents) {
-    const validators = validatorsOf(doc);
+    const validators = read.validators(doc);
     for (const route of declared.values()) {
       if (route.operation?.api !== api) continue;
       try {
@@ -393,12 +394,12 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       scopes: r.scopes,
       requireSubject: r.requireSubject,
       products: routeProducts.get(r.name) ?? new Set(),
-      policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path, operation: operationSite(r, documents) }, report)),
+      policies: r.policies.flatMap((list) => checkPolicies(list.entries, list.at, { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path, operation: operationSite(r, documents, read), documents: read }, report)),
       operation: r.operation,
     });
   }
 
-  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined }, report);
+  const tokenPolicies = checkPolicies(raw.oauth?.policies ?? [], ['oauth', 'policies'], { configDir: dir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents: read }, report);
   tokenPolicies.forEach((entry, i) => {
     const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
     if (policies[name].tokenEndpoint?.(options) === true) return;

@@ -14,7 +14,7 @@ import { ambiguousQuery, exactNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
-import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter, Response } from './document.ts';
+import { loadDocument, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
 import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
 
 /** One failure of a request: where (`in`: path, query, header, cookie or body; the parameter's name), a JSON pointer, and what is wrong. */
@@ -42,17 +42,30 @@ export interface Answer {
 
 const LOCATIONS = ['path', 'query', 'header', 'cookie'] as const;
 
-const compiled = new WeakMap<ApiDocument, DocumentValidators>();
+/**
+ * The OpenAPI documents of one load or one compilation of a config: a file that policies name is
+ * read once, and each document's schemas are compiled once, however many routes use them.
+ */
+export class Documents {
+  readonly #read = new Map<string, ApiDocument>();
+  readonly #validators = new Map<ApiDocument, DocumentValidators>();
 
-/** A document's validators: compiled once, when its config loads, and shared by the routes compiled from that config. */
-export function validatorsOf(doc: ApiDocument): DocumentValidators {
-  let found = compiled.get(doc);
-  if (found === undefined) compiled.set(doc, (found = new DocumentValidators(doc)));
-  return found;
+  /** The document in `file` (an absolute path), read the first time; throws DocumentError. */
+  load(file: string): ApiDocument {
+    let doc = this.#read.get(file);
+    if (doc === undefined) this.#read.set(file, (doc = loadDocument(file)));
+    return doc;
+  }
+
+  validators(doc: ApiDocument): DocumentValidators {
+    let found = this.#validators.get(doc);
+    if (found === undefined) this.#validators.set(doc, (found = new DocumentValidators(doc)));
+    return found;
+  }
 }
 
-/** What the validators of one document share: its files, compiled into an ajv that coerces (parameters, forms) and one that does not (JSON). */
-class DocumentValidators {
+/** What the validators of one document share: its files, compiled into an ajv that coerces (parameters, forms, response headers), one that does not (JSON bodies) and one for JSON answers. */
+export class DocumentValidators {
   readonly #doc: ApiDocument;
   /** Parameters, forms and headers: strings read as their schemas' types. */
   readonly #coercing: Ajv;

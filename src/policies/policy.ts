@@ -4,6 +4,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
+import type { Documents, DocumentValidators } from '../openapi/validators.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { StoreUnavailable, type CounterCheck, type CounterResult, type Counters } from '../store/port/index.ts';
 
@@ -51,6 +52,8 @@ export interface PolicySite {
   path: string | undefined;
   /** The OpenAPI operation the route is (under `openapi` in the YAML); undefined for a route written out. */
   operation: OperationSite | undefined;
+  /** The documents of this load or compilation of the config, for policies that name one (`openapi: file`). */
+  documents: Documents;
 }
 
 /** An OpenAPI operation as a route serves it: at `routePath`, which has the document's parameter names. */
@@ -58,6 +61,7 @@ export interface OperationSite {
   document: ApiDocument;
   operation: Operation;
   routePath: string;
+  validators: DocumentValidators;
 }
 
 interface Descriptor<S extends TSchema> {

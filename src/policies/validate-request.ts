@@ -12,7 +12,6 @@ import { contentTypeProblem, hasBody, isJsonType, mediaType, queryObject } from 
 import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
-import { validatorsOf } from '../openapi/validators.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, RequestPolicy } from './policy.ts';
@@ -122,7 +121,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       const found = siteOperation(options.openapi, site)!;
       if ('message' in found) return [found];
       try {
-        validatorsOf(found.document).request(found.operation, found.routePath, 0);
+        found.validators.request(found.operation, found.routePath, 0);
       } catch (err) {
         if (!(err instanceof TypeError)) throw err;
         return [{ path: ['openapi'], message: err.message }];
@@ -143,7 +142,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
     if (options.openapi !== undefined) {
       const found = siteOperation(options.openapi, env)!;
       if ('message' in found) throw new Error(`validateRequest on ${env.route}: ${found.message}`);
-      return validatorsOf(found.document).request(found.operation, found.routePath, limit);
+      return found.validators.request(found.operation, found.routePath, limit);
     }
     const compiled = compile(options);
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);

@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
-import { validatorsOf, type Answer } from '../openapi/validators.ts';
+import type { Answer } from '../openapi/validators.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 
@@ -36,7 +36,7 @@ function compile(options: Options, site: PolicySite): Check | PolicyIssue {
   if (found === undefined) return { path: [], message: 'needs responses or openapi, unless the route comes from an OpenAPI document (openapi in the YAML)' };
   if ('message' in found) return found;
   try {
-    return validatorsOf(found.document).response(found.operation);
+    return found.validators.response(found.operation);
   } catch (err) {
     if (!(err instanceof TypeError)) throw err;
     return { path: options.openapi === undefined ? [] : ['openapi'], message: err.message };

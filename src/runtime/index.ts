@@ -12,6 +12,7 @@ import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
 import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
+import { Documents } from '../openapi/validators.ts';
 import type { PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { createHandler, type InFlight, type OAuthEndpoint } from './handler.ts';
@@ -44,9 +45,11 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const { counters } = store;
   const configDir = path.dirname(config.file);
   const { maxBodySize } = config.listen;
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir }, services);
+  // The documents of this compilation: each compiled once, and each file a policy names read once.
+  const documents = new Documents();
+  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services);
 
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, clock, counters, logger, maxBodySize };
+  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents, clock, counters, logger, maxBodySize };
   const tokenCors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
   const tokenPolicies = [...(tokenCors === undefined ? [] : [tokenCors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];

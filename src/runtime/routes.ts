@@ -12,7 +12,7 @@ import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
-import { validatorsOf } from '../openapi/validators.ts';
+import type { Documents } from '../openapi/validators.ts';
 
 /** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
 export interface CompiledRoute {
@@ -46,7 +46,12 @@ export interface RouteTable {
 }
 
 /** The sections of the config a route table is compiled from. */
-export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen' | 'openapi'> & { realm: string; configDir: string };
+export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen' | 'openapi'> & {
+  realm: string;
+  configDir: string;
+  /** The compilation's documents: each compiled once for all its routes, and each file a policy names read once. */
+  documents: Documents;
+};
 
 /** The services the route table's steps use. */
 export interface RouteServices {
@@ -89,8 +94,8 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const byPath = new Map<string, Map<string, CompiledRoute>>();
   const preflightsByPath = new Map<string, Map<string, CompiledRoute>>();
   for (const route of config.routes.values()) {
-    const operation = operationSite(route, config.openapi);
-    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, clock, counters, logger, maxBodySize };
+    const operation = operationSite(route, config.openapi, config.documents);
+    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, clock, counters, logger, maxBodySize };
     const cors = compileOriginPolicy(route.policies, env);
     if (cors !== undefined) {
       // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
@@ -107,7 +112,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       // After the route's own access policies, so the calls they refuse do not use it up.
       ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
       // A route from an OpenAPI document validates its requests against it first.
-      ...(operation === undefined ? [] : [validatorsOf(operation.document).request(operation.operation, operation.routePath, maxBodySize)]),
+      ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
       ...compilePolicies(route.policies, 'request', env),
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
