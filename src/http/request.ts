@@ -57,7 +57,7 @@ export function splitTarget(url: string): RequestTarget {
   // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
   // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
   if (path.includes('%') && !decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
-  if (path.includes('%') && NON_ASCII_ESCAPE.test(path) && foldsIntoSeparator(path)) throw badPath('an escape decodes to a character that Unicode folds into ".", "/" or "\\"');
+  if (path.includes('%') && NON_ASCII_ESCAPE.test(path) && foldsIntoAscii(path)) throw badPath('an escape decodes to a character that Unicode folds into ASCII (a fullwidth "．", "／" or "ａ")');
   if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {
@@ -72,18 +72,17 @@ export function splitTarget(url: string): RequestTarget {
 }
 
 const NON_ASCII_ESCAPE = /%[89A-Fa-f][0-9A-Fa-f]/;
-const SEPARATOR = /[/\\]/;
 
 /**
  * An upstream that folds compatibility characters (NFKC: .NET's and Java's best-fit mappings,
- * frameworks that normalise names) reads U+FF0E "．" as ".", U+2025 "‥" as "..", U+FF0F "／" as
- * "/": a dot segment or a separator in a path the gateway matched as one plain segment.
+ * frameworks that normalise names) reads U+FF0E "．" as ".", U+FF0F "／" as "/", U+FF41 "ａ" as
+ * "a" and U+FF05 "％" as "%": a dot segment, a separator, another route's name or a second
+ * decoding in a path the gateway matched otherwise. No escaped character may fold into ASCII.
  */
-function foldsIntoSeparator(path: string): boolean {
+function foldsIntoAscii(path: string): boolean {
   for (const segment of path.split('/')) {
     if (!NON_ASCII_ESCAPE.test(segment)) continue;
-    const folded = decodeURIComponent(segment).normalize('NFKC');
-    if (folded === '.' || folded === '..' || SEPARATOR.test(folded)) return true;
+    for (const ch of decodeURIComponent(segment)) if (ch > '\x7f' && /[\x00-\x7f]/.test(ch.normalize('NFKC'))) return true;
   }
   return false;
 }

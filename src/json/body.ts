@@ -13,6 +13,8 @@ export const MAX_JSON_DEPTH = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
 /** The body's value, or why the upstream could read it otherwise; failures point below `prefix`. */
 export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } | Failure {
   let text: string;
@@ -40,7 +42,8 @@ interface Level {
 /** Scans text that JSON.parse accepted: every token is well formed, so only its kind matters here. */
 function ambiguity(text: string, prefix: string): Failure | undefined {
   const stack: Level[] = [];
-  const pointer = () => prefix + stack.map((l) => `/${typeof l.at === 'number' ? l.at : escapeToken(l.at)}`).join('');
+  // Where the scan is; `levels`: the pointer of an enclosing value (an object, for a member's name).
+  const pointer = (levels = stack.length) => prefix + stack.slice(0, levels).map((l) => `/${typeof l.at === 'number' ? l.at : escapeToken(l.at)}`).join('');
   let expectName = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
@@ -57,6 +60,10 @@ function ambiguity(text: string, prefix: string): Failure | undefined {
     } else if (c === '"') {
       let end = i + 1;
       while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      // "\ud800" is a string to JSON.parse, and U+FFFD or an error to Go and serde: two names could be one upstream.
+      if (SURROGATE_ESCAPE.test(text.slice(i, end + 1)) && !(JSON.parse(text.slice(i, end + 1)) as string).isWellFormed()) {
+        return { pointer: pointer(expectName ? stack.length - 1 : stack.length), message: 'must not hold a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired)' };
+      }
       if (expectName) {
         const level = stack.at(-1)!;
         const name = JSON.parse(text.slice(i, end + 1)) as string;

@@ -269,12 +269,14 @@ describe('request bodies are refused when an upstream parser could read them oth
       ['{"limit":100.00000000000000001}', '/body/limit', 'must be a number a double holds exactly (no more digits than it keeps, within its range)'],
       ['{"limit":-1e400}', '/body/limit', 'must be a number a double holds exactly (no more digits than it keeps, within its range)'],
       [Buffer.from('{"note":"\xff"}', 'latin1'), '/body', 'is not valid UTF-8'],
+      ['{"note":"a\\ud800"}', '/body/note', 'must not hold a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired)'],
+      ['{"\\udc00":"a"}', '/body', 'must not hold a lone UTF-16 surrogate (\\ud800 to \\udfff unpaired)'],
     ];
     for (const [body, pointer, message] of cases) {
       const answer = await json(body);
       assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer, message }], false], String(body));
     }
-    for (const ok of ['{"limit":100.0,"note":"a"}', '{"limit":1e2}', '{"limit":-0}', '[{"a":1},{"a":2}]']) assert.equal((await json(ok)).status, ok.startsWith('[') ? 400 : 200, ok);
+    for (const ok of ['{"limit":100.0,"note":"a\\ud83d\\ude00"}', '{"limit":1e2}', '{"limit":-0}', '[{"a":1},{"a":2}]']) assert.equal((await json(ok)).status, ok.startsWith('[') ? 400 : 200, ok);
     const deep = await send('/tree', { method: 'POST', headers: { 'content-type': 'application/json' }, body: `${'{"c":['.repeat(20000)}{}${']}'.repeat(20000)}` });
     assert.deepEqual([deep.status, deep.body.errors[0].message, deep.reached], [400, 'is nested more than 64 levels deep', false]);
   });

@@ -112,6 +112,8 @@ describe('path-confusion', () => {
     ['/v1/files/%EF%BC%8E%EF%BC%8E/admin', 'fullwidth dots, ".." to an upstream that folds Unicode (NFKC)'],
     ['/v1/files/%E2%80%A5', 'two-dot leader, ".." under NFKC'],
     ['/v1/files/a%EF%BC%8Fb', 'fullwidth solidus, "/" under NFKC'],
+    ['/v1/files/%EF%BD%81dmin', 'fullwidth "a", "admin" under NFKC'],
+    ['/v1/files/%EF%BC%85%32%65', 'fullwidth "%", a second decoding under NFKC'],
     ['/v1/files/a%0Ab', 'escaped control'],
     ['/v1/files/a%zz', 'malformed escape'],
     ['/v1/files/a"b', 'quote, which WHATWG URL re-encodes'],
