@@ -52,8 +52,12 @@ const Admin = Type.Union([
   Type.Literal(false),
 ]);
 
-/** scheme://host[:port], the host a DNS name, an IPv4 address or a bracketed IPv6 address: nothing a CSP source or a Host check reads otherwise. */
-const ORIGIN = '^https?://(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$';
+/** scheme://host[:port], the host a DNS name, an IPv4 address or a bracketed IPv6 address, the port 1 to 65535: nothing a CSP source or a Host check reads otherwise. */
+const HOST_NAME = '[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?';
+const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?';
+const ORIGIN = `^https?://(?:${HOST_NAME}|\\[[0-9A-Fa-f:.]+\\])${PORT}$`;
+/** An origin a CSP source can name: a CSP host-source has no bracketed IPv6 address. */
+const CSP_ORIGIN = `^https?://${HOST_NAME}${PORT}$`;
 
 const Portal = Type.Object(
   {
@@ -75,9 +79,10 @@ const Portal = Type.Object(
     /**
      * The gateway's address as developers reach it, for the portal's examples (default
      * http://localhost:<listen.port>); its origin is the pages' CSP connect-src, so a host name or
-     * address only: `http://*` would let the pages reach any host, `http://a;b` would end the directive.
+     * IPv4 address only: `http://*` would let the pages reach any host, `http://a;b` would end the
+     * directive, and a CSP source cannot name an IPv6 address.
      */
-    gatewayUrl: Type.Optional(Type.String({ pattern: ORIGIN })),
+    gatewayUrl: Type.Optional(Type.String({ pattern: CSP_ORIGIN })),
     /**
      * open: anyone may sign up, and confirms the address through a mailed link (needs `mail`);
      * invited: only developers an operator created (`gateway admin developers create`).

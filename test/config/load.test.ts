@@ -528,13 +528,17 @@ describe('parseConfig: errors name the YAML path and the line', () => {
   });
 
   it("portal: publicUrl and gatewayUrl name a host, no wildcard or ';' (gatewayUrl's origin is the pages' CSP connect-src)", () => {
-    for (const url of ['http://*', 'https://*.example.com', 'http://api.example.com;script-src', 'http://user@api.example.com']) {
+    // A CSP source cannot name an IPv6 address; a port past 65535 is no port (it made new URL throw at start).
+    for (const url of ['http://*', 'https://*.example.com', 'http://api.example.com;script-src', 'http://user@api.example.com', 'http://[::1]:8080', 'http://localhost:99999']) {
       const text = configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n` });
       assert.match(errorLines(text).join('\n'), new RegExp(`^portal\\.gatewayUrl: must match .* \\(gateway\\.yaml:${lineOf(text, 'gatewayUrl:')}\\)$`), url);
     }
-    for (const url of ['https://api.example.com', 'http://localhost:8080', 'http://127.0.0.1:9', 'http://[::1]:8080']) {
+    for (const url of ['https://api.example.com', 'http://localhost:8080', 'http://127.0.0.1:9', 'http://localhost:65535']) {
       assert.equal(parse(configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n  publicUrl: '${url}'\n` })).portal?.gatewayUrl, url);
     }
+    assert.equal(parse(configYaml({ extra: "portal:\n  listen: { port: 0 }\n  publicUrl: 'http://[::1]:8080'\n" })).portal?.publicUrl, 'http://[::1]:8080');
+    const far = configYaml({ extra: "portal:\n  listen: { port: 0 }\n  publicUrl: 'http://localhost:70000'\n" });
+    assert.match(errorLines(far).join('\n'), /^portal\.publicUrl: must match /);
   });
 
   it('mail: one transport, smtp or log', () => {
