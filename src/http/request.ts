@@ -87,7 +87,8 @@ function foldsIntoAscii(path: string): boolean {
   return false;
 }
 
-function decodesAsUtf8(text: string): boolean {
+/** Whether every percent-escape of `text` is well formed and, together, UTF-8. */
+export function decodesAsUtf8(text: string): boolean {
   try {
     decodeURIComponent(text);
     return true;

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
-import { contentTypeProblem, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
+import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { ambiguousQuery, exactNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
@@ -273,6 +273,12 @@ export class DocumentValidators {
           range,
           async check(body, contentType, found) {
             const text = range === 'multipart/form-data' ? '' : body.toString('latin1');
+            // As in a query: URLSearchParams makes U+FFFD of what is not UTF-8, which an upstream reads otherwise.
+            const unreadable = range === 'multipart/form-data' ? undefined : /[^\x00-\x7f]/.test(text) ? 'must be ASCII, other characters percent-encoded as UTF-8' : decodesAsUtf8(text) ? undefined : 'has a percent-escape that is malformed or not UTF-8';
+            if (unreadable !== undefined) {
+              found.push({ in: 'body', pointer: '/body', message: unreadable });
+              return;
+            }
             const fields = range === 'multipart/form-data' ? await multipartFields(body, contentType, found) : formFields(text);
             if (fields === undefined) return;
             const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;

@@ -293,6 +293,15 @@ describe('request bodies are refused when an upstream parser could read them oth
     const semicolon = await form('limit=5;limit=1000');
     assert.deepEqual([semicolon.status, semicolon.body.errors[0], semicolon.reached], [400, { in: 'body', pointer: '/body', message: "must separate parameters with '&' only, not ';'" }, false]);
     assert.equal((await form('limit=5')).status, 200);
+    for (const [body, message] of [
+      ['limit=5&note=%FF', 'has a percent-escape that is malformed or not UTF-8'],
+      ['limit=5&note=%zz', 'has a percent-escape that is malformed or not UTF-8'],
+      ['limit=5&note=caf\u00e9', 'must be ASCII, other characters percent-encoded as UTF-8'],
+    ]) {
+      const answer = await form(body!);
+      assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer: '/body', message }], false], body);
+    }
+    assert.equal((await form('limit=5&note=caf%C3%A9')).status, 200);
     const hex = await part('form-data; name="limit"', '0x64');
     assert.deepEqual([hex.status, hex.body.errors, hex.reached], [400, [{ in: 'body', name: 'limit', pointer: '/body/limit', message: 'must be a plain decimal integer, without a fraction' }], false]);
   });
