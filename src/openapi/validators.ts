@@ -12,7 +12,7 @@ import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { ambiguousQuery, exactNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
-import { escapeToken, parsePointer } from '../json/pointer.ts';
+import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
 import { loadDocument, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
 import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
@@ -315,7 +315,7 @@ function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction): A
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   // OpenAPI's own formats: int32/int64/float/double are ranges ajv checks through `type`; binary is any bytes.
   for (const format of ['int32', 'int64', 'float', 'double', 'binary', 'password']) ajv.addFormat(format, true);
-  for (const [url, value] of doc.files) ajv.addSchema(asJsonSchema(value, doc.version, direction) as object, url);
+  for (const [url, value] of doc.files) ajv.addSchema(asJsonSchema(value, { version: doc.version, direction, resolve: resolver(doc, url) }) as object, url);
   return ajv as Ajv;
 }
 
@@ -329,12 +329,12 @@ const DATA = new Set(['example', 'examples', 'default', 'enum', 'const']);
  * sent by the server only, one marked `writeOnly` by the client only: where `required` names it,
  * it is required in that direction alone (OpenAPI 3.0 §4.7.25, 3.1 by JSON Schema's annotations).
  */
-function asJsonSchema(value: unknown, version: ApiDocument['version'], direction: Direction): unknown {
-  if (Array.isArray(value)) return value.map((v) => asJsonSchema(v, version, direction));
+function asJsonSchema(value: unknown, how: SchemaReading): unknown {
+  if (Array.isArray(value)) return value.map((v) => asJsonSchema(v, how));
   if (value === null || typeof value !== 'object') return value;
   const out: ObjectMap = {};
-  for (const [key, v] of Object.entries(value)) out[key] = DATA.has(key) ? v : asJsonSchema(v, version, direction);
-  if (version === '3.0') {
+  for (const [key, v] of Object.entries(value)) out[key] = DATA.has(key) ? v : asJsonSchema(v, how);
+  if (how.version === '3.0') {
     for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
       if (typeof out[flag] !== 'boolean') continue;
       if (out[flag] === true && typeof out[bound] === 'number') {
@@ -343,12 +343,41 @@ function asJsonSchema(value: unknown, version: ApiDocument['version'], direction
       } else delete out[flag];
     }
   }
-  const properties = out.properties as Record<string, ObjectMap | undefined> | undefined;
-  if (Array.isArray(out.required) && properties !== null && typeof properties === 'object') {
-    const otherWay = direction === 'request' ? 'readOnly' : 'writeOnly';
-    out.required = out.required.filter((name) => properties[name as string]?.[otherWay] !== true);
+  // The properties `required` may name: the schema's own, and those of the parts of its allOf.
+  const parts = Array.isArray(out.allOf) ? (out.allOf as unknown[]).map((p) => how.resolve(p)) : [];
+  const properties: Record<string, unknown> = Object.assign({}, ...parts.map((p) => p?.properties ?? {}), out.properties ?? {});
+  const otherWay = how.direction === 'request' ? 'readOnly' : 'writeOnly';
+  const keep = (name: unknown) => how.resolve(properties[name as string])?.[otherWay] !== true;
+  if (Array.isArray(out.required)) out.required = out.required.filter(keep);
+  for (const part of Array.isArray(out.allOf) ? (out.allOf as ObjectMap[]) : []) {
+    if (Array.isArray(part?.required)) part.required = part.required.filter(keep);
   }
   return out;
+}
+
+/** How asJsonSchema reads one file: its version and direction, and what a schema (a $ref followed once) is. */
+interface SchemaReading {
+  version: ApiDocument['version'];
+  direction: Direction;
+  resolve(schema: unknown): ObjectMap | undefined;
+}
+
+/** A schema, a $ref of it followed (a property's flags may sit on the schema it names). */
+function resolver(doc: ApiDocument, url: string): (schema: unknown) => ObjectMap | undefined {
+  return (schema) => {
+    if (schema === null || typeof schema !== 'object') return undefined;
+    const ref = (schema as ObjectMap).$ref;
+    if (typeof ref !== 'string') return schema as ObjectMap;
+    let target: URL;
+    try {
+      target = new URL(ref, url);
+    } catch {
+      return undefined;
+    }
+    const at = parsePointer(decodeURIComponent(target.hash.slice(1)));
+    const found = at === undefined ? undefined : getAt(doc.files.get(target.href.replace(/#.*$/, '')), at);
+    return found !== null && typeof found === 'object' ? { ...(found as ObjectMap), ...(schema as ObjectMap) } : undefined;
+  };
 }
 
 function typesOf(schema: ObjectMap | undefined): string[] {

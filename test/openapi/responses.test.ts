@@ -48,7 +48,7 @@ paths:
         required: true
         content:
           application/json:
-            schema: { $ref: '#/components/schemas/Thing' }
+            schema: { $ref: '#/components/schemas/NewThing' }
       responses:
         '201':
           description: created
@@ -111,9 +111,16 @@ components:
       type: object
       required: [id, name, password]
       properties:
-        id: { type: integer, readOnly: true }
+        id: { $ref: '#/components/schemas/Id' }
         name: { type: string }
         password: { type: string, writeOnly: true }
+    Id: { type: integer, readOnly: true }
+    NewThing:
+      allOf:
+        - $ref: '#/components/schemas/Thing'
+        - required: [id, tag]
+          properties:
+            tag: { type: string }
 `;
 
 /** What the upstream answers next. */
@@ -254,15 +261,19 @@ describe('response validation from an OpenAPI document', () => {
   it('a readOnly property is required of answers only, a writeOnly one of requests only', async () => {
     next = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"id":2,"name":"pot"}' };
     const post = (body: unknown) => call(`${gateway.url}/api/things`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const created = await post({ name: 'pot', password: 'pw' });
+    // The flag may sit on the schema a property names ($ref), and `required` in another part of an allOf.
+    const created = await post({ name: 'pot', password: 'pw', tag: 't' });
     assert.equal(created.status, 201, 'no id asked of the request');
     assert.deepEqual(created.body, { id: 2, name: 'pot' }, 'no password asked of the answer');
     const refused = await post({ name: 'pot' });
     assert.equal(refused.status, 400);
-    assert.deepEqual(refused.body.errors, [{ in: 'body', pointer: '/body/password', message: 'is required' }]);
+    assert.deepEqual(refused.body.errors, [
+      { in: 'body', pointer: '/body/password', message: 'is required' },
+      { in: 'body', pointer: '/body/tag', message: 'is required' },
+    ]);
     next = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"name":"pot"}' };
     const before = gateway.logs.length;
-    assert.equal((await post({ name: 'pot', password: 'pw' })).status, 502);
+    assert.equal((await post({ name: 'pot', password: 'pw', tag: 't' })).status, 502);
     const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/id', message: 'is required' }]);
   });
