@@ -5,7 +5,7 @@
 // gateways differ in that alone.
 
 /** The route's path, in the document and in the written-out route alike. */
-export const LINE_PATH = '/v1/orders/{id}/lines';
+const LINE_PATH = '/v1/orders/{id}/lines';
 /** The path and query every request of the load asks for. */
 export const LINE_TARGET = '/v1/orders/42/lines?priority=3';
 

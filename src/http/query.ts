@@ -1,5 +1,6 @@
-// The query string as the upstream will read it: what a validated query must not leave open to
-// another reading (a ';' separator, bracketed names, numbers written other than as plain decimals).
+// A query string (or a form body, written the same way) as the upstream will read it: what a
+// validated one must not leave open to another reading (a ';' separator, bracketed names, numbers
+// written other than as plain decimals).
 import { escapeToken } from '../json/pointer.ts';
 import type { Failure } from '../json/schema.ts';
 
@@ -10,11 +11,11 @@ import type { Failure } from '../json/schema.ts';
  * such an upstream as limit=1000. A ';' separator, and a bracketed name the schema does not
  * declare, are refused.
  */
-export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[]): void {
-  if (query.includes(';')) found.push({ pointer: '/query', message: "must separate parameters with '&' only, not ';'" });
+export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[], prefix = '/query'): void {
+  if (query.includes(';')) found.push({ pointer: prefix, message: "must separate parameters with '&' only, not ';'" });
   for (const name in raw) {
     if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
-      found.push({ pointer: `/query/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
+      found.push({ pointer: `${prefix}/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
     }
   }
 }

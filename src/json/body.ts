@@ -9,7 +9,7 @@ import { escapeToken } from './pointer.ts';
 import type { Failure } from './schema.ts';
 
 /** Levels of objects and arrays a body may nest; ajv's recursion stays far from the stack's end. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

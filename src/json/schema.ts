@@ -1,5 +1,5 @@
-// User-supplied JSON Schemas (request and response validation, OpenAPI documents): compiled once,
-// and their failures turned into a list of JSON pointers with messages.
+// User-supplied JSON Schemas (validateRequest's and validateResponse's own): compiled once; and
+// ajv's failures, of these and of OpenAPI documents' schemas, as JSON pointers with messages.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { escapeToken } from './pointer.ts';

@@ -173,9 +173,9 @@ export class DocumentValidators {
     const what = (r: Response) => `${op.method} ${op.path} response ${r.status}`;
     const byStatus = new Map(
       op.responses.map((r) => [
-        r.status.toUpperCase(),
+        r.status,
         {
-          description: r.status,
+          status: r.status,
           content: bySpecificity(r.content).map((media) => ({
             range: media.type,
             // Only JSON is parsed: the schema of another media type describes bytes the gateway does not read.
@@ -203,17 +203,17 @@ export class DocumentValidators {
       if (bodiless) return found;
       const ranges = declared.content.map((c) => c.range).join(' or ');
       if (answer.body.length === 0) {
-        if (declared.content.length > 0) found.push({ in: 'body', pointer: '/body', message: `is empty; the document declares ${ranges} for ${declared.description}` });
+        if (declared.content.length > 0) found.push({ in: 'body', pointer: '/body', message: `is empty; the document declares ${ranges} for ${declared.status}` });
         return found;
       }
       if (declared.content.length === 0) {
-        found.push({ in: 'body', pointer: '/body', message: `is not empty; the document declares no body for ${declared.description}` });
+        found.push({ in: 'body', pointer: '/body', message: `is not empty; the document declares no body for ${declared.status}` });
         return found;
       }
       const type = mediaType(answer.headers['content-type']);
       const media = declared.content.find((c) => matches(c.range, type));
       if (media === undefined) {
-        found.push({ in: 'header', name: 'content-type', pointer: '/header/content-type', message: `is ${type === '' ? 'missing' : type}; the document declares ${ranges} for ${declared.description}` });
+        found.push({ in: 'header', name: 'content-type', pointer: '/header/content-type', message: `is ${type === '' ? 'missing' : type}; the document declares ${ranges} for ${declared.status}` });
       } else if (media.validate !== undefined) {
         let valid: boolean;
         try {
@@ -292,8 +292,8 @@ export class DocumentValidators {
             }
             // As in the query: a ';' separator and a bracketed name the schema does not declare are read otherwise by some upstreams.
             const ambiguous: { pointer: string; message: string }[] = [];
-            ambiguousQuery(text, raw, declared, ambiguous);
-            for (const f of ambiguous) found.push({ in: 'body', ...f, pointer: f.pointer.replace(/^\/query/, '/body') });
+            ambiguousQuery(text, raw, declared, ambiguous, '/body');
+            for (const f of ambiguous) found.push({ in: 'body', ...f });
             if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
             else exactNumbers(fieldNumbers, { body: value }, { body: given }, found);
           },

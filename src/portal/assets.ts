@@ -213,7 +213,7 @@ if (reference) {
     } catch {
       return problem(result, 'This page could not reach the token endpoint ' + tokenUrl + ". The gateway must allow this portal's origin (" + location.origin + ') in a cors policy under oauth.policies; or else it is not reachable from this browser.');
     }
-    const answer = await res.json().catch(() => ({}));
+    const answer = (await res.json().catch(() => null)) ?? {};
     if (!res.ok || typeof answer.access_token !== 'string') {
       return problem(result, 'The token endpoint refused: ' + res.status + (answer.error ? ' ' + answer.error : '') + (answer.error_description ? ': ' + answer.error_description : '') + '.');
     }
@@ -224,6 +224,12 @@ if (reference) {
     if (call.body.text !== '' && call.method !== 'GET' && call.method !== 'HEAD') {
       headers['content-type'] = call.body.type;
       init.body = call.body.text;
+    }
+    try {
+      new Headers(headers);
+    } catch (err) {
+      // A value typed into a header field that HTTP cannot carry: not the gateway's doing.
+      return problem(result, 'A header of this call cannot be sent: ' + err.message);
     }
     try {
       res = await fetch(call.url, init);

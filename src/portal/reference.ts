@@ -15,7 +15,7 @@ export interface ReferenceOperation {
 }
 
 /** The developer's apps of the product that can get a token now, each with its newest live key. */
-export interface TryApp {
+interface TryApp {
   name: string;
   key: string;
 }
@@ -292,7 +292,7 @@ function jsonType(value: unknown): string {
 }
 
 /** Text as plain paragraphs, split at blank lines: no markup of the document's is ever rendered. */
-export function prose(text: string | undefined): Html {
+function prose(text: string | undefined): Html {
   if (text === undefined) return html``;
   return html`${text
     .split(/\n\s*\n/)
@@ -302,7 +302,7 @@ export function prose(text: string | undefined): Html {
 }
 
 /** An example as the page shows it and the try-it panel prefills it: a string as is, anything else as JSON. */
-export function exampleText(example: unknown, type = 'application/json'): string {
+function exampleText(example: unknown, type = 'application/json'): string {
   if (typeof example === 'string') return example;
   if (type === 'application/x-www-form-urlencoded' && isObject(example)) return new URLSearchParams(Object.entries(example).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
   return JSON.stringify(example, null, 2);
@@ -412,7 +412,7 @@ function tokenLine(gatewayUrl: string, grant: PanelGrant, scopes: readonly strin
 const sendable = (p: Parameter) => p.in !== 'cookie' && !(p.in === 'header' && ['accept', 'content-type', 'authorization'].includes(p.name.toLowerCase()));
 
 /** Operations grouped by tag: the document's tags in its order, then tags it uses without declaring, then the untagged. */
-export function byTag(doc: ApiDocument, operations: readonly ReferenceOperation[]): { tag: string | undefined; description: string | undefined; operations: ReferenceOperation[] }[] {
+function byTag(doc: ApiDocument, operations: readonly ReferenceOperation[]): { tag: string | undefined; description: string | undefined; operations: ReferenceOperation[] }[] {
   const declared = doc.tags.map((t) => t.name);
   const used = operations.flatMap((o) => o.operation.tags.slice(0, 1)).filter((t) => !declared.includes(t));
   const groups = [...new Set([...declared, ...used])].map((tag) => ({
