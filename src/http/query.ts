@@ -38,3 +38,6 @@ const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 export function exactNumber(given: string, value: number, integer: boolean): boolean {
   return exactDecimal(given, value) && (!integer || INTEGER.test(given));
 }
+
+/** What a number that exactNumber refuses is told. */
+export const notPlainNumber = (integer: boolean) => (integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable');

@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { ambiguousQuery, exactNumber } from '../http/query.ts';
+import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
@@ -32,6 +32,15 @@ export interface ResponseFailure {
   pointer: string;
   message: string;
 }
+
+/** What a map by status ('200', '4XX', 'DEFAULT') has for `status`: exactly, else by its class, else the default. */
+export function forStatus<T>(byStatus: ReadonlyMap<string, T>, status: number): T | undefined {
+  const code = String(status);
+  return byStatus.get(code) ?? byStatus.get(`${code[0]}XX`) ?? byStatus.get('DEFAULT');
+}
+
+/** An answer that has no body, whatever it says: to HEAD, and a 1xx, 204 or 304 (RFC 9110 §6.4.1). */
+export const bodiless = (method: string, status: number) => method === 'HEAD' || status < 200 || status === 204 || status === 304;
 
 /** The upstream's answer as a response check reads it (its body whole and uncompressed). */
 export interface Answer {
@@ -186,9 +195,8 @@ export class DocumentValidators {
       ]),
     );
     return function checkResponse(method, answer) {
-      const code = String(answer.status);
-      const declared = byStatus.get(code) ?? byStatus.get(`${code[0]}XX`) ?? byStatus.get('DEFAULT');
-      if (declared === undefined) return [{ in: 'status', pointer: '/status', message: `is ${code}, which the document does not declare for this operation` }];
+      const declared = forStatus(byStatus, answer.status);
+      if (declared === undefined) return [{ in: 'status', pointer: '/status', message: `is ${answer.status}, which the document does not declare for this operation` }];
       const found: ResponseFailure[] = [];
       if (declared.headers !== undefined) {
         const values = Object.create(null) as Record<string, string>;
@@ -198,9 +206,7 @@ export class DocumentValidators {
         }
         if (!declared.headers.validate(values)) found.push(...failures('/header', declared.headers.validate.errors).map((f) => ({ in: 'header' as const, name: nameOf(f.pointer)!, ...f })));
       }
-      // A body that cannot be: to HEAD, and in a 1xx, 204 or 304 (RFC 9110 §6.4.1).
-      const bodiless = method === 'HEAD' || answer.status < 200 || answer.status === 204 || answer.status === 304;
-      if (bodiless) return found;
+      if (bodiless(method, answer.status)) return found;
       const ranges = declared.content.map((c) => c.range).join(' or ');
       if (answer.body.length === 0) {
         if (declared.content.length > 0) found.push({ in: 'body', pointer: '/body', message: `is empty; the document declares ${ranges} for ${declared.status}` });
@@ -465,7 +471,7 @@ function exactNumbers(params: readonly Numeric[], values: Record<string, Record<
 
 function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, found: RequestFailure[]): void {
   if (typeof value !== 'number' || typeof raw !== 'string' || exactNumber(raw, value, p.integer && Number.isInteger(value))) return;
-  found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: p.integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable' });
+  found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: notPlainNumber(p.integer) });
 }
 
 function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {

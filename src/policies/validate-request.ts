@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
-import { ambiguousQuery, exactNumber } from '../http/query.ts';
+import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
 import { contentTypeProblem, hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
@@ -104,7 +104,7 @@ function coercible(raw: Record<string, string | string[]>): Record<string, unkno
 
 const notDecimal = (name: string, i: number | undefined, integer: boolean): Failure => ({
   pointer: `/query/${escapeToken(name)}${i === undefined ? '' : `/${i}`}`,
-  message: integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable',
+  message: notPlainNumber(integer),
 });
 
 function refuse(found: readonly Failure[]): void {

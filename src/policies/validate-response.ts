@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
-import type { Answer } from '../openapi/validators.ts';
+import { bodiless, forStatus, type Answer } from '../openapi/validators.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 
@@ -53,11 +53,10 @@ function statusSchemas(responses: NonNullable<Options['responses']>): Check | Po
     schemas.set(status.toUpperCase(), fn);
   }
   return (method, answer) => {
-    const code = String(answer.status);
-    const validate = schemas.get(code) ?? schemas.get(`${code[0]}XX`) ?? schemas.get('DEFAULT');
+    const validate = forStatus(schemas, answer.status);
     // No schema for this status, or an answer that has no body by definition.
     if (validate === undefined) return [];
-    if (answer.body.length === 0 && (answer.status === 204 || answer.status === 304 || method === 'HEAD')) return [];
+    if (answer.body.length === 0 && bodiless(method, answer.status)) return [];
     try {
       return validate(JSON.parse(answer.body.toString('utf8'))) ? [] : failures('', validate.errors);
     } catch {

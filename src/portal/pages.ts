@@ -5,7 +5,7 @@ import type { QuotaSettings } from '../policies/quota.ts';
 import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
-import { contents, documentSection, operationId, type ReferenceOperation, type TrySettings } from './reference.ts';
+import { contents, documentSection, operationId, panelGrant, tokenLine, type ReferenceOperation, type TrySettings } from './reference.ts';
 
 export interface Frame {
   portal: PortalSettings;
@@ -87,11 +87,9 @@ ${products.length === 0 ? html`<p>No API products are published yet.</p>` : ''}`
 export function productPage(frame: Frame, product: ProductSettings, routes: readonly RouteSettings[]): Html {
   const base = frame.portal.gatewayUrl;
   const grants = [...product.grants];
-  // Routes that require a user take a user's token: the password grant.
-  const userToken = grants.includes('password') && (!grants.includes('client_credentials') || (routes.length > 0 && routes.every((r) => r.requireSubject)));
-  const tokenCall = !userToken
-    ? `curl -u "$KEY:$SECRET" -d grant_type=client_credentials${product.scopes.length > 0 ? ` -d scope="${product.scopes.join(' ')}"` : ''} ${base}/oauth2/token`
-    : `curl -u "$KEY:$SECRET" -d grant_type=password -d username="$USERNAME" --data-urlencode password="$PASSWORD" ${base}/oauth2/token`;
+  // The token for the product's routes: a user's (the password grant) when every one requires a user.
+  const grant = panelGrant(product.grants, { requireSubject: routes.length > 0 && routes.every((r) => r.requireSubject) });
+  const tokenCall = tokenLine(base, grant ?? 'client_credentials', product.scopes);
   const first = routes.find((r) => r.method === 'GET') ?? routes[0];
   const apiCall = first === undefined ? '' : `curl${first.method === 'GET' ? '' : ` -X ${first.method}`} -H "Authorization: Bearer $TOKEN" ${base}${first.path.replace(/\{[^}]+\}/g, '1')}`;
   const reference = `/products/${encodeURIComponent(product.name)}/reference`;

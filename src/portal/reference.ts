@@ -394,13 +394,13 @@ type PanelGrant = 'client_credentials' | 'password' | undefined;
  * user's token, so the password grant; another, the app's own (client_credentials) where the
  * product has it. Undefined: the product has no grant the panel can use for it.
  */
-function panelGrant(grants: ReadonlySet<string>, route: RouteSettings): PanelGrant {
+export function panelGrant(grants: ReadonlySet<string>, route: Pick<RouteSettings, 'requireSubject'>): PanelGrant {
   if (grants.has('client_credentials') && !route.requireSubject) return 'client_credentials';
   return grants.has('password') ? 'password' : undefined;
 }
 
 /** The token request for an operation's scopes, with its grant. */
-function tokenLine(gatewayUrl: string, grant: PanelGrant, scopes: readonly string[]): string {
+export function tokenLine(gatewayUrl: string, grant: PanelGrant, scopes: readonly string[]): string {
   const scope = scopes.length > 0 ? ` -d scope="${scopes.join(' ')}"` : '';
   const endpoint = `${gatewayUrl}/oauth2/token`;
   return grant === 'password'
