@@ -1,4 +1,4 @@
-// Another process holds the SQLite file's write lock for 5 s (BEGIN EXCLUSIVE, as a backup tool,
+// Another process holds the SQLite file's write lock for 8 s (BEGIN EXCLUSIVE, as a backup tool,
 // a migration or a shell left open would). The gateway keeps verifying tokens without a pause,
 // answers what must write 503 temporarily_unavailable with Retry-After once store.busyTimeout
 // (2 s) has passed, never 500, and works again when the lock goes, without a restart.
@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { bearer, call, startTestGateway, tokenRequest, type Answer, type TestGateway } from '../helpers.ts';
 import { Visitor } from '../portal/visitor.ts';
 
-const LOCK_MS = 5000;
+const LOCK_MS = 8000; // long enough for the admin CLI, another process, to start and meet it on a busy machine
 const BUSY_TIMEOUT_MS = 2000;
 
 /** A second process that takes the write lock, says "locked", holds it for `ms`, and says "released". */
@@ -50,7 +50,7 @@ function assertUnavailable(res: Answer, what: string): void {
   assert.equal(res.headers.get('retry-after'), '1', what);
 }
 
-test('store-lock: under a foreign write lock of 5 s, verification flows, writes answer 503 after the busy timeout, and all works again after it', async () => {
+test('store-lock: under a foreign write lock of 8 s, verification flows, writes answer 503 after the busy timeout, and all works again after it', async () => {
   const lock = holdLock(path.join(gw.dir, 'gateway.db'), LOCK_MS);
   await lock.locked;
   const lockedAt = performance.now();
