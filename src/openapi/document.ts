@@ -42,6 +42,8 @@ export interface Location {
 
 export type ObjectMap = Record<string, unknown>;
 
+export const isObject = (v: unknown): v is ObjectMap => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 /** A parameter of an operation, its $ref followed. */
 export interface Parameter {
   name: string;
@@ -264,6 +266,36 @@ function walk(value: unknown, pointer: string, found: (ref: string, pointer: str
     // An example or a default is data: a "$ref" key in it is not a reference.
     else if (key !== 'example' && key !== 'examples' && key !== 'default' && key !== 'const' && key !== 'enum') walk(v, `${pointer}/${escapeToken(key)}`, found);
   }
+}
+
+/**
+ * The schema `raw`, written in the file at `base`, stands for: its $refs followed across the
+ * document's files (at most 16); siblings of a $ref (a description, readOnly) win over its
+ * target's. `base` is the file the result is written in, `ref` the last $ref followed.
+ */
+export function resolveSchema(files: ReadonlyMap<string, unknown>, raw: unknown, base: string): { value: ObjectMap; base: string; ref: string | undefined } | undefined {
+  let node = raw;
+  let here = base;
+  let ref: string | undefined;
+  const overrides: ObjectMap[] = [];
+  for (let i = 0; i < 16; i++) {
+    if (node === true) node = {};
+    if (!isObject(node)) return undefined;
+    if (typeof node.$ref !== 'string') return { value: overrides.length === 0 ? node : Object.assign({}, node, ...overrides.reverse()), base: here, ref };
+    const { $ref, ...siblings } = node;
+    if (Object.keys(siblings).length > 0) overrides.push(siblings);
+    let url: URL;
+    try {
+      url = here === '' ? new URL($ref) : new URL($ref, here);
+    } catch {
+      return undefined;
+    }
+    ref = url.href;
+    here = url.href.split('#')[0]!;
+    const pointer = parsePointer(decodeURIComponent(url.hash.slice(1)));
+    node = pointer === undefined ? undefined : getAt(files.get(here), pointer);
+  }
+  return undefined;
 }
 
 /** The absolute URL a $ref names from `base`, or why it cannot be followed. */

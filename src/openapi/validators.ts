@@ -12,9 +12,9 @@ import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
-import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
+import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
-import { loadDocument, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
+import { loadDocument, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
 import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
 
 /** One failure of a request: where (`in`: path, query, header, cookie or body; the parameter's name), a JSON pointer, and what is wrong. */
@@ -321,7 +321,7 @@ function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction): A
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   // OpenAPI's own formats: int32/int64/float/double are ranges ajv checks through `type`; binary is any bytes.
   for (const format of ['int32', 'int64', 'float', 'double', 'binary', 'password']) ajv.addFormat(format, true);
-  for (const [url, value] of doc.files) ajv.addSchema(asJsonSchema(value, { version: doc.version, direction, resolve: resolver(doc, url) }) as object, url);
+  for (const [url, value] of doc.files) ajv.addSchema(asJsonSchema(value, { version: doc.version, direction, resolve: (schema) => resolveSchema(doc.files, schema, url)?.value }) as object, url);
   return ajv as Ajv;
 }
 
@@ -361,29 +361,11 @@ function asJsonSchema(value: unknown, how: SchemaReading): unknown {
   return out;
 }
 
-/** How asJsonSchema reads one file: its version and direction, and what a schema (a $ref followed once) is. */
+/** How asJsonSchema reads one file: its version and direction, and what a schema stands for, its $refs followed (a property's flags may sit on the schema it names). */
 interface SchemaReading {
   version: ApiDocument['version'];
   direction: Direction;
   resolve(schema: unknown): ObjectMap | undefined;
-}
-
-/** A schema, a $ref of it followed (a property's flags may sit on the schema it names). */
-function resolver(doc: ApiDocument, url: string): (schema: unknown) => ObjectMap | undefined {
-  return (schema) => {
-    if (schema === null || typeof schema !== 'object') return undefined;
-    const ref = (schema as ObjectMap).$ref;
-    if (typeof ref !== 'string') return schema as ObjectMap;
-    let target: URL;
-    try {
-      target = new URL(ref, url);
-    } catch {
-      return undefined;
-    }
-    const at = parsePointer(decodeURIComponent(target.hash.slice(1)));
-    const found = at === undefined ? undefined : getAt(doc.files.get(target.href.replace(/#.*$/, '')), at);
-    return found !== null && typeof found === 'object' ? { ...(found as ObjectMap), ...(schema as ObjectMap) } : undefined;
-  };
 }
 
 function typesOf(schema: ObjectMap | undefined): string[] {

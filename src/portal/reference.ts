@@ -4,8 +4,7 @@
 // is escaped, and a description is shown as plain paragraphs.
 import type { RouteSettings } from '../config/load.ts';
 import { isJsonType } from '../http/request.ts';
-import { getAt, parsePointer } from '../json/pointer.ts';
-import type { ApiDocument, MediaType, ObjectMap, Operation, Parameter } from '../openapi/document.ts';
+import { isObject, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter } from '../openapi/document.ts';
 import { html, type Html } from './html.ts';
 
 /** An operation of the product: the route the gateway serves it at, and what the document says of it. */
@@ -43,12 +42,6 @@ export interface SchemaRow {
 const MAX_DEPTH = 8;
 
 /** A schema with its $refs followed: the object, the file it is in, and the last $ref that led to it. */
-interface Resolved {
-  value: ObjectMap;
-  base: string;
-  ref: string | undefined;
-}
-
 /** A schema read for showing: allOf merged, its properties, items and alternatives, each with the file it is in. */
 interface View {
   schema: ObjectMap;
@@ -62,7 +55,6 @@ interface View {
   variants: { kind: 'one of' | 'any of'; list: { raw: unknown; base: string }[] } | undefined;
 }
 
-const isObject = (v: unknown): v is ObjectMap => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Reads a document's schemas across its files. document.ts follows the $refs of OpenAPI's own
@@ -76,34 +68,8 @@ export class SchemaReader {
     this.#files = doc.files;
   }
 
-  /** The schema `raw` stands for, its $refs followed (at most 16); siblings of a $ref (a description) win over the target's. */
-  #resolve(raw: unknown, base: string): Resolved | undefined {
-    let node = raw;
-    let here = base;
-    let ref: string | undefined;
-    const overrides: ObjectMap[] = [];
-    for (let i = 0; i < 16; i++) {
-      if (node === true) node = {};
-      if (!isObject(node)) return undefined;
-      if (typeof node.$ref !== 'string') return { value: overrides.length === 0 ? node : Object.assign({}, node, ...overrides.reverse()), base: here, ref };
-      const { $ref, ...siblings } = node;
-      if (Object.keys(siblings).length > 0) overrides.push(siblings);
-      let url: URL;
-      try {
-        url = here === '' ? new URL($ref) : new URL($ref, here);
-      } catch {
-        return undefined;
-      }
-      ref = url.href;
-      here = url.href.split('#')[0]!;
-      const pointer = parsePointer(decodeURIComponent(url.hash.slice(1)));
-      node = pointer === undefined ? undefined : getAt(this.#files.get(here), pointer);
-    }
-    return undefined;
-  }
-
   #view(raw: unknown, base: string, depth = 0): View | undefined {
-    const found = this.#resolve(raw, base);
+    const found = resolveSchema(this.#files, raw, base);
     if (found === undefined) return undefined;
     const s = found.value;
     const view: View = {
