@@ -24,7 +24,7 @@ import {
   type UpstreamConfig,
 } from './schema.ts';
 import { configValidator } from './validator.ts';
-import { DocumentError, type ApiDocument, type Operation } from '../openapi/document.ts';
+import { DocumentError, pathShape, type ApiDocument, type Operation } from '../openapi/document.ts';
 import { describe, operationRoutes, type PolicyList } from '../openapi/routes.ts';
 import { Documents } from '../openapi/validators.ts';
 
@@ -288,7 +288,7 @@ function build(raw: ConfigFile, file: string, report: Report): Config {
       report(route.at, `has the name of ${named(other)}`);
       return;
     }
-    const key = `${route.method} ${route.path.replace(/\{[^}]+\}/g, '{}')}`;
+    const key = `${route.method} ${pathShape(route.path)}`;
     const clash = seenPaths.get(key);
     if (clash !== undefined) {
       report(route.operation === undefined ? [...route.at, 'path'] : route.at, `same method and path as ${named(declared.get(clash)!)}`);

@@ -69,8 +69,6 @@ export interface MediaType {
   schema: object | undefined;
   resolvedSchema: ObjectMap | undefined;
   example: unknown;
-  /** For multipart and form bodies: how each property is encoded (its content type). */
-  encoding: ObjectMap | undefined;
 }
 
 export interface Body {
@@ -160,17 +158,19 @@ export function loadDocument(file: string): ApiDocument {
   };
 }
 
+/** A path template with its parameters unnamed: two templates of one shape match the same paths. */
+export const pathShape = (template: string) => template.replace(/\{[^}]+\}/g, '{}');
+
 /**
  * The operation a route written out by hand is checked against: the one for `method` whose path
  * has the route's shape, as the document writes it or below its server's path. `routePath` is
  * that path as the gateway serves it, with the document's parameter names.
  */
 export function findOperation(doc: ApiDocument, method: string, routePath: string): { operation: Operation; routePath: string } | undefined {
-  const shape = (p: string) => p.replace(/\{[^}]+\}/g, '{}');
-  const wanted = shape(routePath);
+  const wanted = pathShape(routePath);
   for (const operation of doc.operations) {
     if (operation.method !== method) continue;
-    for (const served of [operation.path, doc.serverPath + operation.path]) if (shape(served) === wanted) return { operation, routePath: served };
+    for (const served of [operation.path, doc.serverPath + operation.path]) if (pathShape(served) === wanted) return { operation, routePath: served };
   }
   return undefined;
 }
@@ -490,7 +490,6 @@ class Reader {
         schema: this.#schemaRef(media.schema, schemaAt),
         resolvedSchema: media.schema === undefined ? undefined : this.follow(media.schema, schemaAt)?.value,
         example: media.example ?? firstExample(media.examples),
-        encoding: media.encoding as ObjectMap | undefined,
       };
     });
   }

@@ -58,7 +58,7 @@ export function preflightMethod(req: RequestContext['req']): string | undefined 
  * An origin as a browser serialises it (HTML §7.1.1 "ASCII serialization of an origin"): lower-case
  * scheme and host, no default port, no path; or why the text is not one.
  */
-export function normaliseOrigin(text: string): { origin: string } | { problem: string } {
+function normaliseOrigin(text: string): { origin: string } | { problem: string } {
   if (text === 'null') {
     // Sandboxed frames, file: pages and redirected requests all send "null": any page can be one of them.
     return { problem: 'the "null" origin cannot be allowed: any page can send it (a sandboxed frame, a file: page)' };
@@ -103,7 +103,7 @@ function ownMethod(site: PolicySite): string {
 }
 
 /** `vary` with `Origin` added, keeping what the upstream said varies (RFC 9110 §12.5.5). */
-export function addVary(vary: unknown, field: string): string {
+function addVary(vary: unknown, field: string): string {
   if (vary === undefined) return field;
   const text = Array.isArray(vary) ? vary.join(', ') : String(vary);
   const lower = field.toLowerCase();

@@ -95,8 +95,8 @@ export interface OriginPolicy<S extends TSchema> extends Descriptor<S> {
 export interface OriginHandlers {
   /** The route's first step. */
   mark: Step;
-  /** The whole of a preflight's route: answers it, or throws the refusal. */
-  preflight: Step;
+  /** The whole of a preflight's route: answers it, or throws the refusal; synchronous, since the OAuth endpoints call it without awaiting. */
+  preflight: (ctx: RequestContext) => void;
 }
 
 export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S> | OriginPolicy<S>;
@@ -111,7 +111,7 @@ export interface Count {
 }
 
 /** The step that makes its counts' checks and applies the answers. */
-export interface CountStep extends Step {
+interface CountStep extends Step {
   readonly counts: readonly Count[];
 }
 
@@ -161,7 +161,7 @@ export function joinCounts(steps: readonly Step[], env: Pick<PolicyEnv, 'counter
  * What a counting policy does when the store cannot count: fail open (the call goes on,
  * uncounted) or closed (the failure is answered 503). Anything else is thrown as it is.
  */
-export function storeFailure(failOpen: boolean): (err: unknown) => void {
+function storeFailure(failOpen: boolean): (err: unknown) => void {
   return (err) => {
     if (failOpen && err instanceof StoreUnavailable) return;
     throw err;

@@ -351,15 +351,15 @@ export class RedisDb implements ChangeFeed {
     this.#timer = undefined;
     const now = performance.now();
     let oldest: Waiting | undefined;
+    // #settle moves the head past every settled command: the head is always one still waiting.
     while ((oldest = this.#waiting[this.#head]) !== undefined && now - oldest.at >= this.#timeoutMs) {
-      const expired = oldest;
-      if (!this.#settle(expired)) continue;
+      this.#settle(oldest);
       if (!this.#stalled) {
         this.#stalled = true;
         // Asked at once, behind whatever stalled: answered as soon as Redis answers again.
         this.client.ping().then(this.#answered, () => {});
       }
-      expired.reject(this.#failure(new Error(TIMED_OUT)));
+      oldest.reject(this.#failure(new Error(TIMED_OUT)));
     }
     if (oldest !== undefined) this.#timer = setTimeout(this.#sweep, Math.max(1, oldest.at + this.#timeoutMs - now));
   };
