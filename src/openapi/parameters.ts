@@ -53,12 +53,10 @@ export interface ParameterSpec {
 export interface RawRequest {
   /** Path parameters as matched by the route template, still percent-encoded (e.g. for /orders/{id} and /orders/a%20b: { id: 'a%20b' }); for label/matrix styles the segment includes its '.' or ';' prefix. */
   path: Readonly<Record<string, string>>;
-  /** The raw query string without '?', not decoded. */
-  query: string;
   /** Node's IncomingHttpHeaders (names lower-cased; repeated headers may be string[] or joined by ', '). */
   headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** parseQuery(query), when the caller has it: every query parameter of the request then reads from one parse. */
-  parsedQuery?: ParsedQuery;
+  /** parseQuery of the query string: every query parameter of the request reads from one parse. */
+  parsedQuery: ParsedQuery;
 }
 
 /** The value read: strings (never numbers: type coercion is done later by ajv), arrays of strings, or objects of strings; or absent; or an error saying what is malformed. */
@@ -239,9 +237,8 @@ function cookieValue(header: string, name: string): string | typeof MORE_THAN_ON
 /**
  * Splits a query string (without '?') on '&' into its parameters: names percent-decoded with '+'
  * as space, values left encoded (each style splits them before or after decoding). Empty pieces
- * ('a=1&&b=2') are skipped; a piece without '=' has the empty value. Pure and a little costly:
- * a caller reading several parameters of one request parses once and passes the result as
- * RawRequest.parsedQuery.
+ * ('a=1&&b=2') are skipped; a piece without '=' has the empty value. Once per request: every
+ * parameter reads the result, RawRequest.parsedQuery.
  */
 export function parseQuery(query: string): ParsedQuery {
   const params = new Map<string, string[]>();
@@ -259,20 +256,6 @@ export function parseQuery(query: string): ParsedQuery {
   return { params, error: undefined };
 }
 
-/** The query's parameters: the caller's parse when given, else this reader's parse of the last query string it saw. */
-function queryParams(): (request: RawRequest) => ParsedQuery {
-  let lastQuery: string | undefined;
-  let last: ParsedQuery | undefined;
-  return function parsedQuery(request) {
-    if (request.parsedQuery !== undefined) return request.parsedQuery;
-    if (last === undefined || lastQuery !== request.query) {
-      last = parseQuery(request.query);
-      lastQuery = request.query;
-    }
-    return last;
-  };
-}
-
 /** The one value of a query parameter, or why there is not one. */
 function singleQueryValue(p: Compiled, query: ParsedQuery): string | Read {
   if (query.error !== undefined) return { error: query.error };
@@ -285,9 +268,8 @@ function singleQueryValue(p: Compiled, query: ParsedQuery): string | Read {
 
 /** form: primitives '?color=blue'; with explode false, arrays '?color=blue,black' and objects '?color=R,100,G,200'. */
 function formReader(p: Compiled): Reader {
-  const parsed = queryParams();
   return function readForm(request) {
-    const raw = singleQueryValue(p, parsed(request));
+    const raw = singleQueryValue(p, request.parsedQuery);
     if (typeof raw !== 'string') return raw;
     if (p.shape === 'primitive') return decoded(p, raw, true);
     return p.shape === 'array' ? list(p, raw, ',', true) : keyValueList(p, raw, ',', true);
@@ -296,9 +278,8 @@ function formReader(p: Compiled): Reader {
 
 /** form, explode true, array: '?color=blue&color=black', one item per occurrence. */
 function formExplodedArrayReader(p: Compiled): Reader {
-  const parsed = queryParams();
   return function readFormExplodedArray(request) {
-    const query = parsed(request);
+    const query = request.parsedQuery;
     if (query.error !== undefined) return { error: query.error };
     const values = query.params.get(p.name);
     return values === undefined ? ABSENT : decodedAll(p, values, true);
@@ -307,11 +288,10 @@ function formExplodedArrayReader(p: Compiled): Reader {
 
 /** form, explode true, object: '?R=100&G=200', each property its own parameter; absent when none is given. */
 function formExplodedObjectReader(p: Compiled, properties: readonly string[] | undefined, others: readonly string[] | undefined): Reader {
-  const parsed = queryParams();
   const declared = properties === undefined ? undefined : [...new Set(properties)];
   const skipped = new Set(others);
   return function readFormExplodedObject(request) {
-    const query = parsed(request);
+    const query = request.parsedQuery;
     if (query.error !== undefined) return { error: query.error };
     const entries: [string, string][] = [];
     const names = declared ?? [...query.params.keys()].filter((name) => !skipped.has(name));
@@ -329,9 +309,8 @@ function formExplodedObjectReader(p: Compiled, properties: readonly string[] | u
 
 /** spaceDelimited and pipeDelimited: '?color=blue%20black', '?color=R%7C100%7CG%7C200'; decoded, then split (Appendix E). */
 function delimitedReader(p: Compiled, separator: ' ' | '|'): Reader {
-  const parsed = queryParams();
   return function readDelimited(request) {
-    const raw = singleQueryValue(p, parsed(request));
+    const raw = singleQueryValue(p, request.parsedQuery);
     if (typeof raw !== 'string') return raw;
     const value = decode(raw, true);
     if (value === undefined) return malformed(p);
@@ -342,10 +321,9 @@ function delimitedReader(p: Compiled, separator: ' ' | '|'): Reader {
 
 /** deepObject: '?color[R]=100&color[G]=200' (brackets usually percent-encoded); one level of brackets only. */
 function deepObjectReader(p: Compiled): Reader {
-  const parsed = queryParams();
   const prefix = `${p.name}[`;
   return function readDeepObject(request) {
-    const query = parsed(request);
+    const query = request.parsedQuery;
     if (query.error !== undefined) return { error: query.error };
     const entries: [string, string][] = [];
     for (const [name, values] of query.params) {

@@ -139,7 +139,7 @@ export class DocumentValidators {
         const parts = ctx.path.split('/');
         const path: Record<string, string> = {};
         for (const [name, i] of pathIndex) path[name] = parts[i] ?? '';
-        const raw: RawRequest = { path, query: ctx.query, headers: ctx.req.headers, parsedQuery: parseQuery(ctx.query) };
+        const raw: RawRequest = { path, headers: ctx.req.headers, parsedQuery: parseQuery(ctx.query) };
         if (ctx.query !== '') {
           const ambiguous: { pointer: string; message: string }[] = [];
           ambiguousQuery(ctx.query, queryObjectOf(raw), declared, ambiguous);
@@ -458,7 +458,7 @@ function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, 
 
 function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
   const out = Object.create(null) as Record<string, string | string[]>;
-  for (const [name, values] of raw.parsedQuery!.params) out[name] = values.length === 1 ? values[0]! : [...values];
+  for (const [name, values] of raw.parsedQuery.params) out[name] = values.length === 1 ? values[0]! : [...values];
   return out;
 }
 
