@@ -241,6 +241,24 @@ describe('spike arrest', () => {
     }
   });
 
+  test('a spike arrest and a quota side by side count as one: the quota counts what the arrest lets through, nothing it refuses', async () => {
+    const clock = { now: T0 };
+    const policies = '    policies:\n      - spikeArrest: { rate: 1pm }\n      - quota: { limit: 5, interval: hour }\n';
+    const gw = await gatewayWith({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n${policies}`, products: `  spiky:\n    routes: [s]\n` }, clock);
+    try {
+      const token = await tokenFor(gw, 'spiky');
+      const first = await get(gw, '/v1/s', token);
+      assert.deepEqual([first.status, first.headers.get('ratelimit-remaining')], [200, '4']);
+      const refused = await get(gw, '/v1/s', token);
+      assert.deepEqual([refused.status, refused.body.code], [429, 'spike_arrest']);
+      clock.now += 61_000;
+      const later = await get(gw, '/v1/s', token);
+      assert.deepEqual([later.status, later.headers.get('ratelimit-remaining')], [200, '3'], 'the refused call was not counted by the quota');
+    } finally {
+      await gw.close();
+    }
+  });
+
   test('keyed per app by default, per client IP or per route when asked', async () => {
     const clock = { now: T0 };
     const routes = `${SPIKE_ROUTES('{ rate: 1ps }')}  ip:\n    method: GET\n    path: /v1/ip\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 1ps, key: ip }\n`;
