@@ -58,10 +58,12 @@ function threeInstances(kind: 'server' | 'cluster'): void {
           '  qr:\n    method: GET\n    path: /v1/qr\n    upstream: mock\n    policies:\n      - quota: { limit: ' + QUOTA + ', interval: day, window: rolling }',
           '  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 1pm, burst: ' + BURST + ' }',
           '  closed:\n    method: GET\n    path: /v1/closed\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps, failOpen: false }',
+          // Joined into one count: it fails open only if every one of its counts does.
+          '  mixed:\n    method: GET\n    path: /v1/mixed\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps }\n      - spikeArrest: { rate: 100ps, burst: 100, failOpen: false }',
           '',
         ].join('\n'),
         products: [
-          '  shared:\n    routes: [q, qr, s, closed, hello]\n    grants: [client_credentials]',
+          '  shared:\n    routes: [q, qr, s, closed, mixed, hello]\n    grants: [client_credentials]',
           '  rotating:\n    routes: [orders]\n    scopes: [orders:read]\n    grants: [password, refresh_token]\n    authServer: users\n    refreshReuseGrace: 1s',
           '',
         ].join('\n'),
@@ -193,6 +195,7 @@ function threeInstances(kind: 'server' | 'cluster'): void {
           assert.equal(quota.body.code, 'temporarily_unavailable');
           assert.equal((await call(`${at.url}/v1/s`, { headers: bearer(cached) })).status, 200, 'spike arrest fails open by default');
           assert.equal((await call(`${at.url}/v1/closed`, { headers: bearer(cached) })).status, 503);
+          assert.equal((await call(`${at.url}/v1/mixed`, { headers: bearer(cached) })).status, 503, 'a joined count with one closed count fails closed');
         }
       } finally {
         redisCli(redis, 'config', 'set', 'maxmemory', '0');
