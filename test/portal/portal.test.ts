@@ -376,6 +376,14 @@ describe('portal', () => {
     assert.equal(crossed.status, 410);
     assert.equal(shownPair(crossed).secret, undefined);
 
+    // The same session, another of its apps: the cookie names the app it was sealed for.
+    const second = await register(visitor, 'second');
+    visitor.cookies.set('portal-reveal', sealed);
+    const otherApp = await visitor.get(`/apps/${second.id}/secret`);
+    assert.equal(otherApp.status, 410);
+    assert.equal(shownPair(otherApp).secret, undefined);
+    visitor.cookies.set('portal-reveal', sealed); // the refusal cleared it (this jar ignores Path): the last step below opens it
+
     // The same developer in another session (another browser).
     const elsewhere = new Visitor(base);
     assert.equal((await elsewhere.submit('/login', '/login', { email: who, password: PASSWORD })).status, 303);
