@@ -72,6 +72,15 @@ export interface ParsedQuery {
 
 const DEFAULT_STYLE: Readonly<Record<ParameterLocation, string>> = { path: 'simple', query: 'form', header: 'simple', cookie: 'form' };
 
+/** A parameter's style and explode, the defaults of its location filled in (OpenAPI 3.x §4.8.12.4: explode defaults to true for form only). */
+export function serialization(p: { in: ParameterLocation; style?: string | undefined; explode?: boolean | undefined }): { style: string; explode: boolean } {
+  const style = p.style ?? DEFAULT_STYLE[p.in];
+  return { style, explode: p.explode ?? style === 'form' };
+}
+
+/** Whether a style is its location's default. */
+export const isDefaultStyle = (location: ParameterLocation, style: string) => DEFAULT_STYLE[location] === style;
+
 /** OAS 3.1.1 "Style Values": where each style may be used, and for which types. */
 const STYLES: Readonly<Record<string, { in: readonly ParameterLocation[]; shapes: readonly ParameterShape[] }>> = {
   matrix: { in: ['path'], shapes: ['primitive', 'array', 'object'] },
@@ -100,7 +109,7 @@ export function compileParameter(spec: ParameterSpec): (request: RawRequest) => 
   if (typeof spec.name !== 'string' || spec.name === '') throw new TypeError('a parameter needs a non-empty name');
   if (!Object.hasOwn(DEFAULT_STYLE, spec.in)) throw new TypeError(`parameter ${spec.name}: in must be path, query, header or cookie`);
   const where = `${spec.in} parameter ${spec.name}`;
-  const style = spec.style ?? DEFAULT_STYLE[spec.in];
+  const { style, explode } = serialization(spec);
   const allowed = Object.hasOwn(STYLES, style) ? STYLES[style] : undefined;
   if (allowed === undefined) throw new TypeError(`${where}: unknown style ${style}`);
   if (!allowed.in.includes(spec.in)) throw new TypeError(`${where}: style ${style} is only for ${allowed.in.join(' and ')} parameters`);
@@ -109,7 +118,6 @@ export function compileParameter(spec: ParameterSpec): (request: RawRequest) => 
   // is undefined; deepObject with explode absent (its default is false) is read as the one defined form.
   if ((style === 'spaceDelimited' || style === 'pipeDelimited') && spec.explode === true) throw new TypeError(`${where}: style ${style} with explode true is undefined`);
   if (style === 'deepObject' && spec.explode === false) throw new TypeError(`${where}: style deepObject with explode false is undefined`);
-  const explode = spec.explode ?? style === 'form';
   // Appendix D: form with explode true gives several name=value pairs, which a Cookie header cannot carry.
   if (spec.in === 'cookie' && explode && spec.shape !== 'primitive') throw new TypeError(`${where}: a cookie cannot carry an exploded ${spec.shape}; set explode to false`);
   const p: Compiled = { name: spec.name, where, shape: spec.shape, explode };

@@ -5,6 +5,7 @@
 import type { RouteSettings } from '../config/load.ts';
 import { isJsonType } from '../http/request.ts';
 import { isObject, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter } from '../openapi/document.ts';
+import { isDefaultStyle, serialization } from '../openapi/parameters.ts';
 import { html, type Html } from './html.ts';
 
 /** An operation of the product: the route the gateway serves it at, and what the document says of it. */
@@ -274,16 +275,13 @@ function exampleText(example: unknown, type = 'application/json'): string {
   return JSON.stringify(example, null, 2);
 }
 
-// OpenAPI 3.x §4.8.12.4: the default style of each location, and form's default explode.
-const DEFAULT_STYLE: Record<Parameter['in'], string> = { path: 'simple', query: 'form', header: 'simple', cookie: 'form' };
-
 /** The serialization a parameter declares where it is not the default for its location. */
-function serialization(p: Parameter): Html[] {
+function declaredSerialization(p: Parameter): Html[] {
   if (p.contentType !== undefined) return [html`serialized as <code>${p.contentType}</code>`];
-  const style = p.style ?? DEFAULT_STYLE[p.in];
+  const { style, explode } = serialization(p);
   const out: Html[] = [];
-  if (style !== DEFAULT_STYLE[p.in]) out.push(html`style <code>${style}</code>`);
-  if (p.explode !== undefined && p.explode !== (style === 'form')) out.push(html`explode <code>${String(p.explode)}</code>`);
+  if (!isDefaultStyle(p.in, style)) out.push(html`style <code>${style}</code>`);
+  if (explode !== serialization({ in: p.in, style }).explode) out.push(html`explode <code>${String(explode)}</code>`);
   return out;
 }
 
@@ -291,7 +289,8 @@ const isArrayParameter = (p: Parameter) => p.resolvedSchema?.type === 'array' ||
 
 /** How the try-it panel takes a parameter's value; form + explode (the default for a query) repeats the parameter. */
 function repeats(p: Parameter): boolean {
-  return p.in === 'query' && isArrayParameter(p) && (p.style ?? 'form') === 'form' && (p.explode ?? true);
+  const { style, explode } = serialization(p);
+  return p.in === 'query' && isArrayParameter(p) && style === 'form' && explode;
 }
 
 /** A parameter's example as the try-it panel's field holds it: an array's items joined by its style's separator. */
@@ -457,7 +456,7 @@ function parametersTable(reader: SchemaReader, op: Operation): Html {
 <thead><tr><th>Name</th><th>In</th><th>Type</th><th>Required</th><th>Description</th><th>Details</th></tr></thead>
 <tbody>
 ${op.parameters.map((p) => {
-  const details = [...(p.deprecated ? [html`deprecated`] : []), ...serialization(p), ...(p.schema === undefined ? [] : reader.details(p.schema)), ...(p.example === undefined ? [] : [html`example <code>${exampleText(p.example)}</code>`])];
+  const details = [...(p.deprecated ? [html`deprecated`] : []), ...declaredSerialization(p), ...(p.schema === undefined ? [] : reader.details(p.schema)), ...(p.example === undefined ? [] : [html`example <code>${exampleText(p.example)}</code>`])];
   return html`<tr><td data-label="Name"><code>${p.name}</code></td><td data-label="In">${p.in}</td><td data-label="Type">${p.schema === undefined ? 'any' : reader.type(p.schema)}</td><td data-label="Required">${p.required ? 'yes' : 'no'}</td><td data-label="Description">${described(p.description)}</td><td data-label="Details">${list(details)}</td></tr>`;
 })}
 </tbody>
