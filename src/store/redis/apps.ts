@@ -34,7 +34,7 @@ export class RedisApps implements AppStore {
     this.#db = db;
     this.catalog = new Catalog(db);
     this.#usage = usage;
-    this.#grounds = db.script('gatewayGrounds', 3, GROUNDS);
+    this.#grounds = db.script(GROUNDS);
   }
 
   async createApp(input: NewApp): Promise<App> {

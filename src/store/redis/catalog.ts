@@ -171,7 +171,7 @@ export class Catalog {
 
   constructor(db: RedisDb) {
     this.db = db;
-    this.#commit = db.scriptOverKeys(COMMIT);
+    this.#commit = db.script(COMMIT);
   }
 
   /**

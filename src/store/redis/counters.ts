@@ -125,7 +125,7 @@ export class RedisCounters implements Counters {
 
   constructor(db: RedisDb) {
     this.#db = db;
-    this.#count = db.scriptOverKeys(COUNT);
+    this.#count = db.script(COUNT);
   }
 
   /**
@@ -187,7 +187,7 @@ export class RedisUsage implements UsageStore {
 
   constructor(db: RedisDb) {
     this.#db = db;
-    this.#add = db.script('gatewayAddUsage', 1, ADD_USAGE);
+    this.#add = db.script(ADD_USAGE);
   }
 
   async add(counts: readonly UsageCount[]): Promise<void> {

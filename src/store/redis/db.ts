@@ -369,19 +369,14 @@ export class RedisDb implements ChangeFeed {
     return new StoreUnavailable(`the Redis store failed: ${reason}`, { cause: err });
   }
 
-  /** Defines a Lua script (EVALSHA, loaded on first use and after a restart of Redis) whose keys get the prefix. */
-  script(name: string, numberOfKeys: number, lua: string): Script {
-    const command = this.#define(name, { numberOfKeys, lua });
-    return (keys, args) => this.run(command(...keys, ...args));
-  }
-
   /**
-   * A Lua script over any number of keys (all of one hash tag, for Cluster), run by EVALSHA and
-   * sent whole when Redis does not have it. Not a command defined on the client: ioredis would
-   * batch it (auto-pipelining, on a Cluster) by its first argument, the number of keys, with
-   * commands whose keys are on other nodes; EVALSHA is batched by its first key.
+   * A Lua script (its keys, which get the prefix, all of one hash tag for Cluster), run by EVALSHA
+   * and sent whole when Redis does not have it (first use, after a restart). Not a command defined
+   * on the client: ioredis would batch one over any number of keys (auto-pipelining, on a Cluster)
+   * by its first argument, the number of keys, with commands whose keys are on other nodes;
+   * EVALSHA is batched by its first key.
    */
-  scriptOverKeys(lua: string): Script {
+  script(lua: string): Script {
     const sha = createHash('sha1').update(lua).digest('hex');
     return (keys, args) =>
       this.run(
@@ -390,12 +385,6 @@ export class RedisDb implements ChangeFeed {
           return this.client.eval(lua, keys.length, ...keys, ...args);
         }),
       );
-  }
-
-  /** Defines the script as a command of the client, and returns that command. */
-  #define(name: string, definition: { lua: string; numberOfKeys?: number }): (...args: (string | number)[]) => Promise<unknown> {
-    this.client.defineCommand(name, definition);
-    return (this.client as unknown as Record<string, (...args: (string | number)[]) => Promise<unknown>>)[name]!.bind(this.client);
   }
 
   async ping(): Promise<void> {

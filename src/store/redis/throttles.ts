@@ -56,8 +56,8 @@ export class RedisThrottles implements ThrottleStore {
 
   constructor(db: RedisDb) {
     this.#db = db;
-    this.#count = db.scriptOverKeys(COUNT);
-    this.#takeBack = db.script('gatewayTakeBackAttempt', 1, TAKE_BACK);
+    this.#count = db.script(COUNT);
+    this.#takeBack = db.script(TAKE_BACK);
   }
 
   async countAttempts(accounts: readonly AttemptAccount[], now: number): Promise<AttemptResult> {

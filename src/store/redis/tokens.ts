@@ -81,10 +81,10 @@ export class RedisTokens implements TokenStore {
   constructor(db: RedisDb, apps: RedisApps) {
     this.#db = db;
     this.#apps = apps;
-    this.#save = db.script('gatewaySaveTokens', 1, SAVE);
-    this.#rotate = db.script('gatewayRotateToken', 1, ROTATE);
-    this.#revoke = db.script('gatewayRevokeFamily', 1, REVOKE);
-    this.#expired = db.script('gatewayExpiredTokens', 1, EXPIRED);
+    this.#save = db.script(SAVE);
+    this.#rotate = db.script(ROTATE);
+    this.#revoke = db.script(REVOKE);
+    this.#expired = db.script(EXPIRED);
   }
 
   async saveTokens(records: readonly TokenRecord[]): Promise<void> {
