@@ -177,37 +177,31 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   };
 }
 
+/** What each policy of `phase` in the list makes (a step, handlers), in the order the YAML lists them. */
+function created<T>(entries: readonly PolicyEntry[], phase: 'access' | 'request' | 'response' | 'origin', env: PolicyEnv): T[] {
+  const out: T[] = [];
+  for (const entry of entries) {
+    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
+    const policy = policies[name];
+    if (policy.phase === phase) out.push(policy.create(options, env) as T);
+  }
+  return out;
+}
+
 /**
  * The steps of the request-side policies of one phase, in the order the YAML lists them; counts
  * listed one after another (a quota, then a spike arrest) are made by one step.
  */
 export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access' | 'request', env: PolicyEnv): Step[] {
-  const steps: Step[] = [];
-  for (const entry of entries) {
-    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
-    const policy = policies[name];
-    if (policy.phase === phase) steps.push(policy.create(options, env));
-  }
-  return joinCounts(steps, env);
+  return joinCounts(created<Step>(entries, phase, env), env);
 }
 
 /** The CORS policy's handlers, when the list has one (the config allows one at most). */
 export function compileOriginPolicy(entries: readonly PolicyEntry[], env: PolicyEnv): OriginHandlers | undefined {
-  for (const entry of entries) {
-    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
-    const policy = policies[name];
-    if (policy.phase === 'origin') return policy.create(options, env);
-  }
-  return undefined;
+  return created<OriginHandlers>(entries, 'origin', env)[0];
 }
 
 /** The handlers of the response policies, in the order the YAML lists them. */
 function responseHandlers(entries: readonly PolicyEntry[], env: PolicyEnv): ResponseHandler[] {
-  const handlers: ResponseHandler[] = [];
-  for (const entry of entries) {
-    const [name, options] = Object.entries(entry)[0] as [PolicyName, never];
-    const policy = policies[name];
-    if (policy.phase === 'response') handlers.push(policy.create(options, env));
-  }
-  return handlers;
+  return created<ResponseHandler>(entries, 'response', env);
 }
