@@ -188,3 +188,23 @@ export function contentTypeProblem(type: string, header: string | string[] | und
 export function isJsonType(type: string): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
+
+/** RFC 9110 §5.6.3: optional whitespace is spaces and tabs, nothing else. */
+export function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+/** The values of the cookies named `name` in a Cookie header ('a=1; b=2', RFC 6265 §4.2.1), in order; pairs without '=' are skipped (§5.2), names compared exactly. */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  const found: string[] = [];
+  if (header === undefined) return found;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq !== -1 && trimOws(pair.slice(0, eq)) === name) found.push(trimOws(pair.slice(eq + 1)));
+  }
+  return found;
+}

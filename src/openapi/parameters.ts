@@ -26,6 +26,7 @@
 // Repeated names. A query parameter whose value is one string (a primitive, or a list in one value)
 // given twice is an error rather than a pick: the gateway must not validate the first while the
 // upstream acts on the last. The same holds for a repeated cookie, deepObject key or object key.
+import { cookieValues, trimOws } from '../http/request.ts';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
 export type ParameterShape = 'primitive' | 'array' | 'object';
@@ -228,16 +229,10 @@ function cookieReader(p: Compiled): Reader {
 
 const MORE_THAN_ONCE = Symbol('more than once');
 
-/** RFC 6265 §4.2.1: 'a=1; b=2'; pairs without '=' are skipped (§5.2), names compared exactly. */
+/** The one cookie named `name`, or that there is more than one. */
 function cookieValue(header: string, name: string): string | typeof MORE_THAN_ONCE | undefined {
-  let found: string | undefined;
-  for (const pair of header.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq === -1 || trimOws(pair.slice(0, eq)) !== name) continue;
-    if (found !== undefined) return MORE_THAN_ONCE;
-    found = trimOws(pair.slice(eq + 1));
-  }
-  return found;
+  const values = cookieValues(header, name);
+  return values.length > 1 ? MORE_THAN_ONCE : values[0];
 }
 
 // --- query ------------------------------------------------------------------------------------
@@ -443,15 +438,6 @@ function decode(raw: string, plus: boolean): string | undefined {
 
 function malformed(p: Compiled): Read {
   return { error: `${p.where} has a malformed percent-encoding` };
-}
-
-/** RFC 9110 §5.6.3: optional whitespace is spaces and tabs, nothing else. */
-function trimOws(value: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && (value[start] === ' ' || value[start] === '\t')) start++;
-  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--;
-  return start === 0 && end === value.length ? value : value.slice(start, end);
 }
 
 function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {

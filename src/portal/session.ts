@@ -6,6 +6,7 @@ import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, sha256 } from '../crypto.ts';
 import type { Login } from '../admin/operations.ts';
+import { cookieValues } from '../http/request.ts';
 import type { Developer, Store } from '../store/port/index.ts';
 
 const ID = /^[A-Za-z0-9_-]{43}$/;
@@ -62,10 +63,5 @@ export function createSessions(options: { store: Store; secretKey: KeyObject; cl
 
 /** RFC 6265 §5.4: the first cookie of that name. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (header === undefined) return undefined;
-  for (const pair of header.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq !== -1 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
-  }
-  return undefined;
+  return cookieValues(header, name)[0];
 }
