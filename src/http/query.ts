@@ -41,3 +41,14 @@ export function exactNumber(given: string, value: number, integer: boolean): boo
 
 /** What a number that exactNumber refuses is told. */
 export const notPlainNumber = (integer: boolean) => (integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable');
+
+/** Percent-decodes (UTF-8), reading '+' as a space first when `plus` (a form or a query); undefined when an escape is malformed or not UTF-8. */
+export function percentDecode(raw: string, plus: boolean): string | undefined {
+  const text = plus && raw.includes('+') ? raw.replaceAll('+', ' ') : raw;
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,5 @@
 // application/x-www-form-urlencoded bodies of the OAuth endpoints.
+import { percentDecode } from '../http/query.ts';
 import { mediaType } from '../http/request.ts';
 import { invalidRequest } from './errors.ts';
 
@@ -32,10 +33,4 @@ export function contentCharset(value: string): string | undefined {
 }
 
 /** Form-decoding of one value: '+' is a space, then percent-decoding (UTF-8). */
-export function formDecode(value: string): string | undefined {
-  try {
-    return decodeURIComponent(value.replace(/\+/g, ' '));
-  } catch {
-    return undefined;
-  }
-}
+export const formDecode = (value: string): string | undefined => percentDecode(value, true);

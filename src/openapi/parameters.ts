@@ -26,6 +26,7 @@
 // Repeated names. A query parameter whose value is one string (a primitive, or a list in one value)
 // given twice is an error rather than a pick: the gateway must not validate the first while the
 // upstream acts on the last. The same holds for a repeated cookie, deepObject key or object key.
+import { percentDecode } from '../http/query.ts';
 import { cookieValues, trimOws } from '../http/request.ts';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
@@ -185,7 +186,7 @@ function matrixReader(p: Compiled): Reader {
     const values: string[] = [];
     for (const segment of segments) {
       const eq = segment.indexOf('=');
-      const name = decode(eq === -1 ? segment : segment.slice(0, eq), false);
+      const name = percentDecode(eq === -1 ? segment : segment.slice(0, eq), false);
       if (name === undefined) return malformed(p);
       if (name !== p.name) return { error: `${p.where} has an unexpected ';' segment` };
       values.push(eq === -1 ? '' : segment.slice(eq + 1));
@@ -249,7 +250,7 @@ export function parseQuery(query: string): ParsedQuery {
   for (const piece of query.split('&')) {
     if (piece === '') continue;
     const eq = piece.indexOf('=');
-    const name = decode(eq === -1 ? piece : piece.slice(0, eq), true);
+    const name = percentDecode(eq === -1 ? piece : piece.slice(0, eq), true);
     if (name === undefined) return { params: new Map(), error: 'the query string has a malformed percent-encoding' };
     const value = eq === -1 ? '' : piece.slice(eq + 1);
     const values = params.get(name);
@@ -302,7 +303,7 @@ function formExplodedObjectReader(p: Compiled, properties: readonly string[] | u
       const values = query.params.get(name);
       if (values === undefined) continue;
       if (values.length > 1) return { error: `${p.where}: property ${name} is given more than once` };
-      const value = decode(values[0] as string, true);
+      const value = percentDecode(values[0] as string, true);
       if (value === undefined) return malformed(p);
       entries.push([name, value]);
     }
@@ -315,7 +316,7 @@ function delimitedReader(p: Compiled, separator: ' ' | '|'): Reader {
   return function readDelimited(request) {
     const raw = singleQueryValue(p, request.parsedQuery);
     if (typeof raw !== 'string') return raw;
-    const value = decode(raw, true);
+    const value = percentDecode(raw, true);
     if (value === undefined) return malformed(p);
     const items = value === '' ? [] : value.split(separator);
     return p.shape === 'array' ? { value: items } : keyValues(p, items);
@@ -339,7 +340,7 @@ function deepObjectReader(p: Compiled): Reader {
       if (close !== name.length - 1 || key.includes('[')) return { error: `${p.where} is nested more than one level deep` };
       // Names are compared decoded, so color[R] and color%5BR%5D are one name given twice.
       if (values.length > 1) return { error: `${p.where}: property ${key} is given more than once` };
-      const value = decode(values[0] as string, true);
+      const value = percentDecode(values[0] as string, true);
       if (value === undefined) return malformed(p);
       entries.push([key, value]);
     }
@@ -390,8 +391,8 @@ function pairs(p: Compiled, items: readonly string[], plus: boolean, bareKeyIsEm
   for (const item of items) {
     const eq = item.indexOf('=');
     if (eq === -1 && !bareKeyIsEmpty) return { error: `${p.where} has a property without '='` };
-    const key = decode(eq === -1 ? item : item.slice(0, eq), plus);
-    const value = eq === -1 ? '' : decode(item.slice(eq + 1), plus);
+    const key = percentDecode(eq === -1 ? item : item.slice(0, eq), plus);
+    const value = eq === -1 ? '' : percentDecode(item.slice(eq + 1), plus);
     if (key === undefined || value === undefined) return malformed(p);
     entries.push([key, value]);
   }
@@ -406,7 +407,7 @@ function objectOf(p: Compiled, entries: readonly [string, string][]): Read {
 }
 
 function decoded(p: Compiled, raw: string, plus: boolean): Read {
-  const value = decode(raw, plus);
+  const value = percentDecode(raw, plus);
   return value === undefined ? malformed(p) : { value };
 }
 
@@ -418,22 +419,11 @@ function decodedAll(p: Compiled, raw: readonly string[], plus: boolean): Read {
 function decodeAll(raw: readonly string[], plus: boolean): string[] | undefined {
   const out: string[] = [];
   for (const item of raw) {
-    const value = decode(item, plus);
+    const value = percentDecode(item, plus);
     if (value === undefined) return undefined;
     out.push(value);
   }
   return out;
-}
-
-/** Percent-decodes (and with plus, reads '+' as space); undefined when the encoding is malformed or not UTF-8. */
-function decode(raw: string, plus: boolean): string | undefined {
-  const text = plus && raw.includes('+') ? raw.replaceAll('+', ' ') : raw;
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
 }
 
 function malformed(p: Compiled): Read {
