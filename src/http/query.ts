@@ -27,8 +27,15 @@ const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 
 function exactDecimal(given: string, value: number): boolean {
   if (!DECIMAL.test(given)) return false;
-  const written = given.includes('.') ? given.replace(/0+$/, '').replace(/\.$/, '') : given;
-  return String(value) === written;
+  return String(value) === (given.includes('.') ? withoutTrailingZeros(given) : given);
+}
+
+/** '1.500' as '1.5', '2.0' as '2'. A loop: /0+$/ retries at every zero of '1.000…0001', time quadratic in its length. */
+function withoutTrailingZeros(decimal: string): string {
+  let end = decimal.length;
+  while (decimal[end - 1] === '0') end--;
+  if (decimal[end - 1] === '.') end--;
+  return decimal.slice(0, end);
 }
 
 // "100.0" is 100 to the schema, and an error to int(), Atoi and parseInt's careful callers (Flask
@@ -41,6 +48,17 @@ export function exactNumber(given: string, value: number, integer: boolean): boo
 
 /** What a number that exactNumber refuses is told. */
 export const notPlainNumber = (integer: boolean) => (integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable');
+
+/** A form body's fields by name, each with its values in order (a repeated field appends: never a copy of the list so far). */
+export function formFields(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [name, value] of new URLSearchParams(text)) {
+    const list = out.get(name);
+    if (list === undefined) out.set(name, [value]);
+    else list.push(value);
+  }
+  return out;
+}
 
 /** Percent-decodes (UTF-8), reading '+' as a space first when `plus` (a form or a query); undefined when an escape is malformed or not UTF-8. */
 export function percentDecode(raw: string, plus: boolean): string | undefined {

@@ -57,7 +57,11 @@ export function splitTarget(url: string): RequestTarget {
   // An upstream that cannot decode a parameter refuses it or, as Python does, replaces it with
   // U+FFFD, so that different targets reach it as one: escapes must decode as UTF-8.
   if (path.includes('%') && !decodesAsUtf8(path)) throw badPath('percent-escapes must encode UTF-8');
-  if (path.includes('%') && NON_ASCII_ESCAPE.test(path) && foldsIntoAscii(path)) throw badPath('an escape decodes to a character that Unicode folds into ASCII (a fullwidth "．", "／" or "ａ")');
+  if (path.includes('%') && NON_ASCII_ESCAPE.test(path)) {
+    const fold = foldsIntoAscii(path);
+    if (fold === 'nfkc') throw badPath('an escape decodes to a character that Unicode folds into ASCII (a fullwidth "．", "／" or "ａ")');
+    if (fold === 'best-fit') throw badPath('an escape decodes to a character that Windows best-fit mappings turn into "/" or "\\" (such as "∕", "⁄" or "¥")');
+  }
   if (path.includes('//')) throw badPath('empty segments are not allowed');
   // A dot segment starts with "/."; most paths have none, and skip the split.
   if (path.includes('/.')) {
@@ -74,18 +78,27 @@ export function splitTarget(url: string): RequestTarget {
 const NON_ASCII_ESCAPE = /%[89A-Fa-f][0-9A-Fa-f]/;
 
 /**
- * An upstream that folds compatibility characters (NFKC: .NET's and Java's best-fit mappings,
- * frameworks that normalise names) reads U+FF0E "．" as ".", U+FF0F "／" as "/", U+FF41 "ａ" as
- * "a" and U+FF05 "％" as "%": a dot segment, a separator, another route's name or a second
- * decoding in a path the gateway matched otherwise. No escaped character may fold into ASCII.
+ * An upstream that folds compatibility characters (NFKC: frameworks that normalise names) reads
+ * U+FF0E "．" as ".", U+FF0F "／" as "/", U+FF41 "ａ" as "a" and U+FF05 "％" as "%": a dot segment,
+ * a separator, another route's name or a second decoding in a path the gateway matched otherwise.
+ * Windows' best-fit mappings (a wide path handed to an ANSI API: code page 1252 and its kin, 932,
+ * 949) go further and turn characters NFKC leaves alone into separators. No escaped character may
+ * fold into ASCII either way.
  */
-function foldsIntoAscii(path: string): boolean {
+function foldsIntoAscii(path: string): 'nfkc' | 'best-fit' | undefined {
   for (const segment of path.split('/')) {
     if (!NON_ASCII_ESCAPE.test(segment)) continue;
-    for (const ch of decodeURIComponent(segment)) if (ch > '\x7f' && /[\x00-\x7f]/.test(ch.normalize('NFKC'))) return true;
+    for (const ch of decodeURIComponent(segment)) {
+      if (ch <= '\x7f') continue;
+      if (BEST_FIT_SEPARATORS.has(ch)) return 'best-fit';
+      if (/[\x00-\x7f]/.test(ch.normalize('NFKC'))) return 'nfkc';
+    }
   }
-  return false;
+  return undefined;
 }
+
+/** Best-fit "/": U+2044 FRACTION SLASH, U+2215 DIVISION SLASH, U+2571, U+29F8 BIG SOLIDUS; "\\": U+2216 SET MINUS, U+2572, U+29F5, U+29F9, and the yen and won signs of code pages 932 and 949. */
+const BEST_FIT_SEPARATORS = new Set(['\u2044', '\u2215', '\u2571', '\u29f8', '\u2216', '\u2572', '\u29f5', '\u29f9', '\u00a5', '\u20a9']);
 
 /** Whether every percent-escape of `text` is well formed and, together, UTF-8. */
 export function decodesAsUtf8(text: string): boolean {
@@ -128,7 +141,9 @@ export function queryObject(query: string): Record<string, string | string[]> {
   if (query === '') return out;
   for (const [k, v] of new URLSearchParams(query)) {
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
   }
   return out;
 }

@@ -15,6 +15,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
+/** What a number JSON.parse accepted is written with. */
+const NUMBER_CHARS = new Set('0123456789eE.+-');
+
 /** The body's value, or why the upstream could read it otherwise; failures point below `prefix`. */
 export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } | Failure {
   let text: string;
@@ -75,7 +78,7 @@ function ambiguity(text: string, prefix: string): Failure | undefined {
       i = end;
     } else if (c === '-' || (c >= '0' && c <= '9')) {
       let end = i + 1;
-      while (end < text.length && /[0-9eE.+-]/.test(text[end]!)) end++;
+      while (end < text.length && NUMBER_CHARS.has(text[end]!)) end++;
       const written = text.slice(i, end);
       if (!exactly(written)) return { pointer: pointer(), message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' };
       i = end - 1;
@@ -93,19 +96,32 @@ function exactly(written: string): boolean {
   return a.digits === b.digits && (a.digits === '' || (a.negative === b.negative && a.exponent === b.exponent));
 }
 
-/** A decimal as sign, significant digits and the power of ten after the last of them ('' digits: zero). */
+/**
+ * A decimal as sign, significant digits and the power of ten of the last of them ('' digits: zero).
+ * One pass over the text, whatever its zeros: a regular expression such as /0+$/ retries at every
+ * zero of `1.000…0001`, time quadratic in its length.
+ */
 function decimal(text: string): { negative: boolean; digits: string; exponent: number } {
   const negative = text.startsWith('-');
-  const e = text.search(/[eE]/);
-  const mantissa = (e === -1 ? text : text.slice(0, e)).replace('-', '');
-  let exponent = e === -1 ? 0 : Number(text.slice(e + 1));
-  const dot = mantissa.indexOf('.');
-  let digits = mantissa;
-  if (dot !== -1) {
-    exponent -= mantissa.length - dot - 1;
-    digits = mantissa.slice(0, dot) + mantissa.slice(dot + 1);
+  let e = text.indexOf('e');
+  if (e === -1) e = text.indexOf('E');
+  const end = e === -1 ? text.length : e;
+  let first = -1;
+  let last = -1;
+  let dot = -1;
+  for (let i = negative ? 1 : 0; i < end; i++) {
+    const c = text[i];
+    if (c === '.') dot = i;
+    else if (c !== '0') {
+      if (first === -1) first = i;
+      last = i;
+    }
   }
-  digits = digits.replace(/^0+/, '');
-  const trailing = digits.length - digits.replace(/0+$/, '').length;
-  return { negative, digits: digits.slice(0, digits.length - trailing), exponent: exponent + trailing };
+  if (first === -1) return { negative, digits: '', exponent: 0 };
+  const point = dot === -1 ? end : dot;
+  // The place of the last significant digit: 10^0 just before the point, 10^-1 just after it.
+  const place = last < point ? point - last - 1 : point - last;
+  const written = text.slice(first, last + 1);
+  const digits = first < point && point < last ? written.replace('.', '') : written;
+  return { negative, digits, exponent: (e === -1 ? 0 : Number(text.slice(e + 1))) + place };
 }

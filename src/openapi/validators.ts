@@ -10,7 +10,8 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
+import { readMultipart } from '../http/multipart.ts';
+import { ambiguousQuery, exactNumber, formFields, notPlainNumber } from '../http/query.ts';
 import { parseJsonBody } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
@@ -111,6 +112,7 @@ export class DocumentValidators {
       name: p.name,
       pointer: `/${p.in}/${escapeToken(p.name)}`,
       integer: isInteger(p.resolvedSchema),
+      integerProperties: integerProperties(p.resolvedSchema),
       read: compileParameter({ name: p.name, in: p.in, ...(p.style !== undefined && { style: p.style }), ...(p.explode !== undefined && { explode: p.explode }), ...shapeOf(p, queryNames) }),
     }));
     const segments = routePath.split('/');
@@ -129,7 +131,7 @@ export class DocumentValidators {
       if (problem !== undefined) throw new GatewayError(415, 'unsupported_media_type', problem, { policy: 'openapi' });
       ctx.body ??= await readBody(ctx.req, maxBodySize);
       if (ctx.body.length > maxBodySize) throw tooLarge(maxBodySize);
-      await checker.check(ctx.body, ctx.req.headers['content-type'] as string, found);
+      checker.check(ctx.body, ctx.req.headers['content-type'] as string, found);
       refuse(found);
     };
 
@@ -249,7 +251,7 @@ export class DocumentValidators {
   }
 
   /** A checker per media type of the body: JSON against its schema, forms and multipart by their fields. */
-  #bodyCheckers(content: readonly MediaType[], what: string): { range: string; check: (body: Buffer, contentType: string, found: RequestFailure[]) => void | Promise<void> }[] {
+  #bodyCheckers(content: readonly MediaType[], what: string): { range: string; check: (body: Buffer, contentType: string, found: RequestFailure[]) => void }[] {
     return bySpecificity(content).map((media) => {
       const range = media.type;
       if (media.schema === undefined) return { range, check: () => {} };
@@ -271,13 +273,14 @@ export class DocumentValidators {
       if (range === 'application/x-www-form-urlencoded' || range === 'multipart/form-data') {
         const validate = this.#compile(this.#coercing, media.schema, what);
         const arrays = arrayProperties(media.resolvedSchema);
+        const files = fileProperties(media.resolvedSchema);
         const properties = (media.resolvedSchema?.properties ?? {}) as Record<string, ObjectMap>;
         const declared = new Set(Object.keys(properties));
         // Each field as the number check of parameters reads it: in the body, by its name.
         const fieldNumbers = [...declared].map((name) => ({ in: 'body' as const, name, pointer: `/body/${escapeToken(name)}`, integer: isInteger(properties[name]) }));
         return {
           range,
-          async check(body, contentType, found) {
+          check(body, contentType, found) {
             const text = range === 'multipart/form-data' ? '' : body.toString('latin1');
             // As in a query: URLSearchParams makes U+FFFD of what is not UTF-8, which an upstream reads otherwise.
             const unreadable = range === 'multipart/form-data' ? undefined : /[^\x00-\x7f]/.test(text) ? 'must be ASCII, other characters percent-encoded as UTF-8' : decodesAsUtf8(text) ? undefined : 'has a percent-escape that is malformed or not UTF-8';
@@ -285,7 +288,7 @@ export class DocumentValidators {
               found.push({ in: 'body', pointer: '/body', message: unreadable });
               return;
             }
-            const fields = range === 'multipart/form-data' ? await multipartFields(body, contentType, found) : formFields(text);
+            const fields = range === 'multipart/form-data' ? multipartFields(body, contentType, files, found) : formFields(text);
             if (fields === undefined) return;
             const value: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
             const given: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
@@ -388,6 +391,12 @@ function isInteger(schema: ObjectMap | undefined): boolean {
   return typesOf(schema).includes('integer') || typesOf(schema?.items as ObjectMap | undefined).includes('integer');
 }
 
+/** The properties of an object's schema that are integers (a deepObject's or a form object's values). */
+function integerProperties(schema: ObjectMap | undefined): ReadonlySet<string> | undefined {
+  const properties = schema?.properties as Record<string, ObjectMap> | undefined;
+  return properties === undefined ? undefined : new Set(Object.keys(properties).filter((name) => isInteger(properties[name])));
+}
+
 /**
  * A response's headers as one object schema (by lower-cased name, as Node gives them); the
  * values are strings (the simple style), coerced to their schemas' types. Content-Type is not
@@ -437,6 +446,8 @@ interface Numeric {
   name: string;
   pointer: string;
   integer: boolean;
+  /** For an object: which of its properties are integers. */
+  integerProperties?: ReadonlySet<string> | undefined;
 }
 
 /** ajv coerces "0x64", "1e2" or "100.0"; an upstream reads them otherwise: a number must be written as a plain, exact decimal (an integer without a fraction). */
@@ -446,14 +457,16 @@ function exactNumbers(params: readonly Numeric[], values: Record<string, Record<
     if (value === undefined) continue;
     const raw = given[p.in]![p.name];
     if (Array.isArray(value)) value.forEach((v, i) => exactNumberAt(p, v, (raw as string[])[i], `/${i}`, found));
-    else if (value !== null && typeof value === 'object') for (const key in value) exactNumberAt(p, (value as ObjectMap)[key], (raw as Record<string, string>)[key], `/${escapeToken(key)}`, found);
-    else exactNumberAt(p, value, raw, '', found);
+    else if (value !== null && typeof value === 'object') {
+      // An object's integer rule is each property's own: the object's schema is no integer.
+      for (const key in value) exactNumberAt(p, (value as ObjectMap)[key], (raw as Record<string, string>)[key], `/${escapeToken(key)}`, found, p.integerProperties?.has(key) === true);
+    } else exactNumberAt(p, value, raw, '', found);
   }
 }
 
-function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, found: RequestFailure[]): void {
-  if (typeof value !== 'number' || typeof raw !== 'string' || exactNumber(raw, value, p.integer && Number.isInteger(value))) return;
-  found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: notPlainNumber(p.integer) });
+function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, found: RequestFailure[], integer = p.integer): void {
+  if (typeof value !== 'number' || typeof raw !== 'string' || exactNumber(raw, value, integer && Number.isInteger(value))) return;
+  found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: notPlainNumber(integer) });
 }
 
 function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
@@ -483,57 +496,40 @@ function matches(range: string, type: string): boolean {
   return range === 'application/*+json' && isJsonType(type);
 }
 
+/** The names of the properties of a form's schema that are files, or arrays of files (OpenAPI 3.0's format: binary, 3.1's contentMediaType or contentEncoding). */
+function fileProperties(schema: ObjectMap | undefined): Set<string> {
+  const properties = (schema?.properties ?? {}) as Record<string, ObjectMap>;
+  const isFile = (s: ObjectMap | undefined) => s?.format === 'binary' || s?.contentMediaType !== undefined || s?.contentEncoding !== undefined;
+  return new Set(Object.keys(properties).filter((name) => isFile(properties[name]) || isFile(properties[name]?.items as ObjectMap | undefined)));
+}
+
 /** The names of the properties of a form's schema that are arrays (their fields may repeat). */
 function arrayProperties(schema: ObjectMap | undefined): Set<string> {
   const properties = (schema?.properties ?? {}) as Record<string, ObjectMap>;
   return new Set(Object.keys(properties).filter((name) => typesOf(properties[name]).includes('array')));
 }
 
-function formFields(text: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const [name, value] of new URLSearchParams(text)) out.set(name, [...(out.get(name) ?? []), value]);
-  return out;
-}
-
 /**
- * Parsers differ on a part that names itself twice: undici reads the last `name`, or `name*` over
- * `name`; others the first, or ignore `name*` (RFC 7578 §4.2 says it must not be used). Each part
- * has one Content-Disposition with each parameter once, and none of RFC 5987's `*` parameters.
+ * A multipart body's fields: text as itself, a file as its name. A file is accepted only where the
+ * schema says the field is one (format: binary, contentMediaType or contentEncoding): elsewhere its
+ * content would reach the upstream unchecked, read as the field's value by some parsers.
  */
-function partHeadersProblem(body: Buffer, boundary: string | undefined): string | undefined {
-  if (boundary === undefined) return undefined;
-  const text = body.toString('latin1');
-  const delimiter = `--${boundary}`;
-  for (let at = text.indexOf(delimiter); at !== -1; at = text.indexOf(`\r\n${delimiter}`, at + 1)) {
-    const start = text.startsWith(delimiter, at) ? at + delimiter.length : at + 2 + delimiter.length;
-    if (text.startsWith('--', start)) break;
-    const end = text.indexOf('\r\n\r\n', start);
-    const lines = text.slice(start, end === -1 ? undefined : end).split('\r\n').slice(1);
-    const dispositions = lines.filter((line) => /^content-disposition[ \t]*:/i.test(line));
-    if (dispositions.length > 1) return 'has a part with two Content-Disposition headers';
-    const params = dispositions.length === 0 ? new Map() : mediaParameters(dispositions[0]!.slice(dispositions[0]!.indexOf(':') + 1));
-    if (params === undefined) return 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read';
-    if ([...params.keys()].some((name) => name.endsWith('*'))) return "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out";
-    if (end === -1) break;
-  }
-  return undefined;
-}
-
-/** A multipart body's fields: text as itself, a file as its name (the schema says `format: binary`). */
-async function multipartFields(body: Buffer, contentType: string, found: RequestFailure[]): Promise<Map<string, string[]> | undefined> {
-  const problem = partHeadersProblem(body, mediaParameters(contentType)?.get('boundary'));
-  if (problem !== undefined) {
-    found.push({ in: 'body', pointer: '/body', message: problem });
-    return undefined;
-  }
-  let form: FormData;
-  try {
-    form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    found.push({ in: 'body', pointer: '/body', message: 'is not a valid multipart/form-data body' });
+function multipartFields(body: Buffer, contentType: string, files: ReadonlySet<string>, found: RequestFailure[]): Map<string, string[]> | undefined {
+  const read = readMultipart(body, mediaParameters(contentType)?.get('boundary'));
+  if ('problem' in read) {
+    found.push({ in: 'body', pointer: '/body', message: read.problem });
     return undefined;
   }
   const out = new Map<string, string[]>();
-  for (const [name, value] of form) out.set(name, [...(out.get(name) ?? []), typeof value === 'string' ? value : value.name]);
+  for (const part of read.parts) {
+    if (part.filename !== undefined && !files.has(part.name)) {
+      found.push({ in: 'body', name: part.name, pointer: `/body/${escapeToken(part.name)}`, message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)' });
+      continue;
+    }
+    const value = part.filename ?? part.value;
+    const list = out.get(part.name);
+    if (list === undefined) out.set(part.name, [value]);
+    else list.push(value);
+  }
   return out;
 }

@@ -1,0 +1,99 @@
+// multipart/form-data bodies (RFC 7578; framing by RFC 2046 §5.1.1), read the one way every
+// common parser reads them alike, or refused. Parsers differ on a preamble, an epilogue, padding
+// after a boundary, LF line ends, folded header lines, a part named twice (undici reads the last
+// `name`, or `name*` over `name`; others the first), Content-Transfer-Encoding (undici decodes
+// base64 leniently, Go decodes quoted-printable; RFC 7578 §4.7 deprecates it), a part charset or a
+// `_charset_` field, and a part with `filename=""` (a file to undici, a text field to Go): each is
+// refused here, so what the gateway validates is what the upstream reads.
+//
+// One pass: every search starts where the last one ended and stops at the part's end, so the time
+// is linear in the body, whatever it holds.
+import { mediaParameters, trimOws } from './request.ts';
+
+/** One part: a text field (`value` its UTF-8 text) or a file (`filename`, `value` empty: its bytes are not read). */
+export interface Part {
+  name: string;
+  filename: string | undefined;
+  value: string;
+}
+
+// RFC 2046 §5.1.1: 1 to 70 bchars, not ending in a space.
+const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+const isUtf8 = (charset: string | undefined) => charset === undefined || charset.toLowerCase() === 'utf-8';
+
+/** The body's parts in order, or why an upstream parser could read it otherwise. */
+export function readMultipart(body: Buffer, boundary: string | undefined): { parts: Part[] } | { problem: string } {
+  if (boundary === undefined || !BOUNDARY.test(boundary)) return { problem: 'needs a boundary parameter of 1 to 70 characters (RFC 2046 §5.1.1)' };
+  // latin1: one character per byte, so text offsets are byte offsets.
+  const text = body.toString('latin1');
+  const delimiter = `\r\n--${boundary}`;
+  if (!text.startsWith(`--${boundary}`)) return { problem: 'must begin with its boundary (no preamble)' };
+  const parts: Part[] = [];
+  let at = boundary.length + 2;
+  for (;;) {
+    if (text.startsWith('--', at)) {
+      const rest = text.length - at - 2;
+      if (rest === 0 || (rest === 2 && text.endsWith('\r\n'))) return { parts };
+      return { problem: 'must end with its closing boundary (no epilogue)' };
+    }
+    if (!text.startsWith('\r\n', at)) return { problem: 'has a boundary followed by something other than a line end' };
+    const start = at + 2;
+    const end = text.indexOf(delimiter, start);
+    if (end === -1) return { problem: 'has no closing boundary' };
+    const blank = text.slice(start, end).indexOf('\r\n\r\n');
+    if (blank === -1) return { problem: 'has a part without a blank line after its headers' };
+    const part = readPart(text.slice(start, start + blank), body.subarray(start + blank + 4, end));
+    if ('problem' in part) return part;
+    parts.push(part);
+    at = end + delimiter.length;
+  }
+}
+
+function readPart(head: string, content: Buffer): Part | { problem: string } {
+  let disposition: string | undefined;
+  let type: string | undefined;
+  for (const line of head.split('\r\n')) {
+    const colon = line.indexOf(':');
+    // RFC 5322's folded lines (a line starting with a space) and a space before the colon are read otherwise by some.
+    if (colon === -1 || !TOKEN.test(line.slice(0, colon))) return { problem: 'has a part header that is not "Name: value"' };
+    const name = line.slice(0, colon).toLowerCase();
+    const value = trimOws(line.slice(colon + 1));
+    if (name === 'content-transfer-encoding') return { problem: 'has a part with a Content-Transfer-Encoding, which RFC 7578 §4.7 deprecates and parsers decode differently' };
+    if (name === 'content-disposition') {
+      if (disposition !== undefined) return { problem: 'has a part with two Content-Disposition headers' };
+      disposition = value;
+    } else if (name === 'content-type') {
+      if (type !== undefined) return { problem: 'has a part with two Content-Type headers' };
+      type = value;
+    }
+  }
+  if (disposition === undefined || disposition.split(';')[0]!.trim().toLowerCase() !== 'form-data') return { problem: 'has a part without Content-Disposition: form-data' };
+  // Parsers that unescape quoted-pairs and parsers that do not read `name="a\"b"` as two names.
+  if (disposition.includes('\\')) return { problem: "has a part whose Content-Disposition holds a '\\', which parsers unescape differently" };
+  const params = mediaParameters(disposition);
+  if (params === undefined) return { problem: 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read' };
+  if ([...params.keys()].some((key) => key.endsWith('*'))) return { problem: "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out" };
+  const name = params.get('name');
+  if (name === undefined) return { problem: 'has a part without a name' };
+  const filename = params.get('filename');
+  if (filename !== undefined) {
+    // A browser sends filename="" with nothing in it for a file input left empty; Go reads such a part as a text field.
+    if (filename === '' && content.length > 0) return { problem: 'has a part with filename="" and content, which some parsers read as a text field' };
+    return { name, filename, value: '' };
+  }
+  const charset = type === undefined ? undefined : mediaParameters(type);
+  if (charset === undefined && type !== undefined) return { problem: 'has a part whose Content-Type cannot be read' };
+  if (!isUtf8(charset?.get('charset'))) return { problem: 'has a text part in a charset other than UTF-8' };
+  let value: string;
+  try {
+    value = utf8.decode(content);
+  } catch {
+    return { problem: 'has a text part that is not valid UTF-8' };
+  }
+  // RFC 7578 §4.6: a `_charset_` field sets the charset of the others, for parsers that read it.
+  if (name === '_charset_' && !isUtf8(value)) return { problem: 'has a _charset_ field other than UTF-8' };
+  return { name, filename: undefined, value };
+}
