@@ -9,8 +9,10 @@
 // round: Appendix E says their delimiters (space, '|', '[' ']') MUST be percent-encoded, and that a
 // single decoding pass cannot tell an encoded delimiter from data; their values are decoded first,
 // then split. A malformed percent-encoding (or one that is not UTF-8) is a read error. Header and
-// cookie values are decoded too, since simple and form are RFC 6570 expansions, which encode; a
-// header that carries a raw '%' wants `content: text/plain` instead (Appendix D), not a style.
+// cookie values reach the upstream as sent, and upstreams differ on decoding them (Express's cookie
+// parser and PHP decode, Go and most header readers do not): a '%' in them is refused, so that the
+// value checked is the value read either way. A cookie whose name, decoded, is a parameter's name
+// is refused too: PHP reads `t%31=x` as the cookie t1.
 // Cookies follow the table's examples without RFC 6570's leading '?' (Appendix D leaves it open).
 //
 // '+' in the query string is a space: Appendix C and E treat the query string as
@@ -210,6 +212,7 @@ function headerReader(p: Compiled): Reader {
     if (typeof raw !== 'string' && raw.length > 1 && p.shape === 'primitive') return { error: `${p.where} is given more than once` };
     // RFC 9110 §5.3: repeated list-valued fields combine with ','; §5.6.1: OWS may surround each item.
     const value = trimOws(typeof raw === 'string' ? raw : raw.join(','));
+    if (value.includes('%')) return escaped(p);
     if (p.shape === 'primitive') return decoded(p, value, false);
     return simpleValue(p, value, true);
   };
@@ -223,17 +226,32 @@ function cookieReader(p: Compiled): Reader {
     const raw = cookieValue(typeof header === 'string' ? header : header.join('; '), p.name);
     if (raw === undefined) return ABSENT;
     if (raw === MORE_THAN_ONCE) return { error: `${p.where} is given more than once` };
+    if (raw === SPELLED_OTHERWISE) return { error: `${p.where} is named with a percent-escape` };
+    if (raw.includes('%')) return escaped(p);
     if (p.shape === 'primitive') return decoded(p, raw, false);
     return p.shape === 'array' ? list(p, raw, ',', false) : keyValueList(p, raw, ',', false);
   };
 }
 
 const MORE_THAN_ONCE = Symbol('more than once');
+const SPELLED_OTHERWISE = Symbol('spelled otherwise');
 
-/** The one cookie named `name`, or that there is more than one. */
-function cookieValue(header: string, name: string): string | typeof MORE_THAN_ONCE | undefined {
+/** The one cookie named `name`, or that there is more than one, or one whose name is `name` decoded. */
+function cookieValue(header: string, name: string): string | typeof MORE_THAN_ONCE | typeof SPELLED_OTHERWISE | undefined {
   const values = cookieValues(header, name);
-  return values.length > 1 ? MORE_THAN_ONCE : values[0];
+  if (values.length > 1) return MORE_THAN_ONCE;
+  if (header.includes('%')) {
+    for (const pair of header.split(';')) {
+      const eq = pair.indexOf('=');
+      const spelled = trimOws(eq === -1 ? pair : pair.slice(0, eq));
+      if (spelled.includes('%') && (percentDecode(spelled, false) === name || percentDecode(spelled, true) === name)) return SPELLED_OTHERWISE;
+    }
+  }
+  return values[0];
+}
+
+function escaped(p: Compiled): Read {
+  return { error: `${p.where} must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it` };
 }
 
 // --- query ------------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ describe('defaults per location', () => {
     ['query is form, exploded', { name: 'id', in: 'query', shape: 'array' }, { query: 'id=a,b&id=c' }, { value: ['a,b', 'c'] }],
     ['query form object defaults to explode', { name: 'p', in: 'query', shape: 'object', properties: ['x', 'y'] }, { query: 'x=1&y=2&z=3' }, { value: { x: '1', y: '2' } }],
     ['header is simple', { name: 'X-Ids', in: 'header', shape: 'array' }, { headers: { 'x-ids': 'a,b' } }, { value: ['a', 'b'] }],
-    ['cookie is form', { name: 'id', in: 'cookie', shape: 'primitive' }, { headers: { cookie: 'id=a%20b' } }, { value: 'a b' }],
+    ['cookie is form', { name: 'id', in: 'cookie', shape: 'primitive' }, { headers: { cookie: 'id=a+b' } }, { value: 'a+b' }],
   ];
   for (const [name, spec, request, expected] of cases) test(name, () => assert.deepStrictEqual(read(spec, request), expected));
 });
@@ -147,11 +147,18 @@ describe('percent-decoding', () => {
   test('deepObject: unencoded brackets, encoded values', () => {
     assert.deepStrictEqual(query({ ...obj, style: 'deepObject', explode: true }, 'color[R]=1%2C2&color[G]=a+b'), { value: { R: '1,2', G: 'a b' } });
   });
-  test('header: decoded', () => {
-    assert.deepStrictEqual(header({ name: 'X-Tags', shape: 'array' }, { 'x-tags': 'a%2Cb,c%20d' }), { value: ['a,b', 'c d'] });
+  // Checked as sent, since the upstream reads them as sent: an enum of t1, t2 must not pass 't%31'.
+  test('header: a percent-escape is refused, not decoded', () => {
+    assert.deepStrictEqual(header({ name: 'X-Tags', shape: 'array' }, { 'x-tags': 'a,c d' }), { value: ['a', 'c d'] });
+    assert.deepStrictEqual(header({ name: 'X-Tag', shape: 'primitive' }, { 'x-tag': 't%31' }), { error: "header parameter X-Tag must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" });
   });
-  test('cookie: decoded, + is itself', () => {
-    assert.deepStrictEqual(cookie({ ...arr, explode: false }, 'color=a%2Cb,c+d'), { value: ['a,b', 'c+d'] });
+  test('cookie: + is itself, a percent-escape is refused', () => {
+    assert.deepStrictEqual(cookie({ ...arr, explode: false }, 'color=a,c+d'), { value: ['a', 'c+d'] });
+    assert.deepStrictEqual(cookie(prim, 'color=t%31'), { error: "cookie parameter color must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" });
+  });
+  test('cookie: a name spelled with an escape beside the plain one is refused (PHP decodes cookie names)', () => {
+    assert.deepStrictEqual(cookie(prim, 'c%6Flor=red; color=blue'), { error: 'cookie parameter color is named with a percent-escape' });
+    assert.deepStrictEqual(cookie(prim, 'other%20name=1; color=blue'), { value: 'blue' });
   });
 
   const malformed: readonly (readonly [name: string, run: () => Read, error: string])[] = [
@@ -165,8 +172,8 @@ describe('percent-decoding', () => {
     ['query name, anywhere in the query string', () => query(prim, 'color=blue&x%y=1'), 'the query string has a malformed percent-encoding'],
     ['pipeDelimited', () => query({ ...arr, style: 'pipeDelimited' }, 'color=a%7'), 'query parameter color has a malformed percent-encoding'],
     ['deepObject value', () => query({ ...obj, style: 'deepObject', explode: true }, 'color[R]=%G0'), 'query parameter color has a malformed percent-encoding'],
-    ['header', () => header({ name: 'X-A', shape: 'primitive' }, { 'x-a': '50%' }), 'header parameter X-A has a malformed percent-encoding'],
-    ['cookie', () => cookie(prim, 'color=%%'), 'cookie parameter color has a malformed percent-encoding'],
+    ['header', () => header({ name: 'X-A', shape: 'primitive' }, { 'x-a': '50%' }), "header parameter X-A must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it"],
+    ['cookie', () => cookie(prim, 'color=%%'), "cookie parameter color must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it"],
   ];
   for (const [name, run, error] of malformed) test(`malformed: ${name} is an error, not a throw`, () => assert.deepStrictEqual(run(), { error }));
 });

@@ -203,6 +203,8 @@ paths:
       operationId: listItems
       parameters:
         - { name: f, in: query, style: deepObject, explode: true, schema: { type: object, properties: { x: { type: integer, maximum: 5 } } } }
+        - { name: X-Tier, in: header, schema: { type: string, enum: [t1, t2] } }
+        - { name: tier, in: cookie, schema: { type: string, enum: [t1, t2] } }
       responses: { '200': { description: ok } }
     post:
       operationId: createItem
@@ -210,7 +212,7 @@ paths:
         content:
           application/json: { schema: { type: object, properties: { limit: { type: integer, maximum: 100 }, note: { type: string, maxLength: 50 } } } }
           application/x-www-form-urlencoded: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 } } } }
-          multipart/form-data: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 } } } }
+          multipart/form-data: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 }, upload: { type: string, format: binary } } } }
       responses: { '200': { description: ok } }
   /tree:
     post:
@@ -331,6 +333,75 @@ describe('request bodies are refused when an upstream parser could read them oth
     );
     assert.match(text, /^HTTP\/1\.1 400 /);
     assert.ok(text.includes('{"in":"body","pointer":"/body","message":"is not allowed: the operation takes no request body"}'), text);
+  });
+
+  it('multipart: a part with a Content-Transfer-Encoding (base64, quoted-printable) is refused, not decoded one way and forwarded another', async () => {
+    const encoded = (encoding: string, value: string) =>
+      send('/items', {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+        body: `--XX\r\nContent-Disposition: form-data; name="limit"\r\nContent-Transfer-Encoding: ${encoding}\r\n\r\n${value}\r\n--XX--\r\n`,
+      });
+    for (const [encoding, value] of [['base64', 'N!Q==MTAwMA=='], ['quoted-printable', '=31=30=30=30'], ['8bit', '5']]) {
+      const answer = await encoded(encoding!, value!);
+      assert.deepEqual(
+        [answer.status, answer.body.errors, answer.reached],
+        [400, [{ in: 'body', pointer: '/body', message: 'has a part with a Content-Transfer-Encoding, which RFC 7578 §4.7 deprecates and parsers decode differently' }], false],
+        encoding,
+      );
+    }
+  });
+
+  it('multipart: a file part where the schema describes no file, and filename="" with content, are refused', async () => {
+    const file = await part('form-data; name="limit"; filename="n.txt"', '1000');
+    assert.deepEqual(
+      [file.status, file.body.errors, file.reached],
+      [400, [{ in: 'body', name: 'limit', pointer: '/body/limit', message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)' }], false],
+    );
+    const undeclared = await part('form-data; name="other"; filename="n.txt"', 'x');
+    assert.deepEqual([undeclared.status, undeclared.reached], [400, false]);
+    // Go reads a part with filename="" as a text field: its content would reach the upstream as `limit` unchecked.
+    const empty = await part('form-data; name="limit"; filename=""', '1000');
+    assert.deepEqual([empty.status, empty.body.errors, empty.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a part with filename="" and content, which some parsers read as a text field' }], false]);
+    // What a browser sends for a file input left empty.
+    assert.deepEqual(await part('form-data; name="upload"; filename=""', '').then((a) => [a.status, a.reached]), [200, true]);
+  });
+
+  it('multipart: a preamble, an epilogue, padding after a boundary, LF line ends, a folded header or a text part not in UTF-8 are refused', async () => {
+    const disposition = 'Content-Disposition: form-data; name="limit"';
+    for (const [body, message] of [
+      [`junk\r\n--XX\r\n${disposition}\r\n\r\n5\r\n--XX--\r\n`, 'must begin with its boundary (no preamble)'],
+      [`--XX\r\n${disposition}\r\n\r\n5\r\n--XX--\r\n--XX\r\n${disposition}\r\n\r\n1000\r\n--XX--\r\n`, 'must end with its closing boundary (no epilogue)'],
+      [`--XX \r\n${disposition}\r\n\r\n5\r\n--XX--\r\n`, 'has a boundary followed by something other than a line end'],
+      [`--XX\n${disposition}\n\n5\n--XX--\n`, 'has a boundary followed by something other than a line end'],
+      [`--XX\r\nContent-Disposition: form-data;\r\n name="limit"\r\n\r\n5\r\n--XX--\r\n`, 'has a part header that is not "Name: value"'],
+      [`--XX\r\n${disposition}\r\nContent-Type: text/plain; charset=utf-16le\r\n\r\n5\r\n--XX--\r\n`, 'has a text part in a charset other than UTF-8'],
+      [`--XX\r\nContent-Disposition: form-data; name="_charset_"\r\n\r\niso-8859-1\r\n--XX\r\n${disposition}\r\n\r\n5\r\n--XX--\r\n`, 'has a _charset_ field other than UTF-8'],
+      [`--XX\r\nContent-Disposition: form-data; name="lim\\"it"\r\n\r\n5\r\n--XX--\r\n`, "has a part whose Content-Disposition holds a '\\', which parsers unescape differently"],
+    ]) {
+      const answer = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body });
+      assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer: '/body', message }], false], body);
+    }
+    const latin1 = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: Buffer.from(`--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\ncaf\xe9\r\n--XX--\r\n`, 'latin1') });
+    assert.deepEqual([latin1.status, latin1.body.errors, latin1.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a text part that is not valid UTF-8' }], false]);
+  });
+
+  it('a deepObject property whose schema is an integer is refused written with a fraction, as a plain parameter is', async () => {
+    const fraction = await send('/items?f[x]=1.0', {});
+    assert.deepEqual([fraction.status, fraction.body.errors, fraction.reached], [400, [{ in: 'query', name: 'f', pointer: '/query/f/x', message: 'must be a plain decimal integer, without a fraction' }], false]);
+  });
+
+  it('header and cookie parameters are checked as the upstream receives them: a percent-escape is refused, a cookie named with one too', async () => {
+    assert.deepEqual(await send('/items', { headers: { 'x-tier': 't1', cookie: 'tier=t2' } }).then((a) => [a.status, a.reached]), [200, true]);
+    const header = await send('/items', { headers: { 'x-tier': 't%31' } });
+    assert.deepEqual(
+      [header.status, header.body.errors, header.reached],
+      [400, [{ in: 'header', name: 'X-Tier', pointer: '/header/X-Tier', message: "header parameter X-Tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" }], false],
+    );
+    const cookie = await send('/items', { headers: { cookie: 'tier=t%31' } });
+    assert.deepEqual([cookie.status, cookie.body.errors[0].message, cookie.reached], [400, "cookie parameter tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it", false]);
+    const named = await send('/items', { headers: { cookie: 'ti%65r=t3; tier=t1' } });
+    assert.deepEqual([named.status, named.body.errors[0].message, named.reached], [400, 'cookie parameter tier is named with a percent-escape', false]);
   });
 
   it('a deepObject query parameter passes with its brackets, raw or escaped', async () => {
