@@ -4,9 +4,14 @@
 // key. Every instance shares that key, so the GET may reach another instance than the POST, and
 // nothing keeps the secret at rest but the browser, sealed. The session id and the app id are the
 // cipher's additional data: another session, or another app's page, cannot open it. The cookie's
-// path is the reveal page's, and the GET that shows it clears it.
+// path is the reveal page's, and the GET that shows it clears it. Clearing is only the browser's
+// part: the same value sent again (a saved request) would open again within its lifetime. So
+// each seal holds a random id, and opening spends it in the store (its SHA-256, remembered until
+// the seal expires): the first open on any instance shows the secret, every later one nothing.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { sha256 } from '../crypto.ts';
+import type { Store } from '../store/port/index.ts';
 import { readCookie } from './session.ts';
 
 /** What the reveal page shows; overlapUntil (epoch ms) after a rotation only. */
@@ -21,8 +26,12 @@ export interface Reveals {
   path(appId: string): string;
   /** The Set-Cookie value that carries `shown` to this session's next GET of the app's reveal page. */
   seal(sessionId: string, appId: string, shown: Shown): string;
-  /** What the request's cookie holds for this session and app: undefined when absent, expired, altered or another's. */
-  open(req: IncomingMessage, sessionId: string, appId: string): Shown | undefined;
+  /**
+   * What the request's cookie holds for this session and app, the first time it is opened:
+   * undefined when absent, expired, altered, another's, or opened before (on any instance).
+   * Rejects with StoreUnavailable when the store cannot spend it: nothing is shown then.
+   */
+  open(req: IncomingMessage, sessionId: string, appId: string): Promise<Shown | undefined>;
   /** The Set-Cookie value that removes the cookie. */
   clear(appId: string): string;
 }
@@ -31,9 +40,13 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 // A distinct HKDF info per use of the secret key: this key opens nothing else.
 const KEY_INFO = 'token-gateway portal reveal v1';
+const ID_BYTES = 16;
 
-export function createReveals(options: { secretKey: KeyObject; clock: () => number; lifetimeMs: number; secure: boolean }): Reveals {
-  const { clock, lifetimeMs, secure } = options;
+/** What a seal holds: what the page shows, the seal's own expiry, and the id its one opening spends. */
+type Sealed = Shown & { expiresAt: number; id: string };
+
+export function createReveals(options: { store: Store; secretKey: KeyObject; clock: () => number; lifetimeMs: number; secure: boolean }): Reveals {
+  const { store, clock, lifetimeMs, secure } = options;
   const key = Buffer.from(hkdfSync('sha256', options.secretKey, Buffer.alloc(0), KEY_INFO, 32));
   // The __Host- prefix needs Path=/; __Secure- still makes browsers refuse it unless it is Secure.
   const name = secure ? '__Secure-portal-reveal' : 'portal-reveal';
@@ -45,12 +58,13 @@ export function createReveals(options: { secretKey: KeyObject; clock: () => numb
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(boundTo(sessionId, appId));
     // The expiry is sealed too: Max-Age alone is only the browser's word.
-    const plain = Buffer.from(JSON.stringify({ ...shown, expiresAt: clock() + lifetimeMs }));
+    const contents: Sealed = { ...shown, expiresAt: clock() + lifetimeMs, id: randomBytes(ID_BYTES).toString('base64url') };
+    const plain = Buffer.from(JSON.stringify(contents));
     const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
     return `${name}=${sealed.toString('base64url')}${attributes(appId, Math.floor(lifetimeMs / 1000))}`;
   }
 
-  function open(req: IncomingMessage, sessionId: string, appId: string): Shown | undefined {
+  async function open(req: IncomingMessage, sessionId: string, appId: string): Promise<Shown | undefined> {
     const value = readCookie(req.headers.cookie, name);
     if (value === undefined) return undefined;
     const sealed = Buffer.from(value, 'base64url');
@@ -64,8 +78,11 @@ export function createReveals(options: { secretKey: KeyObject; clock: () => numb
       // Altered, sealed for another session or app, or under another secret key.
       return undefined;
     }
-    const { expiresAt, ...shown } = JSON.parse(plain.toString('utf8')) as Shown & { expiresAt: number };
-    return expiresAt > clock() ? shown : undefined;
+    const { expiresAt, id, ...shown } = JSON.parse(plain.toString('utf8')) as Sealed;
+    const now = clock();
+    // A seal without an id (from before ids) cannot be spent, so it is not shown.
+    if (expiresAt <= now || typeof id !== 'string') return undefined;
+    return (await store.accounts.consumeOnce(sha256(id), now, expiresAt)) ? shown : undefined;
   }
 
   return { path, seal, open, clear: (appId) => `${name}=${attributes(appId, 0)}` };

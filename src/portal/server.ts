@@ -129,7 +129,7 @@ export function createPortalHandler(
     return clientIpOf(req);
   };
   const sessions = createSessions({ store, secretKey: deps.secretKey, clock, lifetimeMs: portal.sessionLifetimeMs, secure: options.secure });
-  const reveals = createReveals({ secretKey: deps.secretKey, clock, lifetimeMs: REVEAL_LIFETIME_MS, secure: options.secure });
+  const reveals = createReveals({ store, secretKey: deps.secretKey, clock, lifetimeMs: REVEAL_LIFETIME_MS, secure: options.secure });
   const visible = (): ProductSettings[] => [...catalog().products.values()].filter((p) => p.visible);
   const visibleProduct = (name: string | undefined) => visible().find((p) => p.name === name);
 
@@ -311,9 +311,13 @@ export function createPortalHandler(
    */
   const toReveal = (r: Request, appId: string, shown: Shown): Answer => ({ redirect: reveals.path(appId), cookies: [reveals.seal(r.visitor.id, appId, shown)] });
 
-  /** The new secret, once: this GET clears the cookie, so a reload or another visit finds it gone. */
-  function reveal(r: Request, app: ops.AppDetails): Answer {
-    const shown = reveals.open(r.req, r.visitor.id, app.id);
+  /**
+   * The new secret, once: this GET spends the sealed cookie in the store and clears it, so a
+   * reload, another visit or the same cookie sent again finds it gone. A store that cannot spend
+   * it throws (503), and the cookie stays for a try once the store answers.
+   */
+  async function reveal(r: Request, app: ops.AppDetails): Promise<Answer> {
+    const shown = await reveals.open(r.req, r.visitor.id, app.id);
     const answer = shown === undefined ? page(410, pages.secretGonePage(r.frame, app)) : page(200, pages.secretPage(r.frame, { app, ...shown }));
     return { ...answer, cookies: [reveals.clear(app.id)] };
   }

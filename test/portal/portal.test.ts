@@ -4,11 +4,15 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createApp, createDeveloper, deleteApp, deleteOwnApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
-import { bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { loadConfigFile } from '../../src/config/load.ts';
+import { createLogger } from '../../src/log.ts';
+import { startGateway } from '../../src/main.ts';
+import { bearer, call, startTestGateway, TEST_REDIS_URL, tokenRequest, type TestGateway } from '../helpers.ts';
 import { linkIn, signUpAndConfirm, startMailbox, type Mailbox } from './mailbox.ts';
-import { Visitor } from './visitor.ts';
+import { Visitor, type Page } from './visitor.ts';
 
 const PRODUCTS = `
   public:
@@ -405,6 +409,85 @@ describe('portal', () => {
     assert.equal(shown.status, 200, 'its own session still opens it');
     assert.ok(shownPair(shown).secret);
     assert.equal((await visitor.post(location, { csrf: shown.csrf! })).status, 404, 'the reveal page is only read');
+  });
+
+  /**
+   * Registers an app through the portal and answers the 303 to its reveal page, the page's path,
+   * and the Cookie header a saved copy of the redirected request would send again: the session and the sealed reveal.
+   */
+  async function registerForReveal(visitor: Visitor, name: string): Promise<{ posted: Page; location: string; saved: string }> {
+    const posted = await visitor.submit('/apps/new', '/apps', { name, product: 'public' });
+    assert.equal(posted.status, 303, posted.text);
+    const saved = visitor.cookie!;
+    assert.match(saved, /(^|; )portal-reveal=[A-Za-z0-9_-]{100,}/);
+    return { posted, location: posted.headers.get('location')!, saved };
+  }
+
+  test('the reveal page is single-use on the server: replaying its sealed cookie with the session shows nothing', async () => {
+    const { visitor } = await signUp(base);
+    const { posted, location, saved } = await registerForReveal(visitor, 'replayed');
+    const shown = await visitor.follow(posted);
+    assert.equal(shown.status, 200, shown.text);
+    const { secret } = shownPair(shown);
+    assert.ok(secret, shown.text);
+
+    // The same request again, cookies and all, within the two minutes: the browser's clearing is not what stops it.
+    const replay = new Visitor(base);
+    replay.cookie = saved;
+    const replayed = await replay.get(location);
+    assert.equal(replayed.status, 410);
+    assert.match(replayed.text, GONE);
+    assert.ok(!replayed.text.includes(secret), 'the secret is not shown again');
+    assert.deepEqual(replayed.headers.getSetCookie(), [`portal-reveal=; Path=${location}; HttpOnly; SameSite=Strict; Max-Age=0`]);
+    // Exactly what the same session gets without the cookie.
+    assert.equal(visitor.cookies.has('portal-reveal'), false);
+    const absent = await visitor.get(location);
+    assert.deepEqual([replayed.status, replayed.text], [absent.status, absent.text]);
+  });
+
+  test('the reveal page is single-use across instances: its sealed cookie, shown by one gateway, shows nothing on another on the same store', async () => {
+    const other = await startGateway({ config: loadConfigFile(gw.configFile, { env: {} }), logger: createLogger('silent') });
+    try {
+      const { visitor } = await signUp(base);
+      const { posted, location, saved } = await registerForReveal(visitor, 'elsewhere');
+      const shown = await visitor.follow(posted);
+      assert.equal(shown.status, 200, shown.text);
+      const { secret } = shownPair(shown);
+      assert.ok(secret, shown.text);
+
+      const replay = new Visitor(other.portalUrl!);
+      replay.cookie = saved;
+      const replayed = await replay.get(location);
+      assert.equal(replayed.status, 410);
+      assert.match(replayed.text, GONE);
+      assert.ok(!replayed.text.includes(secret), 'the other instance does not show it again');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('the reveal page fails closed: when the store cannot spend the reveal, 503 and the usual page, no secret, and the cookie is kept until the store answers', { skip: TEST_REDIS_URL === undefined ? false : 'holds the SQLite file\'s write lock' }, async () => {
+    const { visitor } = await signUp(base);
+    const { posted } = await registerForReveal(visitor, 'locked');
+    // Another connection holds the write lock past the store's busy timeout (2 s).
+    const lock = new DatabaseSync(path.join(gw.dir, 'gateway.db'));
+    lock.exec('BEGIN IMMEDIATE');
+    let refused: Page;
+    try {
+      refused = await visitor.follow(posted);
+    } finally {
+      lock.exec('ROLLBACK');
+      lock.close();
+    }
+    assert.equal(refused.status, 503, refused.text);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.match(refused.text, /The service is temporarily unavailable; try again in a moment\./);
+    assert.equal(shownPair(refused).secret, undefined);
+    assert.doesNotMatch(refused.text, /locked|database/i, 'no internal message');
+    assert.deepEqual(refused.headers.getSetCookie(), [], 'the sealed cookie is not cleared');
+    const shown = await visitor.follow(posted);
+    assert.equal(shown.status, 200, shown.text);
+    assert.ok(shownPair(shown).secret);
   });
 
   test("another developer's app is not found; logged out, app pages send to the login", async () => {

@@ -15,7 +15,7 @@ import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
 
 /** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 5;
+const MIGRATION_COUNT = 6;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
@@ -285,6 +285,28 @@ describe('SqliteStore database file', () => {
     const check = new DatabaseSync(file);
     assert.deepEqual({ ...check.prepare('SELECT count(*) AS n FROM developers').get() }, { n: 1 });
     check.close();
+  });
+
+  it('keeps a spent single-use id with its expiry until a purge reaches that expiry', async () => {
+    const store = openSqlite(file);
+    const id = randomBytes(16);
+    try {
+      assert.equal(await store.accounts.consumeOnce(id, T0, T0 + 120_000), true);
+      await store.purgeExpired(T0 + 119_999);
+      assert.deepEqual(spent(), [{ id_hash: new Uint8Array(id), expires_at: T0 + 120_000 }]);
+      await store.purgeExpired(T0 + 120_000);
+      assert.deepEqual(spent(), []);
+    } finally {
+      await store.close();
+    }
+    function spent(): unknown[] {
+      const db = new DatabaseSync(file);
+      try {
+        return db.prepare('SELECT id_hash, expires_at FROM spent_once').all().map((row) => ({ ...row }));
+      } finally {
+        db.close();
+      }
+    }
   });
 
   it('refuses bad options with a TypeError', () => {

@@ -44,7 +44,7 @@ export interface StoreDriver extends TransferStore {
   readonly counters: Counters;
   readonly usage: UsageStore;
   readonly changes: ChangeFeed;
-  /** Removes expired tokens, sessions, links and ended counters; resolves to the number of tokens removed. */
+  /** Removes expired tokens, sessions, links, spent single-use ids and ended counters; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
   /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
   ping(): Promise<void>;

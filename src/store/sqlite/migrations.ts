@@ -96,4 +96,10 @@ export const MIGRATIONS: readonly string[] = [
      expires_at INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX email_tokens_developer ON email_tokens(developer_id, purpose);`,
+  // The single-use ids spent (by their SHA-256), kept until they expire: a one-time page (a new
+  // secret's) opens once, whichever process serves it.
+  `CREATE TABLE spent_once (
+     id_hash BLOB PRIMARY KEY,
+     expires_at INTEGER NOT NULL
+   ) STRICT, WITHOUT ROWID;`,
 ];
