@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
+import { NOSNIFF } from '../http/problem.ts';
 import { answerHeaders, type AnswerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
@@ -175,6 +176,7 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     const credentials: Record<string, string> = options.credentials === true ? { 'access-control-allow-credentials': 'true' } : {};
     const exposed: Record<string, string> = (options.exposeHeaders ?? []).length > 0 ? { 'access-control-expose-headers': options.exposeHeaders!.join(', ') } : {};
     const preflightHeaders: Record<string, string> = {
+      ...NOSNIFF,
       ...credentials,
       'access-control-allow-methods': methods.join(', '),
       ...(headers.length > 0 ? { 'access-control-allow-headers': headers.join(', ') } : {}),
