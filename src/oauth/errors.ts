@@ -2,6 +2,7 @@
 // that writes them.
 import type { ServerResponse } from 'node:http';
 import { asGatewayError, GatewayError } from '../errors.ts';
+import { NOSNIFF } from '../http/problem.ts';
 import { StoreUnavailable } from '../store/port/index.ts';
 
 export class OAuthError extends GatewayError {}
@@ -41,6 +42,7 @@ export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: 
   const payload = JSON.stringify(body);
   const headers: Record<string, string | number> = {
     ...NO_STORE,
+    ...NOSNIFF,
     ...(exposed ? err.headers : undefined),
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),

@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Config, ProductSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
+import { NOSNIFF } from '../http/problem.ts';
 import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { OAUTH_PATHS } from './endpoint.ts';
@@ -42,6 +43,6 @@ export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterabl
   const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });
   return function metadataEndpoint(method: string, res: ServerResponse): void {
     if (method !== 'GET' && method !== 'HEAD') throw notAllowed;
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300', 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
+    res.writeHead(200, { ...NOSNIFF, 'content-type': 'application/json', 'cache-control': 'public, max-age=300', 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
   };
 }

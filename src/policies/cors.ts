@@ -5,7 +5,8 @@
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import { answerHeaders, type AnswerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
+import { NOSNIFF } from '../http/problem.ts';
+import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipeline/context.ts';
 import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
@@ -146,7 +147,7 @@ function answerFor(allow: Readonly<Record<string, string>>, vary: boolean): Answ
  * The OAuth endpoints write their answers themselves, after the handler's setHeader(X-Request-Id):
  * the CORS headers join it there, as lists built here from each of `answers`.
  */
-function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): Step {
+function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): (ctx: RequestContext) => void {
   const lists = new Map<AnswerHeaders, [string, string][]>();
   for (const answer of answers) {
     const out: Record<string, unknown> = {};
@@ -175,6 +176,7 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     const credentials: Record<string, string> = options.credentials === true ? { 'access-control-allow-credentials': 'true' } : {};
     const exposed: Record<string, string> = (options.exposeHeaders ?? []).length > 0 ? { 'access-control-expose-headers': options.exposeHeaders!.join(', ') } : {};
     const preflightHeaders: Record<string, string> = {
+      ...NOSNIFF,
       ...credentials,
       'access-control-allow-methods': methods.join(', '),
       ...(headers.length > 0 ? { 'access-control-allow-headers': headers.join(', ') } : {}),
@@ -187,7 +189,8 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     const allowAll = answerFor(allow(ANY), false);
     const refuse = answerFor({}, true);
     const byOrigin = new Map([...origins].map((o) => [o, answerFor(allow(o), true)]));
-    const answerOf = (origin: string | undefined): AnswerHeaders => (any ? allowAll : ((origin === undefined ? undefined : byOrigin.get(origin)) ?? refuse));
+    const allowed = (origin: string | undefined): AnswerHeaders | undefined => (any ? allowAll : origin === undefined ? undefined : byOrigin.get(origin));
+    const answerOf = (origin: string | undefined): AnswerHeaders => allowed(origin) ?? refuse;
 
     /** Fetch §3.2.3, §4.8: the preflight, answered here without a token or the upstream; a refusal carries no Access-Control-Allow-*. */
     function corsPreflight(ctx: RequestContext): void {
@@ -199,11 +202,12 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
       ctx.res.writeHead(204, answerHeaders(ctx, { 'access-control-allow-origin': any ? ANY : origin, ...preflightHeaders })).end();
     }
 
-    if (env.tokenEndpoint) return { mark: setHeaders(answerOf, [allowAll, refuse, ...byOrigin.values()]), preflight: corsPreflight };
+    if (env.tokenEndpoint) return { mark: setHeaders(answerOf, [allowAll, refuse, ...byOrigin.values()]), allowed, preflight: corsPreflight };
     return {
       mark: function corsHeaders(ctx: RequestContext): void {
         ctx.cors = answerOf(ctx.req.headers.origin);
       },
+      allowed,
       preflight: corsPreflight,
     };
   },

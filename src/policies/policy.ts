@@ -5,7 +5,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
 import type { Documents, DocumentValidators } from '../openapi/validators.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { AnswerHeaders, RequestContext, Step } from '../pipeline/context.ts';
 import { StoreUnavailable, type CounterCheck, type CounterResult, type Counters } from '../store/port/index.ts';
 
 /** What a policy is compiled with: where it stands, and the few services policies use. */
@@ -93,8 +93,10 @@ export interface OriginPolicy<S extends TSchema> extends Descriptor<S> {
 }
 
 export interface OriginHandlers {
-  /** The route's first step. */
-  mark: Step;
+  /** Sets what every answer of the call carries, before anything else runs. */
+  mark: (ctx: RequestContext) => void;
+  /** What an answer to `origin` carries when the policy allows it; undefined when it does not. */
+  allowed: (origin: string | undefined) => AnswerHeaders | undefined;
   /** The whole of a preflight's route: answers it, or throws the refusal; synchronous, since the OAuth endpoints call it without awaiting. */
   preflight: (ctx: RequestContext) => void;
 }

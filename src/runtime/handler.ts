@@ -131,13 +131,18 @@ export function createHandler(parts: HandlerParts) {
         }
         return;
       }
-      const length = req.headers['content-length'];
-      if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
       route = routes.lookup(req.method ?? 'GET', ctx.path, preflightMethod(req));
       name = route.name;
+      // Before anything else, so that every answer of the route carries them, a refusal of its length included.
+      route.cors?.(ctx);
+      const length = req.headers['content-length'];
+      if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
       const pending = runSteps(route.steps, ctx);
       if (pending !== undefined) await pending;
     } catch (thrown) {
+      // Refused before a route took it (its path, its transfer coding): a page of an origin the
+      // routes at the path allow may still read why.
+      if (route === undefined) routes.corsAt(sentPath(req.url))?.(ctx);
       failure = sendProblem(res, thrown, answerHeaders(ctx, {}));
       if (!failure.expose || failure.status >= 500) logger.error({ err: failure.cause ?? failure, detail: failure.detail, id: ctx.requestId, path: ctx.path }, failure.message);
       fields = { error: failure.code };
@@ -177,6 +182,12 @@ function createObserver(metrics: Metrics) {
     }
     if (failure !== undefined) metrics.failed(failure, name === OAUTH_PATHS.token ? 'token' : 'request', upstream);
   };
+}
+
+/** The path of a request target as sent, refused or not: up to the query. */
+function sentPath(url = '/'): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
 }
 
 /** A client's X-Request-Id of up to 128 visible ASCII characters is kept; otherwise the gateway makes one. */

@@ -14,13 +14,18 @@ import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
 
-/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
+/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its CORS headers, its steps. */
 export interface CompiledRoute {
   /** UNMATCHED for a path no route has, or a method none of its routes takes. */
   name: string;
   upstream: string | undefined;
+  /** Set before anything else, so that every answer carries its CORS headers, a refusal before the steps included; undefined without a CORS policy. */
+  cors: Cors | undefined;
   steps: readonly Step[];
 }
+
+/** Sets the CORS headers of whatever answers the call (ctx.cors). */
+type Cors = (ctx: RequestContext) => void;
 
 /** The route label of requests no route took. */
 export const UNMATCHED = '(unmatched)';
@@ -28,10 +33,14 @@ export const UNMATCHED = '(unmatched)';
 interface PathEntry {
   /** The route of each method. */
   methods: ReadonlyMap<string, CompiledRoute>;
+  /** The CORS headers of an answer no one of its routes gives (a method none takes, a refused path). */
+  cors: Cors | undefined;
   /** Fetch §3.2.2: the preflight of each method whose route has a CORS policy, found by the method it asks for. */
   preflights: ReadonlyMap<string, CompiledRoute>;
   /** Any other method: authenticate, then 405. */
   otherMethod: CompiledRoute;
+  /** A preflight about a method no CORS policy of the path covers: any other method, without Access-Control-Allow-* (Fetch §3.2.3). */
+  otherPreflight: CompiledRoute;
 }
 
 export interface RouteTable {
@@ -41,6 +50,11 @@ export interface RouteTable {
    * CORS policy when it has one.
    */
   lookup(method: string, path: string, preflightFor?: string): CompiledRoute;
+  /**
+   * The CORS headers of an answer given before any route took the call (its path refused, or its
+   * transfer coding): those of the routes at `path` as it was sent, when they have a CORS policy.
+   */
+  corsAt(path: string): Cors | undefined;
   /** Closes the upstream pools once their calls are done; `force`: at once. */
   close(force?: boolean): Promise<void>;
 }
@@ -93,19 +107,20 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
 
   const byPath = new Map<string, Map<string, CompiledRoute>>();
   const preflightsByPath = new Map<string, Map<string, CompiledRoute>>();
+  const corsByPath = new Map<string, OriginHandlers[]>();
   for (const route of config.routes.values()) {
     const operation = operationSite(route, config.openapi, config.documents);
     const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, clock, counters, logger, maxBodySize };
     const cors = compileOriginPolicy(route.policies, env);
     if (cors !== undefined) {
       // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
+      // A refused preflight carries no Access-Control-Allow-* (Fetch §3.2.3): no CORS headers of its own.
       const preflights = preflightsByPath.get(route.path) ?? new Map<string, CompiledRoute>();
-      preflights.set(route.method, { name: route.name, upstream: undefined, steps: [cors.preflight] });
+      preflights.set(route.method, { name: route.name, upstream: undefined, cors: undefined, steps: [cors.preflight] });
       preflightsByPath.set(route.path, preflights);
+      corsByPath.set(route.path, [...(corsByPath.get(route.path) ?? []), cors]);
     }
     const steps: Step[] = [
-      // First, so that every answer carries the CORS headers, a 401 included.
-      ...(cors === undefined ? [] : [cors.mark]),
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
       ...compilePolicies(route.policies, 'access', env),
@@ -117,7 +132,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
     const methods = byPath.get(route.path) ?? new Map<string, CompiledRoute>();
-    methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
+    methods.set(route.method, { name: route.name, upstream: route.upstream, cors: cors?.mark, steps });
     byPath.set(route.path, methods);
   }
 
@@ -125,19 +140,24 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const patterns: { regex: RegExp; entry: PathEntry }[] = [];
   for (const [path, methods] of byPath) {
     const allow = [...methods.keys()].join(', ');
+    const cors = pathCors(corsByPath.get(path) ?? []);
+    const otherMethod: CompiledRoute = {
+      name: UNMATCHED,
+      upstream: undefined,
+      cors,
+      steps: [
+        verifyToken,
+        function methodNotAllowed() {
+          throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
+        },
+      ],
+    };
     const entry: PathEntry = {
       methods,
+      cors,
       preflights: preflightsByPath.get(path) ?? new Map(),
-      otherMethod: {
-        name: UNMATCHED,
-        upstream: undefined,
-        steps: [
-          verifyToken,
-          function methodNotAllowed() {
-            throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
-          },
-        ],
-      },
+      otherMethod,
+      otherPreflight: { ...otherMethod, cors: undefined },
     };
     if (path.includes('{')) {
       const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
@@ -147,9 +167,11 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
     }
   }
 
+  // A path no route has: no route's CORS policy can allow its caller's origin.
   const notFound: CompiledRoute = {
     name: UNMATCHED,
     upstream: undefined,
+    cors: undefined,
     steps: [
       verifyToken,
       function notFound() {
@@ -168,8 +190,11 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       // /v1/files/$export: both spellings must name the route that is authorised.
       if (path.includes('%') && SUB_DELIM_ESCAPE.test(path) && find(decodeSubDelims(path)) !== entry) throw ambiguous;
       if (entry === undefined) return notFound;
-      const preflight = preflightFor === undefined ? undefined : entry.preflights.get(preflightFor);
-      return preflight ?? entry.methods.get(method) ?? entry.otherMethod;
+      if (preflightFor === undefined) return entry.methods.get(method) ?? entry.otherMethod;
+      return entry.preflights.get(preflightFor) ?? entry.methods.get(method) ?? entry.otherPreflight;
+    },
+    corsAt(path) {
+      return find(path)?.cors;
     },
     async close(force = false) {
       await Promise.all([...targets.values()].map((t) => t.close(force)));
@@ -199,6 +224,25 @@ export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access'
 /** The CORS policy's handlers, when the list has one (the config allows one at most). */
 export function compileOriginPolicy(entries: readonly PolicyEntry[], env: PolicyEnv): OriginHandlers | undefined {
   return created<OriginHandlers>(entries, 'origin', env)[0];
+}
+
+/**
+ * The CORS headers of an answer at a path that no one of its routes gives: those of the first of
+ * its routes' CORS policies that allows the caller's origin, else the refusal of the first (Vary: Origin).
+ */
+function pathCors(policies: readonly OriginHandlers[]): Cors | undefined {
+  if (policies.length <= 1) return policies[0]?.mark;
+  return function pathCorsHeaders(ctx: RequestContext): void {
+    const { origin } = ctx.req.headers;
+    for (const policy of policies) {
+      const allowed = policy.allowed(origin);
+      if (allowed !== undefined) {
+        ctx.cors = allowed;
+        return;
+      }
+    }
+    policies[0]!.mark(ctx);
+  };
 }
 
 /** The handlers of the response policies, in the order the YAML lists them. */

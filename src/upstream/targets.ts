@@ -54,9 +54,18 @@ export function createResponder(target: Target, handlers: readonly ResponseHandl
 }
 
 function writeHeld(ctx: RequestContext, response: HeldResponse): void {
-  const headers: Record<string, string | string[]> = answerHeaders(ctx, { ...response.headers, 'content-length': String(response.body.length) });
+  const { status, body } = response;
+  const headers: Record<string, string | string[]> = answerHeaders(ctx, { ...response.headers });
   delete headers['transfer-encoding'];
-  ctx.res.writeHead(response.status, headers).end(ctx.req.method === 'HEAD' ? undefined : response.body);
+  // A 304 or an answer to HEAD held without a body keeps the upstream's length: that of what a GET would send (RFC 9110 §8.6).
+  if (body.length > 0 || (status !== 304 && ctx.req.method !== 'HEAD')) headers['content-length'] = String(body.length);
+  noContentLength(status, headers);
+  ctx.res.writeHead(status, headers).end(ctx.req.method === 'HEAD' ? undefined : body);
+}
+
+/** RFC 9110 §8.6: a server must not send Content-Length in a 204 (Transfer-Encoding, hop-by-hop, never crosses the gateway). */
+function noContentLength(status: number, headers: Record<string, unknown>): void {
+  if (status === 204) delete headers['content-length'];
 }
 
 /** A target that has its whole answer at once (mock, echo) streams by writing it. */
@@ -236,6 +245,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
           answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
+          noContentLength(head.status, head.headers);
           res.writeHead(head.status, answerHeaders(ctx, head.headers));
           return res;
         }),

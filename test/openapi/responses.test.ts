@@ -124,7 +124,7 @@ components:
 `;
 
 /** What the upstream answers next. */
-let next: { status: number; headers?: Record<string, string>; body?: string } = { status: 200 };
+let next: { status: number; headers?: Record<string, string | string[]>; body?: string } = { status: 200 };
 
 describe('response validation from an OpenAPI document', () => {
   let gateway: TestGateway;
@@ -170,7 +170,7 @@ describe('response validation from an OpenAPI document', () => {
     await upstream?.close();
   });
 
-  const json = (value: unknown, headers: Record<string, string> = {}) => ({ status: 200, headers: { 'content-type': 'application/json', 'x-rate': '7', ...headers }, body: JSON.stringify(value) });
+  const json = (value: unknown, headers: Record<string, string | string[]> = {}) => ({ status: 200, headers: { 'content-type': 'application/json', 'x-rate': '7', ...headers }, body: JSON.stringify(value) });
 
   /** Calls `path` with the upstream answering `answer`; returns the gateway's answer and the warning it logged, if any. */
   async function through(path: string, answer: typeof next, method = 'GET') {
@@ -301,9 +301,34 @@ describe('response validation from an OpenAPI document', () => {
     const { res, warning } = await through('/api/tree', { status: 200, headers: { 'content-type': 'application/json' }, body: deep });
     assert.equal(res.status, 502);
     assert.deepEqual(res.body, BAD_GATEWAY);
-    assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body', message: 'is nested too deeply to check' }]);
+    assert.deepEqual(warning.errors, [{ in: 'body', pointer: `/body${'/child'.repeat(64)}`, message: 'is nested more than 64 levels deep' }]);
     const shallow = await through('/api/tree', { status: 200, headers: { 'content-type': 'application/json' }, body: '{"child":{"child":{}}}' });
     assert.equal(shallow.res.status, 200);
+  });
+
+  it('enforce: an answer with two Content-Type headers is a mismatch (the check read the first, a browser reads the last)', async () => {
+    const { res, warning } = await through('/api/things/1', json({ id: 1, name: 'pot' }, { 'content-type': ['application/json', 'text/html'] }));
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.body, BAD_GATEWAY);
+    assert.deepEqual(warning.errors, [{ in: 'header', name: 'content-type', pointer: '/header/content-type', message: 'is given more than once' }]);
+  });
+
+  it('enforce: a JSON answer that names a member twice is a mismatch (the check read the last, the client gets both)', async () => {
+    const { res, warning } = await through('/api/things/1', { ...json(null), body: '{"id":1,"name":"<img src=x onerror=alert(1)>","name":"pot"}' });
+    assert.equal(res.status, 502);
+    assert.deepEqual(res.body, BAD_GATEWAY);
+    assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/name', message: 'is given more than once' }]);
+  });
+
+  it('enforce: a JSON answer with a number a double cannot hold (1e400, or more digits than it keeps) is a mismatch', async () => {
+    const NOT_EXACT = 'must be a number a double holds exactly (no more digits than it keeps, within its range)';
+    const huge = await through('/api/things/1', { ...json(null), body: '{"id":1,"name":"pot","size":1e400}' });
+    assert.equal(huge.res.status, 502);
+    assert.deepEqual(huge.res.body, BAD_GATEWAY);
+    assert.deepEqual(huge.warning.errors, [{ in: 'body', pointer: '/body/size', message: NOT_EXACT }]);
+    const inexact = await through('/api/things/1', { ...json(null), body: '{"id":1.0000000000000000001,"name":"pot"}' });
+    assert.equal(inexact.res.status, 502);
+    assert.deepEqual(inexact.warning.errors, [{ in: 'body', pointer: '/body/id', message: NOT_EXACT }]);
   });
 
   it('report: the mismatch is logged and the answer passed on', async () => {

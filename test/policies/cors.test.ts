@@ -2,7 +2,7 @@
 // on every answer of a route (its errors included), and the token endpoint from a browser origin.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bearer, call, configError, configYaml, startTestGateway, startUpstream, tokenRequest, type Answer, type ConfigParts, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, configError, configYaml, rawExchange, startTestGateway, startUpstream, tokenRequest, type Answer, type ConfigParts, type TestGateway, type Upstream } from '../helpers.ts';
 
 const APP = 'https://app.example.com';
 
@@ -195,6 +195,91 @@ describe('cors on a route', () => {
       const denied = await call(`${gw.url}/v1/cors/1`, { headers: { origin: APP } });
       assert.equal(denied.status, 401);
       assert.deepEqual(corsHeaders(denied), { 'access-control-allow-origin': APP, 'access-control-allow-credentials': 'true', vary: 'Origin' });
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+});
+
+describe('cors on the answers given before a route takes the call', () => {
+  const OTHER = 'https://other.example.com';
+  const allowed = { 'access-control-allow-origin': APP, 'access-control-expose-headers': 'X-Request-Id, RateLimit-Remaining', vary: 'Origin' };
+  /** The `cors` route (GET, LISTED) and, on its path, a POST route whose policy allows OTHER only. */
+  const gateway = (upstream: Upstream) =>
+    corsGateway(LISTED, upstream, {
+      routes: `  cors-post:\n    method: POST\n    path: /v1/cors/{id}\n    upstream: api\n    policies:\n      - cors: { origins: ['${OTHER}'] }\n`,
+      products: `  posts:\n    routes: [cors-post]\n`,
+    });
+
+  test('a refused path is 400 with the CORS headers of the routes at its path as sent; one at no route has none', async () => {
+    const upstream = await startUpstream();
+    const gw = await gateway(upstream);
+    try {
+      const refused = await call(`${gw.url}/v1/cors/a;b`, { headers: { origin: APP } });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(refused.body, { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'request path rejected: ";" is not allowed in the path', code: 'invalid_path' });
+      assert.deepEqual(corsHeaders(refused), allowed);
+      // Either route's policy, whichever allows the origin.
+      const other = await call(`${gw.url}/v1/cors/a;b`, { headers: { origin: OTHER } });
+      assert.deepEqual(corsHeaders(other), { 'access-control-allow-origin': OTHER, vary: 'Origin' });
+      const unlisted = await call(`${gw.url}/v1/cors/a;b`, { headers: { origin: 'https://evil.example.com' } });
+      assert.equal(unlisted.status, 400);
+      assert.deepEqual(corsHeaders(unlisted), { vary: 'Origin' });
+      // No route's policy can allow an origin for a path no route has.
+      const nowhere = await call(`${gw.url}/v1/nowhere/a;b`, { headers: { origin: APP } });
+      assert.equal(nowhere.status, 400);
+      assert.deepEqual(corsHeaders(nowhere), {});
+      assert.equal(upstream.received.length, 0);
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+
+  test('a method no route of the path takes is 405 (and 401 before it) with the CORS headers of its routes', async () => {
+    const upstream = await startUpstream();
+    const gw = await gateway(upstream);
+    try {
+      const notAllowed = await call(`${gw.url}/v1/cors/1`, { method: 'DELETE', headers: { ...bearer(await tokenFor(gw, 'web')), origin: APP } });
+      assert.equal(notAllowed.status, 405);
+      assert.equal(notAllowed.body.code, 'method_not_allowed');
+      assert.equal(notAllowed.headers.get('allow'), 'GET, POST');
+      assert.deepEqual(corsHeaders(notAllowed), allowed);
+      const noToken = await call(`${gw.url}/v1/cors/1`, { method: 'DELETE', headers: { origin: OTHER } });
+      assert.equal(noToken.status, 401);
+      assert.deepEqual(corsHeaders(noToken), { 'access-control-allow-origin': OTHER, vary: 'Origin' });
+      assert.equal(upstream.received.length, 0);
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
+  });
+
+  test("a body over the limit by its Content-Length is 413 with the CORS headers of the method's route", async () => {
+    const upstream = await startUpstream();
+    const gw = await gateway(upstream);
+    try {
+      /** The status and the CORS headers (and Vary) of a POST declaring 100 GB, read off the socket. */
+      const tooLarge = async (origin: string) => {
+        const answer = await rawExchange(gw.url, `POST /v1/cors/1 HTTP/1.1\r\nHost: gateway\r\nOrigin: ${origin}\r\nContent-Type: text/plain\r\nContent-Length: 100000000000\r\nConnection: close\r\n\r\n`);
+        const [status, ...lines] = answer.split('\r\n\r\n')[0]!.split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines) {
+          const name = line.slice(0, line.indexOf(':')).toLowerCase();
+          if (name.startsWith('access-control-') || name === 'vary') headers[name] = line.slice(line.indexOf(':') + 1).trim();
+        }
+        return { status, headers, body: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) };
+      };
+      const other = await tooLarge(OTHER);
+      assert.equal(other.status, 'HTTP/1.1 413 Payload Too Large');
+      assert.equal(other.body.code, 'payload_too_large');
+      assert.deepEqual(other.headers, { 'access-control-allow-origin': OTHER, vary: 'Origin' });
+      // The POST route's own policy, not the GET route's, which allows APP.
+      const app = await tooLarge(APP);
+      assert.equal(app.status, 'HTTP/1.1 413 Payload Too Large');
+      assert.deepEqual(app.headers, { vary: 'Origin' });
+      assert.equal(upstream.received.length, 0);
     } finally {
       await gw.close();
       await upstream.close();

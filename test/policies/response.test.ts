@@ -107,6 +107,17 @@ describe('response policies', () => {
     assert.deepEqual(warning?.errors, [{ pointer: '/id', message: 'must be integer' }]);
   });
 
+  test('enforce: a JSON answer that names a member twice, or holds a number a double cannot (1e400), is a 502', async () => {
+    const before = gw.logs.length;
+    assert.equal((await get('enforced', 200, '{"id":"seven","id":7}')).status, 502);
+    assert.equal((await get('enforced', 200, '{"id":7,"size":1e400}')).status, 502);
+    const warnings = gw.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'upstream response does not match its schema');
+    assert.deepEqual(
+      warnings.map((w) => w.errors),
+      [[{ pointer: '/id', message: 'is given more than once' }], [{ pointer: '/size', message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' }]],
+    );
+  });
+
   test('report: an invalid answer is logged and passed through', async () => {
     const before = gw.logs.length;
     const res = await get('reported', 201, { other: true });

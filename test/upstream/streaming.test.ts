@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { bearer, call, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, rawExchange, startTestGateway, startUpstream, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
 
 describe('streamed answers', () => {
   let upstream: Upstream;
@@ -91,5 +91,49 @@ describe('streamed answers', () => {
     const line = gw.logs.find((l) => l.includes('"path":"/v1/slow"'));
     assert.ok(line?.includes('"error":"client_closed_request"'), line);
     assert.ok(!gw.logs.some((l) => l.includes('"level":50') && l.includes('/v1/slow')), 'no error-level line for a client leaving');
+  });
+});
+
+describe('bodiless answers', () => {
+  test('a 204 goes out without Content-Length or Transfer-Encoding, streamed or held (RFC 9110 §8.6); a 304 keeps the upstream Content-Length', async () => {
+    const upstream = await startUpstream((req, res) => {
+      // Node sends a Content-Length it is given, even on a 204.
+      if (req.url!.startsWith('/v1/gone')) res.writeHead(204, { 'content-length': '0', 'x-upstream': 'yes' }).end();
+      else res.writeHead(304, { 'content-length': '42', etag: '"v1"' }).end();
+    });
+    const held = '    policies:\n      - validateResponse: { responses: { 2XX: { type: object } } }\n';
+    const route = (name: string, policies = '') => `  ${name}:\n    method: GET\n    path: /v1/${name}\n    upstream: up\n${policies}`;
+    const gw = await startTestGateway({
+      upstreams: `  up:\n    url: ${upstream.url}\n`,
+      routes: route('gone') + route('gone-held', held) + route('same') + route('same-held', held),
+      products: `  streams:\n    routes: [gone, gone-held, same, same-held]\n`,
+    });
+    try {
+      const app = await gw.client('streams');
+      const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
+      /** The status line and header lines of the raw answer, as the client's socket read them. */
+      const head = async (path: string) => {
+        const answer = await rawExchange(gw.url, `GET ${path} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+        const [status, ...lines] = answer.split('\r\n\r\n')[0]!.split('\r\n');
+        return { status, names: lines.map((l) => l.slice(0, l.indexOf(':')).toLowerCase()), lines, rest: answer.slice(answer.indexOf('\r\n\r\n') + 4) };
+      };
+      for (const path of ['/v1/gone', '/v1/gone-held']) {
+        const answer = await head(path);
+        assert.equal(answer.status, 'HTTP/1.1 204 No Content', path);
+        assert.ok(answer.names.includes('x-upstream'), path);
+        assert.ok(!answer.names.includes('content-length'), `${path}: ${answer.lines.join(' | ')}`);
+        assert.ok(!answer.names.includes('transfer-encoding'), `${path}: ${answer.lines.join(' | ')}`);
+        assert.equal(answer.rest, '', path);
+      }
+      for (const path of ['/v1/same', '/v1/same-held']) {
+        const answer = await head(path);
+        assert.equal(answer.status, 'HTTP/1.1 304 Not Modified', path);
+        assert.deepEqual(answer.lines.map((l) => l.toLowerCase()).filter((l) => /^(content-length|transfer-encoding):/.test(l)), ['content-length: 42'], path);
+        assert.equal(answer.rest, '', path);
+      }
+    } finally {
+      await gw.close();
+      await upstream.close();
+    }
   });
 });
