@@ -45,14 +45,21 @@ export function readMultipart(body: Buffer, boundary: string | undefined): { par
     if (end === -1) return { problem: 'has no closing boundary' };
     const blank = text.slice(start, end).indexOf('\r\n\r\n');
     if (blank === -1) return { problem: 'has a part without a blank line after its headers' };
-    const part = readPart(text.slice(start, start + blank), body.subarray(start + blank + 4, end));
+    const part = readPart(body.subarray(start, start + blank), body.subarray(start + blank + 4, end));
     if ('problem' in part) return part;
     parts.push(part);
     at = end + delimiter.length;
   }
 }
 
-function readPart(head: string, content: Buffer): Part | { problem: string } {
+function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string } {
+  // Browsers write a non-ASCII name or filename as UTF-8 (WHATWG), and parsers read it so.
+  let head: string;
+  try {
+    head = utf8.decode(headBytes);
+  } catch {
+    return { problem: 'has part headers that are not valid UTF-8' };
+  }
   let disposition: string | undefined;
   let type: string | undefined;
   for (const line of head.split('\r\n')) {

@@ -378,7 +378,7 @@ describe('request bodies are refused when an upstream parser could read them oth
       [`--XX\r\n${disposition}\r\nContent-Type: text/plain; charset=utf-16le\r\n\r\n5\r\n--XX--\r\n`, 'has a text part in a charset other than UTF-8'],
       [`--XX\r\nContent-Disposition: form-data; name="_charset_"\r\n\r\niso-8859-1\r\n--XX\r\n${disposition}\r\n\r\n5\r\n--XX--\r\n`, 'has a _charset_ field other than UTF-8'],
       [`--XX\r\nContent-Disposition: form-data; name="lim\\"it"\r\n\r\n5\r\n--XX--\r\n`, "has a part whose Content-Disposition holds a '\\', which parsers unescape differently"],
-    ]) {
+    ] as const) {
       const answer = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body });
       assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer: '/body', message }], false], body);
     }
