@@ -122,13 +122,17 @@ describe('fuzzing', () => {
 /** A linear parser reads 16 KiB in well under a millisecond; one input that takes this long has found something worse. */
 const PER_INPUT_MS = 250;
 
-/** `check`, failing when one input takes longer than PER_INPUT_MS. */
+/** `check`, failing when one input takes longer than PER_INPUT_MS twice in a row (once may be a pause of the machine's). */
 function within<T extends unknown[]>(check: (...args: T) => void): (...args: T) => void {
-  return (...args) => {
+  const timed = (args: T) => {
     const start = performance.now();
     check(...args);
-    const ms = performance.now() - start;
-    assert.ok(ms < PER_INPUT_MS, `one input took ${ms.toFixed(0)} ms: ${JSON.stringify(args).slice(0, 300)}`);
+    return performance.now() - start;
+  };
+  return (...args) => {
+    if (timed(args) < PER_INPUT_MS) return;
+    const ms = timed(args);
+    assert.ok(ms < PER_INPUT_MS, `one input took ${ms.toFixed(0)} ms, twice: ${JSON.stringify(args).slice(0, 300)}`);
   };
 }
 
@@ -149,8 +153,8 @@ function assertRead(read: Read, what: string): void {
   assert.ok(items.every((item) => typeof item === 'string'), what);
 }
 
-/** Every style each location allows, with every shape and explode it may have (OAS 3.1.1 "Style Values"). */
-const SPECS: ParameterSpec[] = (
+/** A reader of every style each location allows, with every shape and explode it may have (OAS 3.1.1 "Style Values"). */
+const READERS = (
   [
     ['path', 'simple'],
     ['path', 'label'],
@@ -167,17 +171,17 @@ const SPECS: ParameterSpec[] = (
     [true, false].flatMap((explode) => {
       const spec: ParameterSpec = { name: 'p', in: location, style, explode, shape, ...(shape === 'object' && location === 'query' && style === 'form' && explode && { otherQueryNames: ['q'] }) };
       try {
-        return [{ spec, read: compileParameter(spec) }];
+        return [{ what: `${location} ${style} ${shape} explode=${explode}`, location, read: compileParameter(spec) }];
       } catch {
         return []; // a combination the specification does not define
       }
     }),
   ),
-).map(({ spec }) => spec);
+);
 
 describe('fuzzing every parser of client bytes, each input within a time bound', () => {
-  const readers = SPECS.map((spec) => ({ what: `${spec.in} ${spec.style} ${spec.shape} explode=${spec.explode}`, location: spec.in, read: compileParameter(spec) }));
-  const RUNS_BIG = { numRuns: 300 };
+  const readers = READERS;
+  const RUNS_LARGE_INPUTS = { numRuns: 300 };
 
   test('paths and query strings: splitTarget, the query object and every query style answer or refuse', () => {
     fc.assert(
@@ -195,7 +199,7 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
           for (const r of readers) if (r.location === 'query') assertRead(r.read({ path: {}, headers: {}, parsedQuery }), r.what);
         }),
       ),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
   });
 
@@ -212,7 +216,7 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
           }
         }),
       ),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
   });
 
@@ -228,7 +232,7 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
           for (const found of cookieValues(value, 'b')) assert.equal(typeof found, 'string');
         }),
       ),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
   });
 
@@ -243,7 +247,7 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
           else assert.ok(parsed.pointer.startsWith('/body') && parsed.message.length > 0);
         }),
       ),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
     // What JSON.stringify writes has no repeated member and only numbers a double holds: it is accepted as it is.
     fc.assert(
@@ -254,7 +258,7 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
           assert.deepEqual(parseJsonBody(Buffer.from(text), '/body'), { value: JSON.parse(text) });
         }),
       ),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
   });
 
@@ -287,7 +291,8 @@ paths:
         let pending: unknown;
         within(() => {
           const fields = formFields(body);
-          assert.equal([...fields.values()].reduce((sum, list) => sum + list.length, 0), [...new URLSearchParams(body)].length);
+          const params = new URLSearchParams(body);
+          for (const [name, values] of fields) assert.deepEqual(values, params.getAll(name));
           const ctx = { req: { headers: { 'content-type': type, 'content-length': String(body.length) } }, path: '/items', query: '', body: Buffer.from(body, 'latin1') } as unknown as RequestContext;
           try {
             // The body is read already: the whole check runs before the step's promise is returned.
@@ -298,7 +303,7 @@ paths:
         })();
         if (pending instanceof Promise) await pending.then(() => {}, refusal);
       }),
-      RUNS_BIG,
+      RUNS_LARGE_INPUTS,
     );
   });
 
@@ -340,7 +345,7 @@ paths:
         } catch {
           return; // undici is stricter here: nothing reaches an upstream that reads it otherwise
         }
-        const ours = read.parts.map((p: Part): [string, string] => [p.name, p.filename === undefined ? p.value : `file:${p.filename}`]);
+        const ours = read.parts.map((p: Part): [string, string] => [p.name, p.kind === 'field' ? p.value : `file:${p.filename}`]);
         assert.deepEqual(ours, theirs, JSON.stringify(text));
       }),
       { numRuns: 500 },

@@ -1,7 +1,9 @@
 // Every parser that reads client bytes runs in time linear in what it reads: one request must never
 // hold the event loop for seconds. Each is fed adversarial input (the shapes that once made a parser
 // quadratic, and their kin) in sizes four times apart up to the limit that bounds it in a default
-// configuration; its time per byte may not keep growing from one size to the next. Linear time keeps
+// configuration, and past a small limit where the parser has no length check of its own (at 8 KiB
+// a quadratic parser hides behind its fixed cost per call); its time per byte may not keep growing
+// from one size to the next. Linear time keeps
 // it level (1×), n log n about 1.2×, quadratic time quadruples it at every step. A single step may
 // jump once (a string past V8's large-object size costs a page mapping each time), so it fails only
 // on two steps in a row of 2.5× or more. Growth between sizes, never an absolute time: machines
@@ -12,6 +14,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { normaliseEmail } from '../src/admin/operations.ts';
+import { GatewayError } from '../src/errors.ts';
 import { createClientIp } from '../src/http/ip.ts';
 import { readMultipart } from '../src/http/multipart.ts';
 import { formFields } from '../src/http/query.ts';
@@ -26,11 +29,13 @@ import { tempDir } from './helpers.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-/** The limits of a default configuration: listen.maxBodySize, validateRequest's body, Node's header block, the request target, the OAuth and portal forms, a protected route's form. */
-const LIMITS = { body: 10 * MiB, validateRequest: MiB, headers: 16 * KiB, target: 8 * KiB, oauthForm: 16 * KiB, bearerForm: 64 * KiB };
+/** The limits of a default configuration: listen.maxBodySize, Node's header block, the request target, the OAuth and portal forms, a protected route's form. */
+const LIMITS = { body: 10 * MiB, headers: 16 * KiB, target: 8 * KiB, oauthForm: 16 * KiB, bearerForm: 64 * KiB };
+/** How far a parser without a length check of its own is measured past a smaller limit. */
+const AT_LEAST = 256 * KiB;
 
 /** The least time of one call, in ms: the best of up to five batches, each of calls until 5 ms have passed. */
-function timePerCall(run: () => void): number {
+async function timePerCall(run: () => unknown): Promise<number> {
   let best = Infinity;
   const began = performance.now();
   for (let batch = 0; batch < 5 && (batch < 2 || performance.now() - began < 1000); batch++) {
@@ -38,7 +43,8 @@ function timePerCall(run: () => void): number {
     const start = performance.now();
     let elapsed = 0;
     do {
-      run();
+      const pending = run();
+      if (pending instanceof Promise) await pending;
       calls++;
       elapsed = performance.now() - start;
     } while (elapsed < 5);
@@ -49,17 +55,19 @@ function timePerCall(run: () => void): number {
 
 /**
  * Times `run` on inputs of `limit` bytes and of a quarter, a sixteenth… of it, down to 256 bytes
- * (the smallest first: quadratic time is caught before the large sizes take minutes), and fails
- * when the time per byte grows 2.5× or more at two sizes in a row.
+ * (the smallest first: quadratic time is caught before the large sizes take minutes), and past a
+ * limit under AT_LEAST unless `limited` (the parser refuses longer input itself); fails when the
+ * time per byte grows 2.5× or more at two sizes in a row.
  */
-function assertLinear<T>(limit: number, make: (bytes: number) => T, run: (input: T) => void): void {
+async function assertLinear<T>(limit: number, make: (bytes: number) => T, run: (input: T) => unknown, limited = false): Promise<void> {
   const sizes: number[] = [];
   for (let bytes = limit; bytes >= 256; bytes = Math.floor(bytes / 4)) sizes.unshift(bytes);
-  run(make(sizes[0]!));
+  if (!limited) for (let bytes = limit * 4; bytes <= AT_LEAST; bytes *= 4) sizes.push(bytes);
+  await run(make(sizes[0]!));
   const seen: { bytes: number; perByte: number }[] = [];
   for (const bytes of sizes) {
     const input = make(bytes);
-    seen.push({ bytes, perByte: timePerCall(() => run(input)) / bytes });
+    seen.push({ bytes, perByte: (await timePerCall(() => run(input))) / bytes });
     const [a, b, c] = seen.slice(-3);
     if (c === undefined) continue;
     const growth = [b!.perByte / a!.perByte, c.perByte / b!.perByte];
@@ -76,15 +84,6 @@ const fill = (bytes: number, unit: string, head = '', tail = '') => head + unit.
 const ignore = (err: unknown) => {
   if (!(err instanceof Error) || err.name === 'TypeError' || err.name === 'RangeError') throw err;
 };
-/** Runs a step of the pipeline to its end, refusals included (validateBody rejects its promise). */
-function runStep(step: (ctx: RequestContext) => void | Promise<unknown>, ctx: RequestContext): void {
-  try {
-    const pending = step(ctx);
-    if (pending instanceof Promise) pending.catch(ignore);
-  } catch (err) {
-    ignore(err);
-  }
-}
 
 describe('parser growth: a JSON body (limit: listen.maxBodySize)', () => {
   const json = (text: string) => Buffer.from(text);
@@ -132,46 +131,76 @@ paths:
   const request = (headers: Record<string, string>, body: string | undefined, query = ''): RequestContext =>
     ({ req: { headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) } }, path: '/items', query, body: body === undefined ? undefined : Buffer.from(body, 'latin1') }) as unknown as RequestContext;
   const form = (body: string) => request({ 'content-type': 'application/x-www-form-urlencoded' }, body);
+  /** What the step answers, awaited: 'accepted', or the refusal's status and first failure. */
+  async function outcome(ctx: RequestContext): Promise<string> {
+    try {
+      await step(ctx);
+      return 'accepted';
+    } catch (err) {
+      if (!(err instanceof GatewayError)) throw err;
+      const first = (err.extensions?.errors as { pointer: string; message: string }[] | undefined)?.[0];
+      return `${err.status} ${first === undefined ? err.message : `${first.pointer} ${first.message}`}`;
+    }
+  }
   const multipart = (body: string) => request({ 'content-type': 'multipart/form-data; boundary=XX' }, body);
   const part = (name: string, value: string, extra = '') => `--XX\r\nContent-Disposition: form-data; name="${name}"${extra}\r\n\r\n${value}\r\n`;
 
-  const cases: [string, (bytes: number) => RequestContext][] = [
-    ['JSON: a number with a long run of zeros', (n) => request({ 'content-type': 'application/json' }, fill(n, '0', '{"limit":1.', '1}'))],
-    ['JSON: many numbers', (n) => request({ 'content-type': 'application/json' }, fill(n, '100.25,', '{"tags":[', '0]}'))],
-    ['form: a number with a long run of zeros', (n) => form(fill(n, '0', 'limit=1.', '1'))],
-    ['form: a field repeated', (n) => form(fill(n, 'tag=7&', '', 'limit=1'))],
-    ['form: a field repeated, written with fractions', (n) => form(fill(n, 'tag=7.0&', '', 'limit=1'))],
-    ['form: many fields the schema does not declare', (n) => form(fill(n, 'x[]=1&', '', 'limit=1'))],
-    ['multipart: a number with a long run of zeros', (n) => multipart(part('limit', fill(n, '0', '1.', '1')) + '--XX--\r\n')],
-    ['multipart: a field repeated', (n) => multipart(fill(n, part('tag', '7'), '', '--XX--\r\n'))],
-    ['multipart: boundaries with no blank line until the end', (n) => multipart(fill(n, '--XX\r\n', '', '\r\n'))],
-    ['multipart: a part with many header lines', (n) => multipart(`--XX\r\n${fill(n, 'X-A: b\r\n')}Content-Disposition: form-data; name="limit"\r\n\r\n1\r\n--XX--\r\n`)],
-    ['multipart: content full of near-boundaries', (n) => multipart(part('upload', fill(n, '\r\n--X\r\n-'), '; filename="a"') + '--XX--\r\n')],
-    ['multipart: many files', (n) => multipart(fill(n, part('upload', 'x', '; filename="a"'), '', '--XX--\r\n'))],
+  const inexact = 'must be a number a double holds exactly (no more digits than it keeps, within its range)';
+  // Each with what it is answered: the whole input is read, not refused at its first bytes.
+  const cases: [string, (bytes: number) => RequestContext, string][] = [
+    ['JSON: a number with a long run of zeros', (n) => request({ 'content-type': 'application/json' }, fill(n, '0', '{"limit":1.', '1}')), `400 /body/limit ${inexact}`],
+    ['JSON: many numbers', (n) => request({ 'content-type': 'application/json' }, fill(n, '100.25,', '{"tags":[', '0]}')), 'accepted'],
+    ['form: a number with a long run of zeros', (n) => form(fill(n, '0', 'limit=1.', '1')), '400 /body/limit must be a plain decimal number, exactly representable'],
+    ['form: a field repeated', (n) => form(fill(n, 'tag=7&', '', 'limit=1')), 'accepted'],
+    ['form: a field repeated, written with fractions', (n) => form(fill(n, 'tag=7.0&', '', 'limit=1')), '400 /body/tag/0 must be a plain decimal integer, without a fraction'],
+    ['form: many fields the schema does not declare', (n) => form(fill(n, 'x[]=1&', '', 'limit=1')), '400 /body/x[] is given more than once'],
+    ['multipart: a number with a long run of zeros', (n) => multipart(part('limit', fill(n, '0', '1.', '1')) + '--XX--\r\n'), '400 /body/limit must be a plain decimal number, exactly representable'],
+    ['multipart: a field repeated', (n) => multipart(fill(n, part('tag', '7'), '', '--XX--\r\n')), 'accepted'],
+    // What made the old part-header scan quadratic; read in one pass, it is refused at its first part.
+    ['multipart: boundaries with no blank line until the end', (n) => multipart(fill(n, '--XX\r\n', '', '\r\n')), '400 /body has a part without a blank line after its headers'],
+    ['multipart: a part with many header lines', (n) => multipart(`--XX\r\n${fill(n, 'X-A: b\r\n')}Content-Disposition: form-data; name="limit"\r\n\r\n1\r\n--XX--\r\n`), 'accepted'],
+    ['multipart: content full of near-boundaries', (n) => multipart(part('upload', fill(n, '\r\n--X\r\n-'), '; filename="a"') + '--XX--\r\n'), 'accepted'],
+    ['multipart: many files', (n) => multipart(fill(n, part('upload', 'x', '; filename="a"'), '', '--XX--\r\n')), '400 /body/upload is given more than once'],
   ];
-  for (const [what, make] of cases) test(what, () => assertLinear(LIMITS.body, make, (ctx) => runStep(step, ctx)));
+  for (const [what, make, answer] of cases) {
+    test(what, async () => {
+      assert.equal(await outcome(make(64 * KiB)), answer);
+      await assertLinear(LIMITS.body, make, outcome);
+    });
+  }
 
-  test('parameters: a deepObject of many properties, a long header list, a long cookie header', () => {
-    assertLinear(LIMITS.target, (n) => request({}, undefined, fill(n, 'f[x]=1.0&')), (ctx) => runStep(step, ctx));
-    assertLinear(LIMITS.headers, (n) => request({ 'x-tags': fill(n, 'a, ') }, undefined), (ctx) => runStep(step, ctx));
-    assertLinear(LIMITS.headers, (n) => request({ cookie: fill(n, 'ti%65r=1; ', '', 'tier=2') }, undefined), (ctx) => runStep(step, ctx));
+  test('parameters: a deepObject of many properties, a long header list, a long cookie header', async () => {
+    const deep = (n: number) => request({}, undefined, fill(n, 'f[x]=1.0&'));
+    assert.equal(await outcome(deep(4 * KiB)), '400 /query/f query parameter f: property x is given more than once');
+    await assertLinear(LIMITS.target, deep, outcome);
+    const list = (n: number) => request({ 'x-tags': fill(n, 'a, ', '', 'b') }, undefined);
+    assert.equal(await outcome(list(4 * KiB)), 'accepted');
+    await assertLinear(LIMITS.headers, list, outcome);
+    // A cookie named with an escape is looked for through the whole header.
+    for (const unit of ['other=1; ', '%=1; ', '%ZZ=1; ', 'ti%65=1; ']) {
+      const cookies = (n: number) => request({ cookie: fill(n, unit, '', 'ti%65r=2') }, undefined);
+      assert.equal(await outcome(cookies(4 * KiB)), '400 /cookie/tier cookie parameter tier is named with a percent-escape', unit);
+      await assertLinear(LIMITS.headers, cookies, outcome);
+    }
   });
 });
 
 describe('parser growth: the request line and headers (limits: 8 KiB target, 16 KiB headers)', () => {
-  test('paths: escapes, segments, escapes of non-ASCII characters', () => {
+  test('paths: escapes, segments, escapes of non-ASCII characters', async () => {
     for (const unit of ['%24', 'a/', '%C3%A9', '%E2%88%95', '%EF%BC%8E', '/.', '%']) {
-      assertLinear(LIMITS.target, (n) => fill(n, unit, '/'), (target) => {
+      const split = (target: string) => {
         try {
           splitTarget(target);
         } catch (err) {
           ignore(err);
         }
-      });
+      };
+      // Longer targets are 414 before anything is read.
+      await assertLinear(LIMITS.target, (n) => fill(n, unit, '/'), split, true);
     }
   });
 
-  test('query strings: as a query object, as parameters, as every style reads them', () => {
+  test('query strings: as a query object, as parameters, as every style reads them', async () => {
     const readers = [
       compileParameter({ name: 'q', in: 'query', shape: 'array' }),
       compileParameter({ name: 'q', in: 'query', shape: 'array', explode: false }),
@@ -180,7 +209,7 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
       compileParameter({ name: 'q', in: 'query', shape: 'object', otherQueryNames: [] }),
     ];
     for (const unit of ['q=1&', 'q=a,b,c%2C&', 'q[a]=1&', 'q=%7C|%7C&', 'a=1;', '&&']) {
-      assertLinear(LIMITS.target, (n) => fill(n, unit), (query) => {
+      await assertLinear(LIMITS.target, (n) => fill(n, unit), (query) => {
         queryObject(query);
         const parsedQuery = parseQuery(query);
         for (const read of readers) read({ path: {}, headers: {}, parsedQuery });
@@ -188,14 +217,14 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
     }
   });
 
-  test('headers: Content-Type parameters, cookies, Basic credentials, X-Forwarded-For, header and cookie parameters of every style', () => {
-    assertLinear(LIMITS.headers, (n) => fill(n, '; a=b', 'multipart/form-data'), mediaParameters);
-    assertLinear(LIMITS.headers, (n) => fill(n, '\\"', 'text/plain; a="'), mediaParameters);
-    assertLinear(LIMITS.headers, (n) => fill(n, 'a=1; '), (header) => cookieValues(header, 'a'));
+  test('headers: Content-Type parameters, cookies, Basic credentials, X-Forwarded-For, header and cookie parameters of every style', async () => {
+    await assertLinear(LIMITS.headers, (n) => fill(n, '; a=b', 'multipart/form-data'), mediaParameters);
+    await assertLinear(LIMITS.headers, (n) => fill(n, '\\"', 'text/plain; a="'), mediaParameters);
+    await assertLinear(LIMITS.headers, (n) => fill(n, 'a=1; '), (header) => cookieValues(header, 'a'));
     const basic = (n: number) => ({ headers: { authorization: `Basic ${Buffer.from(fill(n * 0.75, '%41', 'id:')).toString('base64')}` }, rawHeaders: [] }) as unknown as IncomingMessage;
-    assertLinear(LIMITS.headers, basic, (req) => presentedCredentials(req, new Map()));
+    await assertLinear(LIMITS.headers, basic, (req) => presentedCredentials(req, new Map()));
     const clientIp = createClientIp(['10.0.0.0/8']);
-    assertLinear(LIMITS.headers, (n) => ({ socket: { remoteAddress: '10.0.0.1' }, headers: { 'x-forwarded-for': fill(n, '10.1.2.3, ') } }) as unknown as IncomingMessage, clientIp);
+    await assertLinear(LIMITS.headers, (n) => ({ socket: { remoteAddress: '10.0.0.1' }, headers: { 'x-forwarded-for': fill(n, '10.1.2.3, ') } }) as unknown as IncomingMessage, clientIp);
     const readers = [
       compileParameter({ name: 'X-A', in: 'header', shape: 'array' }),
       compileParameter({ name: 'X-A', in: 'header', shape: 'object', explode: true }),
@@ -203,7 +232,7 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
       compileParameter({ name: 'a', in: 'cookie', shape: 'object', explode: false }),
     ];
     for (const unit of ['a,b,', 'k=v,', 'a=1; ', '%61=1; ']) {
-      assertLinear(LIMITS.headers, (n) => fill(n, unit), (value) => {
+      await assertLinear(LIMITS.headers, (n) => fill(n, unit), (value) => {
         for (const read of readers) read({ path: {}, headers: { 'x-a': value, cookie: value }, parsedQuery: parseQuery('') });
       });
     }
@@ -211,39 +240,40 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
 });
 
 describe('parser growth: forms of the OAuth endpoints, the portal and a protected route', () => {
-  test('form bodies: many fields, one long field', () => {
+  test('form bodies: many fields, one long field', async () => {
     for (const unit of ['a=1&', 'tag=1&', '%41%42=%43&', '+']) {
-      assertLinear(LIMITS.oauthForm, (n) => fill(n, unit), (body) => {
+      await assertLinear(LIMITS.oauthForm, (n) => fill(n, unit), (body) => {
         try {
           parseForm(body);
         } catch (err) {
           ignore(err);
         }
       });
-      assertLinear(LIMITS.bearerForm, (n) => fill(n, unit), formFields);
+      await assertLinear(LIMITS.bearerForm, (n) => fill(n, unit), formFields);
     }
   });
 
-  test('multipart bodies read alone: parts, header lines, near-boundaries', () => {
+  test('multipart bodies read alone: parts, header lines, near-boundaries', async () => {
     for (const [unit, head, tail] of [
       ['--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n', '', '--XX--\r\n'],
       ['--XX\r\n', '', '\r\n'],
       ['\r\n--X', '--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\n', '\r\n--XX--\r\n'],
       ['X-A: b\r\n', '--XX\r\n', 'Content-Disposition: form-data; name="a"\r\n\r\n1\r\n--XX--\r\n'],
     ] as const) {
-      assertLinear(LIMITS.body, (n) => Buffer.from(fill(n, unit, head, tail)), (body) => readMultipart(body, 'XX'));
+      await assertLinear(LIMITS.body, (n) => Buffer.from(fill(n, unit, head, tail)), (body) => readMultipart(body, 'XX'));
     }
   });
 
-  test('a portal sign-up address: dots and at-signs', () => {
+  // The address is held to 254 characters before its pattern, which is quadratic in the length, runs.
+  test('a portal sign-up address: dots and at-signs', async () => {
     for (const [unit, tail] of [['a.', '@'], ['a.', ' x'], ['.@', '']]) {
-      assertLinear(LIMITS.oauthForm, (n) => fill(n, unit!, 'a@', tail), (email) => {
+      await assertLinear(LIMITS.oauthForm, (n) => fill(n, unit!, 'a@', tail), (email) => {
         try {
           normaliseEmail(email);
         } catch (err) {
           ignore(err);
         }
-      });
+      }, true);
     }
   });
 });

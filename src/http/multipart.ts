@@ -3,25 +3,23 @@
 // after a boundary, LF line ends, folded header lines, a part named twice (undici reads the last
 // `name`, or `name*` over `name`; others the first), Content-Transfer-Encoding (undici decodes
 // base64 leniently, Go decodes quoted-printable; RFC 7578 §4.7 deprecates it), a part charset or a
-// `_charset_` field, and a part with `filename=""` (a file to undici, a text field to Go): each is
-// refused here, so what the gateway validates is what the upstream reads.
+// `_charset_` field, a part with `filename=""` (a file to undici, a text field to Go), a bare CR
+// or LF in a header line (Werkzeug, cgi and email end the line there), RFC 2231's continued
+// parameters (`name*0`, which Werkzeug and Go join into the name) and RFC 2047's encoded words
+// (`=?utf-8?q?…?=`, which Python's email decodes): each is refused here, so what the gateway
+// validates is what the upstream reads.
 //
 // One pass: every search starts where the last one ended and stops at the part's end, so the time
 // is linear in the body, whatever it holds.
-import { mediaParameters, trimOws } from './request.ts';
+import { mediaParameters, mediaType, TOKEN, trimOws, utf8Text } from './request.ts';
 
-/** One part: a text field (`value` its UTF-8 text) or a file (`filename`, `value` empty: its bytes are not read). */
-export interface Part {
-  name: string;
-  filename: string | undefined;
-  value: string;
-}
+/** One part: a text field and its UTF-8 text, or a file and its name (its bytes are not read). */
+export type Part = { kind: 'field'; name: string; value: string } | { kind: 'file'; name: string; filename: string };
 
 // RFC 2046 §5.1.1: 1 to 70 bchars, not ending in a space.
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
+/** In a header line, anything but a tab below a space, and DEL. */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 const isUtf8 = (charset: string | undefined) => charset === undefined || charset.toLowerCase() === 'utf-8';
 
 /** The body's parts in order, or why an upstream parser could read it otherwise. */
@@ -54,15 +52,12 @@ export function readMultipart(body: Buffer, boundary: string | undefined): { par
 
 function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string } {
   // Browsers write a non-ASCII name or filename as UTF-8 (WHATWG), and parsers read it so.
-  let head: string;
-  try {
-    head = utf8.decode(headBytes);
-  } catch {
-    return { problem: 'has part headers that are not valid UTF-8' };
-  }
+  const head = utf8Text(headBytes);
+  if (head === undefined) return { problem: 'has part headers that are not valid UTF-8' };
   let disposition: string | undefined;
   let type: string | undefined;
   for (const line of head.split('\r\n')) {
+    if (CONTROL.test(line)) return { problem: 'has a part header holding a control character, such as a bare CR or LF, where some parsers end the line' };
     const colon = line.indexOf(':');
     // RFC 5322's folded lines (a line starting with a space) and a space before the colon are read otherwise by some.
     if (colon === -1 || !TOKEN.test(line.slice(0, colon))) return { problem: 'has a part header that is not "Name: value"' };
@@ -77,30 +72,27 @@ function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string 
       type = value;
     }
   }
-  if (disposition === undefined || disposition.split(';')[0]!.trim().toLowerCase() !== 'form-data') return { problem: 'has a part without Content-Disposition: form-data' };
+  if (disposition === undefined || mediaType(disposition) !== 'form-data') return { problem: 'has a part without Content-Disposition: form-data' };
   // Parsers that unescape quoted-pairs and parsers that do not read `name="a\"b"` as two names.
   if (disposition.includes('\\')) return { problem: "has a part whose Content-Disposition holds a '\\', which parsers unescape differently" };
   const params = mediaParameters(disposition);
   if (params === undefined) return { problem: 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read' };
-  if ([...params.keys()].some((key) => key.endsWith('*'))) return { problem: "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out" };
+  if ([...params.keys()].some((key) => key.includes('*'))) return { problem: "has a part named with RFC 5987's name* or filename*, or RFC 2231's name*0, which RFC 7578 §4.2 rules out" };
   const name = params.get('name');
   if (name === undefined) return { problem: 'has a part without a name' };
   const filename = params.get('filename');
+  if (name.includes('=?') || filename?.includes('=?')) return { problem: "has a part named with an RFC 2047 encoded word ('=?'), which some parsers decode" };
   if (filename !== undefined) {
     // A browser sends filename="" with nothing in it for a file input left empty; Go reads such a part as a text field.
     if (filename === '' && content.length > 0) return { problem: 'has a part with filename="" and content, which some parsers read as a text field' };
-    return { name, filename, value: '' };
+    return { kind: 'file', name, filename };
   }
   const charset = type === undefined ? undefined : mediaParameters(type);
   if (charset === undefined && type !== undefined) return { problem: 'has a part whose Content-Type cannot be read' };
   if (!isUtf8(charset?.get('charset'))) return { problem: 'has a text part in a charset other than UTF-8' };
-  let value: string;
-  try {
-    value = utf8.decode(content);
-  } catch {
-    return { problem: 'has a text part that is not valid UTF-8' };
-  }
+  const value = utf8Text(content);
+  if (value === undefined) return { problem: 'has a text part that is not valid UTF-8' };
   // RFC 7578 §4.6: a `_charset_` field sets the charset of the others, for parsers that read it.
   if (name === '_charset_' && !isUtf8(value)) return { problem: 'has a _charset_ field other than UTF-8' };
-  return { name, filename: undefined, value };
+  return { kind: 'field', name, value };
 }

@@ -49,10 +49,13 @@ export function exactNumber(given: string, value: number, integer: boolean): boo
 /** What a number that exactNumber refuses is told. */
 export const notPlainNumber = (integer: boolean) => (integer ? 'must be a plain decimal integer, without a fraction' : 'must be a plain decimal number, exactly representable');
 
-/** A form body's fields by name, each with its values in order (a repeated field appends: never a copy of the list so far). */
-export function formFields(text: string): Map<string, string[]> {
+/** A form body's fields by name, each with its values in order. */
+export const formFields = (text: string): Map<string, string[]> => byName(new URLSearchParams(text));
+
+/** Name-value pairs grouped by name, values in order (a repeated name appends: never a copy of the list so far). */
+export function byName(pairs: Iterable<[string, string]>): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const [name, value] of new URLSearchParams(text)) {
+  for (const [name, value] of pairs) {
     const list = out.get(name);
     if (list === undefined) out.set(name, [value]);
     else list.push(value);

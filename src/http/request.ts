@@ -100,6 +100,17 @@ function foldsIntoAscii(path: string): 'nfkc' | 'best-fit' | undefined {
 /** Best-fit "/": U+2044 FRACTION SLASH, U+2215 DIVISION SLASH, U+2571, U+29F8 BIG SOLIDUS; "\\": U+2216 SET MINUS, U+2572, U+29F5, U+29F9, and the yen and won signs of code pages 932 and 949. */
 const BEST_FIT_SEPARATORS = new Set(['\u2044', '\u2215', '\u2571', '\u29f8', '\u2216', '\u2572', '\u29f5', '\u29f9', '\u00a5', '\u20a9']);
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as UTF-8 text; undefined when they are not UTF-8 (a replacement character would hide what was sent). */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether every percent-escape of `text` is well formed and, together, UTF-8. */
 export function decodesAsUtf8(text: string): boolean {
   try {
@@ -159,8 +170,12 @@ export function mediaType(value: string | string[] | undefined): string {
   return ((Array.isArray(value) ? value[0] : value) ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+/** RFC 9110 §5.6.2: a token (a field name, a method, a parameter's name). */
+export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const TCHAR = TOKEN.source.slice(1, -2);
+
 // RFC 9110 §5.6.6: parameters = *( OWS ";" OWS [ parameter ] ), parameter = token "=" ( token / quoted-string ).
-const PARAMETER = /^[ \t]*;[ \t]*(?:([!#$%&'*+.^_`|~0-9A-Za-z-]+)=("(?:[^"\\]|\\.)*"|[!#$%&'*+.^_`|~0-9A-Za-z-]*))?[ \t]*/;
+const PARAMETER = new RegExp(`^[ \\t]*;[ \\t]*(?:(${TCHAR}+)=("(?:[^"\\\\]|\\\\.)*"|${TCHAR}*))?[ \\t]*`);
 
 /**
  * A Content-Type's parameters by lower-cased name, values unquoted; undefined when one is given
@@ -213,13 +228,35 @@ export function trimOws(value: string): string {
   return start === 0 && end === value.length ? value : value.slice(start, end);
 }
 
-/** The values of the cookies named `name` in a Cookie header ('a=1; b=2', RFC 6265 §4.2.1), in order; pairs without '=' are skipped (§5.2), names compared exactly. */
+/** The name-value pairs of a Cookie header ('a=1; b=2', RFC 6265 §4.2.1), in order; pairs without '=' are skipped (§5.2). */
+export function* cookiePairs(header: string): Generator<[name: string, value: string]> {
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq !== -1) yield [trimOws(pair.slice(0, eq)), trimOws(pair.slice(eq + 1))];
+  }
+}
+
+// RFC 6265 §4.1.1: cookie-pair = cookie-name "=" cookie-value, a token and cookie-octets, bare or
+// quoted; and ',', the delimiter of OpenAPI's form style.
+const COOKIE_PAIR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*|"[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*")$/;
+
+/**
+ * Whether every pair of a Cookie header is written as RFC 6265 §4.1.1 writes it. Parsers differ on
+ * what is not: Werkzeug strips a name of any Unicode space (`\xa0t=…` is `t`), Python's
+ * SimpleCookie splits `a=x t=evil` into two cookies, and each picks its own of a repeated name.
+ */
+export function wellFormedCookies(header: string): boolean {
+  for (const pair of header.split(';')) {
+    const trimmed = trimOws(pair);
+    if (trimmed !== '' && !COOKIE_PAIR.test(trimmed)) return false;
+  }
+  return true;
+}
+
+/** The values of the cookies named `name` in a Cookie header, in order; names compared exactly. */
 export function cookieValues(header: string | undefined, name: string): string[] {
   const found: string[] = [];
   if (header === undefined) return found;
-  for (const pair of header.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq !== -1 && trimOws(pair.slice(0, eq)) === name) found.push(trimOws(pair.slice(eq + 1)));
-  }
+  for (const [n, value] of cookiePairs(header)) if (n === name) found.push(value);
   return found;
 }

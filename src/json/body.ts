@@ -5,13 +5,13 @@
 // the first), a number must be the number JSON.parse read (`100.00000000000000001` is 100 to the
 // schema and more than 100 to a decimal parser; 1e400 is Infinity), and nesting is bounded (ajv
 // validates a recursive schema by recursion: a deep enough body overflows the stack).
+import type { ValidateFunction } from 'ajv';
+import { utf8Text } from '../http/request.ts';
 import { escapeToken } from './pointer.ts';
-import type { Failure } from './schema.ts';
+import { failures, type Failure } from './schema.ts';
 
 /** Levels of objects and arrays a body may nest; ajv's recursion stays far from the stack's end. */
 const MAX_JSON_DEPTH = 64;
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
@@ -20,12 +20,8 @@ const NUMBER_CHARS = new Set('0123456789eE.+-');
 
 /** The body's value, or why the upstream could read it otherwise; failures point below `prefix`. */
 export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } | Failure {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    return { pointer: prefix, message: 'is not valid UTF-8' };
-  }
+  const text = utf8Text(body);
+  if (text === undefined) return { pointer: prefix, message: 'is not valid UTF-8' };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -33,6 +29,17 @@ export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } 
     return { pointer: prefix, message: 'is not valid JSON' };
   }
   return ambiguity(text, prefix) ?? { value };
+}
+
+/**
+ * A JSON body (of a request or an answer) read as parseJsonBody reads it, then checked by
+ * `validate`: every failure below `prefix`. Nesting is bounded first, so ajv's recursion through a
+ * recursive schema never nears the stack's end.
+ */
+export function jsonBodyFailures(body: Buffer, validate: ValidateFunction, prefix: string): Failure[] {
+  const parsed = parseJsonBody(body, prefix);
+  if (!('value' in parsed)) return [parsed];
+  return validate(parsed.value) ? [] : failures(prefix, validate.errors);
 }
 
 interface Level {

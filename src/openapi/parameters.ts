@@ -29,7 +29,7 @@
 // given twice is an error rather than a pick: the gateway must not validate the first while the
 // upstream acts on the last. The same holds for a repeated cookie, deepObject key or object key.
 import { percentDecode } from '../http/query.ts';
-import { cookieValues, trimOws } from '../http/request.ts';
+import { cookiePairs, cookieValues, trimOws, wellFormedCookies } from '../http/request.ts';
 
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
 export type ParameterShape = 'primitive' | 'array' | 'object';
@@ -223,7 +223,9 @@ function cookieReader(p: Compiled): Reader {
   return function readCookie(request) {
     const header = own(request.headers, 'cookie');
     if (header === undefined) return ABSENT;
-    const raw = cookieValue(typeof header === 'string' ? header : header.join('; '), p.name);
+    const text = typeof header === 'string' ? header : header.join('; ');
+    if (!wellFormedCookies(text)) return { error: `${p.where}: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently` };
+    const raw = cookieValue(text, p.name);
     if (raw === undefined) return ABSENT;
     if (raw === MORE_THAN_ONCE) return { error: `${p.where} is given more than once` };
     if (raw === SPELLED_OTHERWISE) return { error: `${p.where} is named with a percent-escape` };
@@ -241,13 +243,33 @@ function cookieValue(header: string, name: string): string | typeof MORE_THAN_ON
   const values = cookieValues(header, name);
   if (values.length > 1) return MORE_THAN_ONCE;
   if (header.includes('%')) {
-    for (const pair of header.split(';')) {
-      const eq = pair.indexOf('=');
-      const spelled = trimOws(eq === -1 ? pair : pair.slice(0, eq));
-      if (spelled.includes('%') && (percentDecode(spelled, false) === name || percentDecode(spelled, true) === name)) return SPELLED_OTHERWISE;
-    }
+    for (const [spelled] of cookiePairs(header)) if (spelled.includes('%') && decodesTo(spelled, name)) return SPELLED_OTHERWISE;
   }
   return values[0];
+}
+
+/**
+ * Whether a cookie name spelled with escapes (and '+' for a space, as PHP reads it) decodes to
+ * `name`: compared byte by byte as it is decoded, stopping at the first difference, and without
+ * decodeURIComponent, whose exception on each malformed name of a long header would cost more
+ * than the rest of the request.
+ */
+function decodesTo(spelled: string, name: string): boolean {
+  const want = Buffer.from(name);
+  let j = 0;
+  for (let i = 0; i < spelled.length; j++) {
+    let byte = spelled.charCodeAt(i);
+    if (byte === 0x25) {
+      byte = Number.parseInt(spelled.slice(i + 1, i + 3), 16);
+      if (!/^[0-9A-Fa-f]{2}$/.test(spelled.slice(i + 1, i + 3))) return false;
+      i += 3;
+    } else {
+      if (byte === 0x2b) byte = 0x20;
+      i++;
+    }
+    if (want[j] !== byte) return false;
+  }
+  return j === want.length;
 }
 
 function escaped(p: Compiled): Read {

@@ -11,8 +11,8 @@ import { readBody, tooLarge } from '../http/body.ts';
 import { contentTypeProblem, decodesAsUtf8, hasBody, isJsonType, mediaParameters, mediaType } from '../http/request.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { readMultipart } from '../http/multipart.ts';
-import { ambiguousQuery, exactNumber, formFields, notPlainNumber } from '../http/query.ts';
-import { parseJsonBody } from '../json/body.ts';
+import { ambiguousQuery, byName, exactNumber, formFields, notPlainNumber } from '../http/query.ts';
+import { jsonBodyFailures } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { failures } from '../json/schema.ts';
 import { loadDocument, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
@@ -230,21 +230,7 @@ export class DocumentValidators {
         found.push({ in: 'header', name: 'content-type', pointer: '/header/content-type', message: `is ${type === '' ? 'missing' : type}; the document declares ${ranges} for ${declared.status}` });
       } else if (media.validate !== undefined) {
         // As a request's body: the client must read the value that was checked (one member of a name, exact numbers, UTF-8).
-        const parsed = parseJsonBody(answer.body, '/body');
-        if (!('value' in parsed)) {
-          found.push({ in: 'body', ...parsed });
-          return found;
-        }
-        let valid: boolean;
-        try {
-          valid = media.validate(parsed.value);
-        } catch (err) {
-          if (!(err instanceof RangeError)) throw err;
-          // ajv checks a recursive schema by recursion: an answer nested deep enough runs out of stack.
-          found.push({ in: 'body', pointer: '/body', message: 'is nested too deeply to check' });
-          return found;
-        }
-        if (!valid) found.push(...failures('/body', media.validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+        for (const f of jsonBodyFailures(answer.body, media.validate, '/body')) found.push({ in: 'body', ...f });
       }
       return found;
     };
@@ -273,13 +259,7 @@ export class DocumentValidators {
         return {
           range,
           check(body, _type, found) {
-            const parsed = parseJsonBody(body, '/body');
-            if (!('value' in parsed)) {
-              found.push({ in: 'body', ...parsed });
-              return;
-            }
-            const { value } = parsed;
-            if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
+            for (const f of jsonBodyFailures(body, validate, '/body')) found.push({ in: 'body', ...f });
           },
         };
       }
@@ -533,16 +513,11 @@ function multipartFields(body: Buffer, contentType: string, files: ReadonlySet<s
     found.push({ in: 'body', pointer: '/body', message: read.problem });
     return undefined;
   }
-  const out = new Map<string, string[]>();
+  const fields: [string, string][] = [];
   for (const part of read.parts) {
-    if (part.filename !== undefined && !files.has(part.name)) {
+    if (part.kind === 'file' && !files.has(part.name)) {
       found.push({ in: 'body', name: part.name, pointer: `/body/${escapeToken(part.name)}`, message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)' });
-      continue;
-    }
-    const value = part.filename ?? part.value;
-    const list = out.get(part.name);
-    if (list === undefined) out.set(part.name, [value]);
-    else list.push(value);
+    } else fields.push([part.name, part.kind === 'file' ? part.filename : part.value]);
   }
-  return out;
+  return byName(fields);
 }

@@ -6,19 +6,19 @@ import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
+import { TOKEN } from '../http/request.ts';
 import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipeline/context.ts';
 import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
-const TOKEN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
-const Tokens = Type.Array(Type.String({ pattern: TOKEN }));
+const Tokens = Type.Array(Type.String({ pattern: TOKEN.source }));
 
 const CorsOptions = Type.Object(
   {
     /** Exact origins (scheme://host[:port]), or ['*'] for any origin without credentials. */
     origins: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
     /** The methods a preflight may ask for; default: the route's method (POST on the OAuth endpoints). */
-    methods: Type.Optional(Type.Array(Type.String({ pattern: TOKEN }), { minItems: 1 })),
+    methods: Type.Optional(Type.Array(Type.String({ pattern: TOKEN.source }), { minItems: 1 })),
     /** The request headers a page may send; default: Authorization, Content-Type. */
     headers: Type.Optional(Tokens),
     /** The response headers a page may read besides the safelisted ones; default: none. */

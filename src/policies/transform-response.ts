@@ -4,12 +4,12 @@
 import { Type } from '@sinclair/typebox';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import { isJsonType, mediaType } from '../http/request.ts';
+import { isJsonType, mediaType, TOKEN } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { getAt, parsePointer, removeAt, setAt } from '../json/pointer.ts';
 import type { PolicyIssue, ResponseHandler, ResponsePolicy } from './policy.ts';
 
-const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" });
+const HeaderName = Type.String({ pattern: TOKEN.source });
 const Pointer = Type.String({ pattern: '^(/.*)?$' });
 const Source = Type.Union(['app', 'product', 'developer', 'clientId', 'subject', 'scope', 'route'].map((s) => Type.Literal(s)));
 

@@ -9,7 +9,7 @@ import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
 import { contentTypeProblem, hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
-import { parseJsonBody } from '../json/body.ts';
+import { jsonBodyFailures } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
 import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
 import type { RequestContext } from '../pipeline/context.ts';
@@ -164,9 +164,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       ctx.body ??= await readBody(req, limit);
       if (ctx.body.length > limit) throw tooLarge(limit);
       if (checkBody !== undefined && isJsonType(type)) {
-        const parsed = parseJsonBody(ctx.body, '/body');
-        if (!('value' in parsed)) found.push(parsed);
-        else if (!checkBody(parsed.value)) found.push(...failures('/body', checkBody.errors));
+        found.push(...jsonBodyFailures(ctx.body, checkBody, '/body'));
       }
       refuse(found);
     }

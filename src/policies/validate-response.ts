@@ -6,8 +6,8 @@ import { Type } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import { parseJsonBody } from '../json/body.ts';
-import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
+import { jsonBodyFailures } from '../json/body.ts';
+import { tryCompile, userAjv, type Failure } from '../json/schema.ts';
 import { bodiless, forStatus, type Answer } from '../openapi/validators.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
@@ -59,15 +59,7 @@ function statusSchemas(responses: NonNullable<Options['responses']>): Check | Po
     if (validate === undefined) return [];
     if (answer.body.length === 0 && bodiless(method, answer.status)) return [];
     // As a request's body: the client must read the value that was checked.
-    const parsed = parseJsonBody(answer.body, '');
-    if (!('value' in parsed)) return [parsed];
-    try {
-      return validate(parsed.value) ? [] : failures('', validate.errors);
-    } catch (err) {
-      if (!(err instanceof RangeError)) throw err;
-      // ajv checks a recursive schema by recursion: an answer nested deep enough runs out of stack.
-      return [{ pointer: '', message: 'is nested too deeply to check' }];
-    }
+    return jsonBodyFailures(answer.body, validate, '');
   };
 }
 

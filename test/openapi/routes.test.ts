@@ -311,7 +311,14 @@ describe('request bodies are refused when an upstream parser could read them oth
   it("multipart: a part named twice, by name*, or with two Content-Dispositions; two boundaries: refused", async () => {
     for (const [disposition, message] of [
       ['form-data; name="other"; name="limit"', 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read'],
-      ["form-data; name=\"limit\"; name*=UTF-8''other", "has a part named with RFC 5987's name* or filename*, which RFC 7578 §4.2 rules out"],
+      ["form-data; name=\"limit\"; name*=UTF-8''other", "has a part named with RFC 5987's name* or filename*, or RFC 2231's name*0, which RFC 7578 §4.2 rules out"],
+      // Werkzeug and Go join RFC 2231's continuations into the name: `limit` to them, '' to the schema.
+      ['form-data; name=""; name*0="limit"', "has a part named with RFC 5987's name* or filename*, or RFC 2231's name*0, which RFC 7578 §4.2 rules out"],
+      // Python's email decodes RFC 2047's encoded words: `limit` to it.
+      ['form-data; name="=?utf-8?q?limit?="', "has a part named with an RFC 2047 encoded word ('=?'), which some parsers decode"],
+      // Werkzeug, cgi and email end a header line at a bare LF or CR: the second Content-Disposition is the one they read.
+      ['form-data; name="note"\nContent-Disposition: form-data; name="limit"', 'has a part header holding a control character, such as a bare CR or LF, where some parsers end the line'],
+      ['form-data; name="note"\rContent-Disposition: form-data; name="limit"', 'has a part header holding a control character, such as a bare CR or LF, where some parsers end the line'],
       ['form-data; name="other"\r\nContent-Disposition: form-data; name="limit"', 'has a part with two Content-Disposition headers'],
     ]) {
       const answer = await part(disposition!, '1000');
@@ -402,6 +409,19 @@ describe('request bodies are refused when an upstream parser could read them oth
     assert.deepEqual([cookie.status, cookie.body.errors[0].message, cookie.reached], [400, "cookie parameter tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it", false]);
     const named = await send('/items', { headers: { cookie: 'ti%65r=t3; tier=t1' } });
     assert.deepEqual([named.status, named.body.errors[0].message, named.reached], [400, 'cookie parameter tier is named with a percent-escape', false]);
+  });
+
+  it('a Cookie header not written as RFC 6265 writes it is refused where cookie parameters are declared: Werkzeug strips a name of a no-break space, SimpleCookie splits on a space', async () => {
+    const message = 'cookie parameter tier: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently';
+    for (const cookie of ['\xa0tier=t3; tier=t1', 'a=x tier=t3', 'tier=t1; a=b c', 'tier']) {
+      const answer = await rawExchange(
+        gateway.url,
+        `GET /items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`,
+      );
+      assert.match(answer, /^HTTP\/1\.1 400 /, cookie);
+      assert.ok(answer.includes(message), answer);
+    }
+    assert.deepEqual(await send('/items', { headers: { cookie: 'a="quoted"; tier=t1; list=a,b' } }).then((a) => [a.status, a.reached]), [200, true]);
   });
 
   it('a deepObject query parameter passes with its brackets, raw or escaped', async () => {
