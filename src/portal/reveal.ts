@@ -80,9 +80,10 @@ export function createReveals(options: { store: Store; secretKey: KeyObject; clo
     }
     const { expiresAt, id, ...shown } = JSON.parse(plain.toString('utf8')) as Sealed;
     const now = clock();
-    // A seal without an id (from before ids) cannot be spent, so it is not shown.
+    // A seal without an id is malformed (seal always puts one in): with nothing to spend it would
+    // open every time, so it is not shown.
     if (expiresAt <= now || typeof id !== 'string') return undefined;
-    return (await store.accounts.consumeOnce(sha256(id), now, expiresAt)) ? shown : undefined;
+    return (await store.once.spendOnce(sha256(id), now, expiresAt)) ? shown : undefined;
   }
 
   return { path, seal, open, clear: (appId) => `${name}=${attributes(appId, 0)}` };

@@ -20,6 +20,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     apps: driver.apps,
     tokens: driver.tokens,
     throttles: driver.throttles,
+    once: driver.once,
     counters: driver.counters,
     usage: driver.usage,
     cache: new TokenCache(driver, options),

@@ -291,7 +291,7 @@ describe('SqliteStore database file', () => {
     const store = openSqlite(file);
     const id = randomBytes(16);
     try {
-      assert.equal(await store.accounts.consumeOnce(id, T0, T0 + 120_000), true);
+      assert.equal(await store.once.spendOnce(id, T0, T0 + 120_000), true);
       await store.purgeExpired(T0 + 119_999);
       assert.deepEqual(spent(), [{ id_hash: new Uint8Array(id), expires_at: T0 + 120_000 }]);
       await store.purgeExpired(T0 + 120_000);

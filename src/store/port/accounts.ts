@@ -1,5 +1,4 @@
-// Accounts: developers, their portal passwords, invitations, mailed links, portal sessions, and
-// the single-use ids of the portal's one-time pages.
+// Accounts: developers, their portal passwords, invitations, mailed links and portal sessions.
 import type { Status } from './apps.ts';
 
 export interface Developer {
@@ -71,10 +70,4 @@ export interface AccountStore {
   deleteSession(idHash: Buffer): Promise<void>;
   /** Ends every session of the developer (a password change). */
   deleteSessions(developerId: string): Promise<void>;
-  /**
-   * Spends a single-use id (the SHA-256 of a one-time page's random id): true the first time, on
-   * any instance sharing the store; false for every later try while the id is remembered, which is
-   * at least until `expiresAt`.
-   */
-  consumeOnce(idHash: Buffer, now: number, expiresAt: number): Promise<boolean>;
 }

@@ -6,6 +6,7 @@
 import type { AccountStore } from './accounts.ts';
 import type { AppStore, Client } from './apps.ts';
 import type { Counters, UsageStore } from './counters.ts';
+import type { OnceStore } from './once.ts';
 import type { ThrottleStore } from './throttles.ts';
 import type { ActiveToken, TokenStore } from './tokens.ts';
 import type { TransferStore } from './transfer.ts';
@@ -13,6 +14,7 @@ import type { TransferStore } from './transfer.ts';
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
 export { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type UsageStore, type WindowOf } from './counters.ts';
+export type { OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
 export type { ExportedApp, ExportedCredential, ExportedDeveloper, StoreExport, TransferStore } from './transfer.ts';
@@ -41,6 +43,7 @@ export interface StoreDriver extends TransferStore {
   readonly apps: AppStore;
   readonly tokens: TokenStore;
   readonly throttles: ThrottleStore;
+  readonly once: OnceStore;
   readonly counters: Counters;
   readonly usage: UsageStore;
   readonly changes: ChangeFeed;
@@ -75,6 +78,7 @@ export interface Store extends TransferStore {
   readonly apps: Omit<AppStore, 'findClient'>;
   readonly tokens: Omit<TokenStore, 'findAccessToken'>;
   readonly throttles: ThrottleStore;
+  readonly once: OnceStore;
   /** Quota and spike-arrest counts, shared by every thread and process on the store. */
   readonly counters: Counters;
   readonly usage: UsageStore;

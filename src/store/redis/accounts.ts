@@ -1,15 +1,12 @@
 // Developers, their portal passwords, invitations, mailed links and sessions on Redis, in the
 // catalog (src/store/redis/catalog.ts). Sessions and mailed links are keys of their own that
-// expire with them; the time passed in decides, the TTL only cleans up. A spent single-use id is
-// a key of its own outside the catalog, and there its TTL is what remembers it.
+// expire with them; the time passed in decides, the TTL only cleans up.
 import { timingSafeEqual } from 'node:crypto';
 import { newId } from '../../crypto.ts';
 import { StoreError, type AccountStore, type Developer, type EmailTokenPurpose, type Status } from '../port/index.ts';
 import type { RedisApps } from './apps.ts';
 import { digest, KEYS, parse, toDeveloper, ttlMs, Writes, type AppRow, type DeveloperRow, type EmailTokenRow, type SessionRow } from './catalog.ts';
 import type { RedisDb } from './db.ts';
-
-const spentKey = (idHash: string) => `once:${idHash}`;
 
 export class RedisAccounts implements AccountStore {
   readonly #db: RedisDb;
@@ -209,13 +206,6 @@ export class RedisAccounts implements AccountStore {
       await this.#endSessions(developerId, writes);
       return { result: undefined, writes };
     });
-  }
-
-  async consumeOnce(idHash: Buffer, now: number, expiresAt: number): Promise<boolean> {
-    // SET NX: of every instance trying, the first sets the key. Kept a minute past `expiresAt`
-    // (ttlMs), so that an instance whose clock runs a little behind still finds it.
-    const set = await this.#db.run(this.#db.client.set(spentKey(digest(idHash)), '1', 'PX', ttlMs(expiresAt, now), 'NX'));
-    return set === 'OK';
   }
 
   /** Adds to `writes` the end of every session of the developer. */

@@ -1,4 +1,4 @@
-// Developers, their portal passwords, invitations, mailed links, sessions and spent single-use ids on SQLite.
+// Developers, their portal passwords, invitations, mailed links and sessions on SQLite.
 import { newId } from '../../crypto.ts';
 import type { AccountStore, Developer, EmailTokenPurpose, Status } from '../port/index.ts';
 import type { SqliteApps } from './apps.ts';
@@ -31,8 +31,6 @@ export class SqliteAccounts implements AccountStore {
   readonly #deleteSession;
   readonly #deleteSessions;
   readonly #purgeSessions;
-  readonly #spendOnce;
-  readonly #purgeSpentOnce;
 
   constructor(db: SqliteDb, apps: SqliteApps, tokens: SqliteTokens) {
     this.#db = db;
@@ -70,9 +68,6 @@ export class SqliteAccounts implements AccountStore {
     this.#deleteSession = db.prepare('DELETE FROM portal_sessions WHERE id_hash = ?');
     this.#deleteSessions = db.prepare('DELETE FROM portal_sessions WHERE developer_id = ?');
     this.#purgeSessions = db.prepare('DELETE FROM portal_sessions WHERE expires_at <= ?');
-    // An id already there, expired or not, stays spent: the first insert wins.
-    this.#spendOnce = db.prepare('INSERT INTO spent_once (id_hash, expires_at) VALUES (?, ?) ON CONFLICT (id_hash) DO NOTHING');
-    this.#purgeSpentOnce = db.prepare('DELETE FROM spent_once WHERE expires_at <= ?');
   }
 
   async createDeveloper(input: { email: string; name: string; now: number; passwordHash?: string; verified?: boolean }): Promise<Developer> {
@@ -198,15 +193,10 @@ export class SqliteAccounts implements AccountStore {
     await this.#db.write(() => this.#deleteSessions.run(developerId));
   }
 
-  async consumeOnce(idHash: Buffer, _now: number, expiresAt: number): Promise<boolean> {
-    return this.#db.write(() => Number(this.#spendOnce.run(idHash, expiresAt).changes) === 1);
-  }
-
-  /** Inside a write: removes ended sessions, spent-by-time mailed links, and single-use ids past their expiry. */
+  /** Inside a write: removes ended sessions and spent-by-time mailed links. */
   purgeExpired(now: number): void {
     this.#purgeSessions.run(now);
     this.#purgeEmailTokens.run(now);
-    this.#purgeSpentOnce.run(now);
   }
 }
 

@@ -6,6 +6,7 @@ import { SqliteAccounts } from './accounts.ts';
 import { SqliteApps } from './apps.ts';
 import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
+import { SqliteOnce } from './once.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
 import { SqliteTransfer } from './transfer.ts';
@@ -30,6 +31,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const usage = new SqliteUsage(db);
   const quotas = new SqliteQuotas(db);
   const throttles = new SqliteThrottles(db);
+  const once = new SqliteOnce(db);
   const apps = new SqliteApps(db, tokens, usage);
   const accounts = new SqliteAccounts(db, apps, tokens);
   const counters = new CounterTable(options.counters === undefined ? { slots: 64 } : { buffer: options.counters.buffer });
@@ -40,6 +42,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     apps,
     tokens,
     throttles,
+    once,
     counters,
     usage,
     changes: db,
@@ -49,6 +52,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
         usage.purgeExpired(now);
         throttles.purgeExpired(now);
         accounts.purgeExpired(now);
+        once.purgeExpired(now);
         db.purgeChanges(now);
       });
       return tokens.purgeExpired(now);

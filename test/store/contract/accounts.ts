@@ -1,8 +1,8 @@
-// The store contract, AccountStore: developers, portal accounts (passwords, invitations, mailed
-// links and sessions), and the single-use ids of the portal's one-time pages.
+// The store contract, AccountStore: developers, and portal accounts (passwords, invitations,
+// mailed links and sessions).
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
-import { HOUR, MINUTE, T0, hash, isConflict, itWithStore, type OpenStore } from './fixture.ts';
+import { HOUR, T0, hash, isConflict, itWithStore, type OpenStore } from './fixture.ts';
 
 export function accountsContract(open: OpenStore): void {
   const it = itWithStore(open);
@@ -144,21 +144,6 @@ export function accountsContract(open: OpenStore): void {
       assert.equal(await store.accounts.findSession(session, T0 + 2), undefined, 'sessions ended');
       assert.equal(await store.accounts.resetPassword({ hash: link, passwordHash: 'again', now: T0 + 2 }), undefined, 'spent');
       assert.equal(await store.accounts.findPasswordHash('r@example.com'), 'new');
-    });
-
-    it('spends a single-use id once: of ten tries at once one wins, and it stays spent until it expires, through a purge and a reopening', async ({ store, opened }) => {
-      const id = hash();
-      const expiresAt = T0 + 2 * MINUTE;
-      const tries = await Promise.all(Array.from({ length: 10 }, () => store.accounts.consumeOnce(id, T0, expiresAt)));
-      assert.deepEqual(tries.filter((won) => won).length, 1, String(tries));
-      assert.equal(await store.accounts.consumeOnce(id, T0 + MINUTE, expiresAt), false, 'spent');
-      assert.equal(await store.accounts.consumeOnce(hash(), T0 + MINUTE, expiresAt), true, 'another id');
-      await store.purgeExpired(T0 + MINUTE);
-      assert.equal(await store.accounts.consumeOnce(id, T0 + MINUTE, expiresAt), false, 'a purge keeps what has not expired');
-      if (opened.reopen === undefined) return;
-      await store.close();
-      const reopened = await opened.reopen();
-      assert.equal(await reopened.accounts.consumeOnce(id, T0 + MINUTE, expiresAt), false, 'remembered by the store, not the process');
     });
 
     it('replaces an unverified developer with its apps, keys, tokens and sessions; never a verified one', async ({ store, seed, grant, found }) => {

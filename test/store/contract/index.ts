@@ -1,6 +1,6 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, Counters, UsageStore and TransferStore), each checked through the
-// gateway-facing Store: the driver behind withTokenCache. A driver's test file calls
+// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore and TransferStore), each checked
+// through the gateway-facing Store: the driver behind withTokenCache. A driver's test file calls
 // `storeContract` with a function that opens a fresh, empty store (and, when the driver is
 // durable, a way to reopen it); every test opens its own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"`
 // must not run the parts on their own.
@@ -10,6 +10,7 @@ import { appsContract } from './apps.ts';
 import { countersContract } from './counters.ts';
 import type { OpenStore } from './fixture.ts';
 import { migrationContract } from './migration.ts';
+import { onceContract } from './once.ts';
 import { throttlesContract } from './throttles.ts';
 import { tokensContract } from './tokens.ts';
 
@@ -21,6 +22,7 @@ export function storeContract(name: string, open: OpenStore): void {
     appsContract(open);
     tokensContract(open);
     throttlesContract(open);
+    onceContract(open);
     countersContract(open);
     migrationContract(open);
   });
