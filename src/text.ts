@@ -14,3 +14,14 @@ export function hasUnsafeCharacters(text: string): boolean {
 export function escapeUnsafe(text: string): string {
   return text.replace(UNSAFE_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as UTF-8 text; undefined when they are not UTF-8 (a replacement character would hide what was sent). */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

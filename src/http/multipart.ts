@@ -11,7 +11,8 @@
 //
 // One pass: every search starts where the last one ended and stops at the part's end, so the time
 // is linear in the body, whatever it holds.
-import { mediaParameters, mediaType, TOKEN, trimOws, utf8Text } from './request.ts';
+import { utf8Text } from '../text.ts';
+import { mediaParameters, mediaType, TOKEN, trimOws } from './request.ts';
 
 /** One part: a text field and its UTF-8 text, or a file and its name (its bytes are not read). */
 export type Part = { kind: 'field'; name: string; value: string } | { kind: 'file'; name: string; filename: string };

@@ -2,7 +2,7 @@
 // validated one must not leave open to another reading (a ';' separator, bracketed names, numbers
 // written other than as plain decimals).
 import { escapeToken } from '../json/pointer.ts';
-import type { Failure } from '../json/schema.ts';
+import { MAX_FAILURES, type Failure } from '../json/schema.ts';
 
 /**
  * What the schema checked must be what the upstream reads. Rack and some Java servers also split
@@ -14,6 +14,7 @@ import type { Failure } from '../json/schema.ts';
 export function ambiguousQuery(query: string, raw: Record<string, string | string[]>, declared: ReadonlySet<string>, found: Failure[], prefix = '/query'): void {
   if (query.includes(';')) found.push({ pointer: prefix, message: "must separate parameters with '&' only, not ';'" });
   for (const name in raw) {
+    if (found.length >= MAX_FAILURES) return;
     if ((name.includes('[') || name.includes(']')) && !declared.has(name)) {
       found.push({ pointer: `${prefix}/${escapeToken(name)}`, message: 'is a bracketed name the schema does not declare' });
     }

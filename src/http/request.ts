@@ -100,17 +100,6 @@ function foldsIntoAscii(path: string): 'nfkc' | 'best-fit' | undefined {
 /** Best-fit "/": U+2044 FRACTION SLASH, U+2215 DIVISION SLASH, U+2571, U+29F8 BIG SOLIDUS; "\\": U+2216 SET MINUS, U+2572, U+29F5, U+29F9, and the yen and won signs of code pages 932 and 949. */
 const BEST_FIT_SEPARATORS = new Set(['\u2044', '\u2215', '\u2571', '\u29f8', '\u2216', '\u2572', '\u29f5', '\u29f9', '\u00a5', '\u20a9']);
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** The bytes as UTF-8 text; undefined when they are not UTF-8 (a replacement character would hide what was sent). */
-export function utf8Text(bytes: Uint8Array): string | undefined {
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
 /** Whether every percent-escape of `text` is well formed and, together, UTF-8. */
 export function decodesAsUtf8(text: string): boolean {
   try {

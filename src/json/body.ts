@@ -5,10 +5,9 @@
 // the first), a number must be the number JSON.parse read (`100.00000000000000001` is 100 to the
 // schema and more than 100 to a decimal parser; 1e400 is Infinity), and nesting is bounded (ajv
 // validates a recursive schema by recursion: a deep enough body overflows the stack).
-import type { ValidateFunction } from 'ajv';
-import { utf8Text } from '../http/request.ts';
+import { utf8Text } from '../text.ts';
 import { escapeToken } from './pointer.ts';
-import { failures, type Failure } from './schema.ts';
+import { schemaFailures, type Failure, type SchemaCheck } from './schema.ts';
 
 /** Levels of objects and arrays a body may nest; ajv's recursion stays far from the stack's end. */
 const MAX_JSON_DEPTH = 64;
@@ -33,13 +32,12 @@ export function parseJsonBody(body: Buffer, prefix: string): { value: unknown } 
 
 /**
  * A JSON body (of a request or an answer) read as parseJsonBody reads it, then checked by
- * `validate`: every failure below `prefix`. Nesting is bounded first, so ajv's recursion through a
+ * `check`: its failures below `prefix`. Nesting is bounded first, so ajv's recursion through a
  * recursive schema never nears the stack's end.
  */
-export function jsonBodyFailures(body: Buffer, validate: ValidateFunction, prefix: string): Failure[] {
+export function jsonBodyFailures(body: Buffer, check: SchemaCheck, prefix: string): Failure[] {
   const parsed = parseJsonBody(body, prefix);
-  if (!('value' in parsed)) return [parsed];
-  return validate(parsed.value) ? [] : failures(prefix, validate.errors);
+  return 'value' in parsed ? schemaFailures(check, parsed.value, prefix, body.length) : [parsed];
 }
 
 interface Level {

@@ -3,7 +3,7 @@
 // ajv against their schemas as one object) and its body by content type; a failure is a 400
 // problem+json listing each one with where it was: `in`, `name` and a JSON pointer. An answer:
 // its status, content type, body and required headers against the operation's responses.
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { GatewayError } from '../errors.ts';
@@ -14,7 +14,7 @@ import { readMultipart } from '../http/multipart.ts';
 import { ambiguousQuery, byName, exactNumber, formFields, notPlainNumber } from '../http/query.ts';
 import { jsonBodyFailures } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
-import { failures } from '../json/schema.ts';
+import { MAX_FAILURES, schemaFailures, type SchemaCheck } from '../json/schema.ts';
 import { loadDocument, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
 import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
 
@@ -78,18 +78,18 @@ export class Documents {
 export class DocumentValidators {
   readonly #doc: ApiDocument;
   /** Parameters, forms and headers: strings read as their schemas' types. */
-  readonly #coercing: Ajv;
+  readonly #coercing: Ajvs;
   /** JSON request bodies. */
-  readonly #strict: Ajv;
+  readonly #strict: Ajvs;
   /** JSON answers, made when a route first asks for response validation. */
-  #answers: Ajv | undefined;
+  #answers: Ajvs | undefined;
   /** Each schema compiled once, whichever route or check asks for it. */
-  readonly #functions = new Map<string, ValidateFunction>();
+  readonly #checks = new Map<string, SchemaCheck>();
 
   constructor(doc: ApiDocument) {
     this.#doc = doc;
-    this.#coercing = documentAjv(doc, true, 'request');
-    this.#strict = documentAjv(doc, false, 'request');
+    this.#coercing = documentAjvs(doc, true, 'request');
+    this.#strict = documentAjvs(doc, false, 'request');
   }
 
   /**
@@ -162,8 +162,10 @@ export class DocumentValidators {
             values[p.in]![p.name] = copy(result.value);
           }
         }
-        if (!checkParams(values)) found.push(...located(failures('', checkParams.errors)));
-        else exactNumbers(readers, values, given, found);
+        // Parameters come from at most 8 KiB of target and 16 KiB of headers: every failure is listed.
+        const failed = schemaFailures(checkParams, values, '', 0);
+        if (failed.length === 0) exactNumbers(readers, values, given, found);
+        else for (const f of located(failed)) found.push(f);
       }
       const withBody = hasBody(ctx.req);
       if (withBody && body !== undefined) return validateBody(ctx, found);
@@ -190,7 +192,7 @@ export class DocumentValidators {
           content: bySpecificity(r.content).map((media) => ({
             range: media.type,
             // Only JSON is parsed: the schema of another media type describes bytes the gateway does not read.
-            validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile((this.#answers ??= documentAjv(this.#doc, false, 'response')), media.schema, what(r)) : undefined,
+            validate: media.schema !== undefined && isJsonType(media.type) ? this.#compile((this.#answers ??= documentAjvs(this.#doc, false, 'response')), media.schema, what(r)) : undefined,
           })),
           headers: headersCheck(r, (schema) => this.#compile(this.#coercing, schema, `${what(r)} headers`)),
         },
@@ -206,7 +208,7 @@ export class DocumentValidators {
           const value = answer.headers[name];
           if (value !== undefined) values[name] = Array.isArray(value) ? value.join(', ') : value;
         }
-        if (!declared.headers.validate(values)) found.push(...failures('/header', declared.headers.validate.errors).map((f) => ({ in: 'header' as const, name: nameOf(f.pointer)!, ...f })));
+        for (const f of schemaFailures(declared.headers.validate, values, '/header', 0)) found.push({ in: 'header', name: nameOf(f.pointer)!, ...f });
       }
       // The check reads the first Content-Type, a browser the last (Fetch "extract a MIME type"): JSON checked could be read as HTML.
       const contentType = answer.headers['content-type'];
@@ -236,17 +238,17 @@ export class DocumentValidators {
     };
   }
 
-  #compile(ajv: Ajv, schema: object, what: string): ValidateFunction {
+  #compile(ajv: Ajvs, schema: object, what: string): SchemaCheck {
     const key = `${ajv === this.#coercing ? 'coercing' : ajv === this.#strict ? 'strict' : 'answers'} ${JSON.stringify(schema)}`;
-    let validate = this.#functions.get(key);
-    if (validate !== undefined) return validate;
+    let check = this.#checks.get(key);
+    if (check !== undefined) return check;
     try {
-      validate = ajv.compile(schema);
+      check = { first: ajv.first.compile(schema), all: ajv.all.compile(schema) };
     } catch (err) {
       throw new TypeError(`${what}: ${(err as Error).message}`);
     }
-    this.#functions.set(key, validate);
-    return validate;
+    this.#checks.set(key, check);
+    return check;
   }
 
   /** A checker per media type of the body: JSON against its schema, forms and multipart by their fields. */
@@ -287,7 +289,7 @@ export class DocumentValidators {
             const given: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
             const raw = Object.create(null) as Record<string, string | string[]>;
             for (const [name, list] of fields) {
-              if (list.length > 1 && !arrays.has(name)) found.push({ in: 'body', name, pointer: `/body/${escapeToken(name)}`, message: 'is given more than once' });
+              if (list.length > 1 && !arrays.has(name) && found.length < MAX_FAILURES) found.push({ in: 'body', name, pointer: `/body/${escapeToken(name)}`, message: 'is given more than once' });
               given[name] = arrays.has(name) ? list : list[0];
               value[name] = arrays.has(name) ? [...list] : list[0];
               raw[name] = list.length === 1 ? list[0]! : list;
@@ -296,8 +298,9 @@ export class DocumentValidators {
             const ambiguous: { pointer: string; message: string }[] = [];
             ambiguousQuery(text, raw, declared, ambiguous, '/body');
             for (const f of ambiguous) found.push({ in: 'body', ...f });
-            if (!validate(value)) found.push(...failures('/body', validate.errors).map((f) => ({ in: 'body' as const, ...f })));
-            else exactNumbers(fieldNumbers, { body: value }, { body: given }, found);
+            const failed = schemaFailures(validate, value, '/body', body.length);
+            if (failed.length === 0) exactNumbers(fieldNumbers, { body: value }, { body: given }, found);
+            else for (const f of failed) found.push({ in: 'body', ...f });
           },
         };
       }
@@ -310,9 +313,17 @@ export class DocumentValidators {
 /** Which way a value travels: `readOnly` properties are required of answers only, `writeOnly` ones of requests only. */
 type Direction = 'request' | 'response';
 
+/** An ajv that stops at a schema's first failure, and one that finds them all (json/schema.ts's SchemaCheck). */
+interface Ajvs {
+  first: Ajv;
+  all: Ajv;
+}
+
+const documentAjvs = (doc: ApiDocument, coerce: boolean, direction: Direction): Ajvs => ({ first: documentAjv(doc, coerce, direction, false), all: documentAjv(doc, coerce, direction, true) });
+
 /** One ajv with every file of the document under its URL, so $refs across files resolve. */
-function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction): Ajv {
-  const options = { allErrors: true, strict: false, validateSchema: false, ...(coerce && { coerceTypes: 'array' as const }) };
+function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction, allErrors: boolean): Ajv {
+  const options = { allErrors, strict: false, validateSchema: false, ...(coerce && { coerceTypes: 'array' as const }) };
   const ajv = doc.version === '3.1' ? new Ajv2020(options) : new Ajv(options);
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   // OpenAPI's own formats: int32/int64/float/double are ranges ajv checks through `type`; binary is any bytes.
@@ -395,7 +406,7 @@ function integerProperties(schema: ObjectMap | undefined): ReadonlySet<string> |
  * values are strings (the simple style), coerced to their schemas' types. Content-Type is not
  * one of them: the spec says it is ignored there, and the media types say it.
  */
-function headersCheck(r: Response, compile: (schema: object) => ValidateFunction): { names: string[]; validate: ValidateFunction } | undefined {
+function headersCheck(r: Response, compile: (schema: object) => SchemaCheck): { names: string[]; validate: SchemaCheck } | undefined {
   const headers = [...r.headers].map(([name, h]) => ({ ...h, name })).filter((h) => h.name !== 'content-type');
   if (headers.length === 0) return undefined;
   const schema = {
@@ -469,7 +480,7 @@ function queryObjectOf(raw: RawRequest): Record<string, string | string[]> {
 }
 
 function refuse(found: readonly RequestFailure[]): void {
-  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'openapi' });
+  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found.slice(0, MAX_FAILURES) }, policy: 'openapi' });
 }
 
 /**
@@ -517,6 +528,7 @@ function multipartFields(body: Buffer, contentType: string, files: ReadonlySet<s
   for (const part of read.parts) {
     if (part.kind === 'file' && !files.has(part.name)) {
       found.push({ in: 'body', name: part.name, pointer: `/body/${escapeToken(part.name)}`, message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)' });
+      if (found.length >= MAX_FAILURES) return undefined;
     } else fields.push([part.name, part.kind === 'file' ? part.filename : part.value]);
   }
   return byName(fields);

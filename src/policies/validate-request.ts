@@ -3,7 +3,6 @@
 // limit and a content type check. Failure: 400 problem+json listing every failure with a JSON
 // pointer; the upstream never sees it.
 import { Type } from '@sinclair/typebox';
-import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
@@ -11,7 +10,7 @@ import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
 import { contentTypeProblem, hasBody, isJsonType, mediaType, queryObject } from '../http/request.ts';
 import { jsonBodyFailures } from '../json/body.ts';
 import { escapeToken, getAt, parsePointer } from '../json/pointer.ts';
-import { failures, tryCompile, userAjv, type Failure } from '../json/schema.ts';
+import { MAX_FAILURES, schemaFailures, tryCompile, userAjv, type Failure, type SchemaCheck } from '../json/schema.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, RequestPolicy } from './policy.ts';
@@ -37,12 +36,12 @@ const ValidateRequestOptions = Type.Object(
 type Options = typeof ValidateRequestOptions.static;
 
 interface Compiled {
-  query: ValidateFunction | undefined;
+  query: SchemaCheck | undefined;
   /** The parameter names the query schema declares at its top level. */
   declared: ReadonlySet<string>;
   /** Those of them that are integers, or arrays of integers. */
   integers: ReadonlySet<string>;
-  body: ValidateFunction | undefined;
+  body: SchemaCheck | undefined;
 }
 
 /** Compiles the options' schemas, or says what is wrong with them. */
@@ -108,7 +107,7 @@ const notDecimal = (name: string, i: number | undefined, integer: boolean): Fail
 });
 
 function refuse(found: readonly Failure[]): void {
-  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found }, policy: 'validateRequest' });
+  if (found.length > 0) throw new GatewayError(400, 'invalid_request', 'the request is not valid', { extensions: { errors: found.slice(0, MAX_FAILURES) }, policy: 'validateRequest' });
 }
 
 export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
@@ -176,8 +175,10 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
         const raw = queryObject(ctx.query);
         ambiguousQuery(ctx.query, raw, declared, found);
         const coerced = coercible(raw);
-        if (!checkQuery(coerced)) found.push(...failures('/query', checkQuery.errors));
-        else plainDecimals(coerced, raw, integers, found);
+        // The query holds at most 100 parameters in 8 KiB: every failure is listed.
+        const failed = schemaFailures(checkQuery, coerced, '/query', 0);
+        if (failed.length === 0) plainDecimals(coerced, raw, integers, found);
+        else for (const f of failed) found.push(f);
       }
       const withBody = hasBody(ctx.req);
       if (withBody && readsBody) return validateBody(ctx, found);

@@ -3,11 +3,10 @@
 // OpenAPI 3 document: the route's own when the route comes from one, or the one `openapi` names.
 // `enforce`: an invalid answer never reaches the client (502); `report`: it is logged and passed through.
 import { Type } from '@sinclair/typebox';
-import type { ValidateFunction } from 'ajv';
 import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { jsonBodyFailures } from '../json/body.ts';
-import { tryCompile, userAjv, type Failure } from '../json/schema.ts';
+import { tryCompile, userAjv, type Failure, type SchemaCheck } from '../json/schema.ts';
 import { bodiless, forStatus, type Answer } from '../openapi/validators.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
@@ -47,7 +46,7 @@ function compile(options: Options, site: PolicySite): Check | PolicyIssue {
 /** A JSON Schema per status ('200', '4XX', 'default'): an answer without one passes. */
 function statusSchemas(responses: NonNullable<Options['responses']>): Check | PolicyIssue {
   const ajv = userAjv();
-  const schemas = new Map<string, ValidateFunction>();
+  const schemas = new Map<string, SchemaCheck>();
   for (const [status, schema] of Object.entries(responses)) {
     const fn = tryCompile(ajv, schema);
     if (typeof fn === 'string') return { path: ['responses', status], message: `is not a valid JSON Schema: ${fn}` };

@@ -210,7 +210,7 @@ paths:
       operationId: createItem
       requestBody:
         content:
-          application/json: { schema: { type: object, properties: { limit: { type: integer, maximum: 100 }, note: { type: string, maxLength: 50 } } } }
+          application/json: { schema: { type: object, properties: { limit: { type: integer, maximum: 100 }, note: { type: string, maxLength: 50 }, tags: { type: array, items: { type: string } } } } }
           application/x-www-form-urlencoded: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 } } } }
           multipart/form-data: { schema: { type: object, properties: { limit: { type: integer, minimum: 1, maximum: 100 }, upload: { type: string, format: binary } } } }
       responses: { '200': { description: ok } }
@@ -391,6 +391,17 @@ describe('request bodies are refused when an upstream parser could read them oth
     }
     const latin1 = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: Buffer.from(`--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\ncaf\xe9\r\n--XX--\r\n`, 'latin1') });
     assert.deepEqual([latin1.status, latin1.body.errors, latin1.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a text part that is not valid UTF-8' }], false]);
+  });
+
+  it('a body with a failure in every item is 400 with at most 100 failures, and a body over 64 KiB with its first: never a 500, nor seconds and gigabytes spent listing them', async () => {
+    const items = (n: number) => `{"tags":[${'1,'.repeat(n - 1)}1]}`;
+    const few = await json(items(3));
+    assert.deepEqual([few.status, few.body.errors.map((e: { pointer: string }) => e.pointer)], [400, ['/body/tags/0', '/body/tags/1', '/body/tags/2']]);
+    const many = await json(items(500));
+    assert.deepEqual([many.status, many.body.errors.length, many.body.errors[99], many.reached], [400, 100, { in: 'body', pointer: '/body/tags/99', message: 'must be string' }, false]);
+    // 150,000 failures once overflowed the stack of a spread: a 500.
+    const large = await json(items(150_000));
+    assert.deepEqual([large.status, large.body.errors, large.reached], [400, [{ in: 'body', pointer: '/body/tags/0', message: 'must be string' }], false]);
   });
 
   it('a deepObject property whose schema is an integer is refused written with a fraction, as a plain parameter is', async () => {
