@@ -176,12 +176,12 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     const credentials: Record<string, string> = options.credentials === true ? { 'access-control-allow-credentials': 'true' } : {};
     const exposed: Record<string, string> = (options.exposeHeaders ?? []).length > 0 ? { 'access-control-expose-headers': options.exposeHeaders!.join(', ') } : {};
     const preflightHeaders: Record<string, string> = {
-      ...NOSNIFF,
       ...credentials,
       'access-control-allow-methods': methods.join(', '),
       ...(headers.length > 0 ? { 'access-control-allow-headers': headers.join(', ') } : {}),
       'access-control-max-age': String(options.maxAge ?? DEFAULT_MAX_AGE),
       vary: PREFLIGHT_VARY,
+      ...NOSNIFF,
     };
 
     // Everything an answer will carry, per origin, built here: a call only looks its Origin up.
