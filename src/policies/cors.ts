@@ -7,7 +7,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipeline/context.ts';
-import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
+import type { OriginHandlers, OriginMark, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
 const TOKEN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
@@ -147,7 +147,7 @@ function answerFor(allow: Readonly<Record<string, string>>, vary: boolean): Answ
  * The OAuth endpoints write their answers themselves, after the handler's setHeader(X-Request-Id):
  * the CORS headers join it there, as lists built here from each of `answers`.
  */
-function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): (ctx: RequestContext) => void {
+function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): OriginMark {
   const lists = new Map<AnswerHeaders, [string, string][]>();
   for (const answer of answers) {
     const out: Record<string, unknown> = {};

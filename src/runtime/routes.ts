@@ -7,7 +7,7 @@ import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
-import { joinCounts, type OriginHandlers, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
@@ -20,12 +20,9 @@ export interface CompiledRoute {
   name: string;
   upstream: string | undefined;
   /** Set before anything else, so that every answer carries its CORS headers, a refusal before the steps included; undefined without a CORS policy. */
-  cors: Cors | undefined;
+  cors: OriginMark | undefined;
   steps: readonly Step[];
 }
-
-/** Sets the CORS headers of whatever answers the call (ctx.cors). */
-type Cors = (ctx: RequestContext) => void;
 
 /** The route label of requests no route took. */
 export const UNMATCHED = '(unmatched)';
@@ -34,7 +31,7 @@ interface PathEntry {
   /** The route of each method. */
   methods: ReadonlyMap<string, CompiledRoute>;
   /** The CORS headers of an answer no one of its routes gives (a method none takes, a refused path). */
-  cors: Cors | undefined;
+  cors: OriginMark | undefined;
   /** Fetch §3.2.2: the preflight of each method whose route has a CORS policy, found by the method it asks for. */
   preflights: ReadonlyMap<string, CompiledRoute>;
   /** Any other method: authenticate, then 405. */
@@ -54,7 +51,7 @@ export interface RouteTable {
    * The CORS headers of an answer given before any route took the call (its path refused, or its
    * transfer coding): those of the routes at `path` as it was sent, when they have a CORS policy.
    */
-  corsAt(path: string): Cors | undefined;
+  corsAt(path: string): OriginMark | undefined;
   /** Closes the upstream pools once their calls are done; `force`: at once. */
   close(force?: boolean): Promise<void>;
 }
@@ -230,7 +227,7 @@ export function compileOriginPolicy(entries: readonly PolicyEntry[], env: Policy
  * The CORS headers of an answer at a path that no one of its routes gives: those of the first of
  * its routes' CORS policies that allows the caller's origin, else the refusal of the first (Vary: Origin).
  */
-function pathCors(policies: readonly OriginHandlers[]): Cors | undefined {
+function pathCors(policies: readonly OriginHandlers[]): OriginMark | undefined {
   if (policies.length <= 1) return policies[0]?.mark;
   return function pathCorsHeaders(ctx: RequestContext): void {
     const { origin } = ctx.req.headers;
