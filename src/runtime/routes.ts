@@ -2,6 +2,7 @@
 import type { Config } from '../config/load.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import { tooLarge } from '../http/body.ts';
 import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
@@ -14,13 +15,12 @@ import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
 
-/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its CORS headers, its steps. */
+/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
 export interface CompiledRoute {
   /** UNMATCHED for a path no route has, or a method none of its routes takes. */
   name: string;
   upstream: string | undefined;
-  /** Set before anything else, so that every answer carries its CORS headers, a refusal before the steps included; undefined without a CORS policy. */
-  cors: OriginMark | undefined;
+  /** First its CORS headers when it has any, so that every answer carries them; then the refusal of a declared length over listen.maxBodySize. */
   steps: readonly Step[];
 }
 
@@ -89,6 +89,15 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
   const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
+  // A declared length is refused before anything reads the body; a chunked one is counted as it
+  // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
+  const bodyTooLarge = tooLarge(maxBodySize);
+  const declaredLength: Step = function declaredLength(ctx: RequestContext) {
+    const length = ctx.req.headers['content-length'];
+    if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
+  };
+  /** The first steps of every call: its CORS headers before anything else, so that every answer carries them, a refusal of its length included. */
+  const start = (cors: OriginMark | undefined): Step[] => (cors === undefined ? [declaredLength] : [cors, declaredLength]);
 
   const requestHeaders = createRequestHeaders(config.listen);
   for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, maxBodySize, clock));
@@ -113,11 +122,12 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
       // A refused preflight carries no Access-Control-Allow-* (Fetch §3.2.3): no CORS headers of its own.
       const preflights = preflightsByPath.get(route.path) ?? new Map<string, CompiledRoute>();
-      preflights.set(route.method, { name: route.name, upstream: undefined, cors: undefined, steps: [cors.preflight] });
+      preflights.set(route.method, { name: route.name, upstream: undefined, steps: [declaredLength, cors.preflight] });
       preflightsByPath.set(route.path, preflights);
       corsByPath.set(route.path, [...(corsByPath.get(route.path) ?? []), cors]);
     }
     const steps: Step[] = [
+      ...start(cors?.mark),
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
       ...compilePolicies(route.policies, 'access', env),
@@ -129,7 +139,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
     const methods = byPath.get(route.path) ?? new Map<string, CompiledRoute>();
-    methods.set(route.method, { name: route.name, upstream: route.upstream, cors: cors?.mark, steps });
+    methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
     byPath.set(route.path, methods);
   }
 
@@ -138,23 +148,15 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   for (const [path, methods] of byPath) {
     const allow = [...methods.keys()].join(', ');
     const cors = pathCors(corsByPath.get(path) ?? []);
-    const otherMethod: CompiledRoute = {
-      name: UNMATCHED,
-      upstream: undefined,
-      cors,
-      steps: [
-        verifyToken,
-        function methodNotAllowed() {
-          throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
-        },
-      ],
-    };
+    function methodNotAllowed(): never {
+      throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
+    }
     const entry: PathEntry = {
       methods,
       cors,
       preflights: preflightsByPath.get(path) ?? new Map(),
-      otherMethod,
-      otherPreflight: { ...otherMethod, cors: undefined },
+      otherMethod: { name: UNMATCHED, upstream: undefined, steps: [...start(cors), verifyToken, methodNotAllowed] },
+      otherPreflight: { name: UNMATCHED, upstream: undefined, steps: [declaredLength, verifyToken, methodNotAllowed] },
     };
     if (path.includes('{')) {
       const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
@@ -168,8 +170,8 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const notFound: CompiledRoute = {
     name: UNMATCHED,
     upstream: undefined,
-    cors: undefined,
     steps: [
+      declaredLength,
       verifyToken,
       function notFound() {
         throw new GatewayError(404, 'not_found', 'no route matches this path');
