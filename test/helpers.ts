@@ -306,6 +306,22 @@ export function rawExchange(url: string, text: string): Promise<string> {
   });
 }
 
+/**
+ * The status line and headers (lower-cased names, every value in order) of a raw HTTP/1.1 answer
+ * as rawExchange reads it, and the bytes after its head, undecoded.
+ */
+export function rawHead(answer: string): { status: string; headers: Map<string, string[]>; body: string } {
+  const end = answer.indexOf('\r\n\r\n');
+  const [status, ...lines] = answer.slice(0, end).split('\r\n');
+  const headers = new Map<string, string[]>();
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).toLowerCase();
+    headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()]);
+  }
+  return { status: status!, headers, body: answer.slice(end + 4) };
+}
+
 export function bearer(token: string): { authorization: string } {
   return { authorization: `Bearer ${token}` };
 }

@@ -44,7 +44,7 @@ export async function startAdminListener(host: string, port: number, handlers: A
   const { logger } = handlers;
   const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, { ...NOSNIFF, 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)), ...headers }).end(text);
+    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(text)), ...headers, ...NOSNIFF }).end(text);
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -72,7 +72,7 @@ export async function startAdminListener(host: string, port: number, handlers: A
       }
       case ADMIN_PATHS.metrics: {
         const { contentType, body } = await handlers.metrics();
-        res.writeHead(200, { ...NOSNIFF, 'content-type': contentType, 'cache-control': 'no-store', 'content-length': String(Buffer.byteLength(body)) }).end(body);
+        res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store', ...NOSNIFF, 'content-length': String(Buffer.byteLength(body)) }).end(body);
         return;
       }
       case ADMIN_PATHS.reload: {

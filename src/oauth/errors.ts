@@ -26,7 +26,12 @@ function describable(text: string): string {
   return text.replace(NOT_DESCRIBABLE, '?');
 }
 
-export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
+/**
+ * On every answer of the token, introspection and revocation endpoints, errors included: RFC 6749
+ * §5.1 forbids caching one (no-store, and no-cache for HTTP/1.0 caches), and nosniff as on every
+ * answer the gateway writes itself. Spread after any error's own headers so none can override it.
+ */
+export const NO_STORE_NOSNIFF = { 'cache-control': 'no-store', pragma: 'no-cache', ...NOSNIFF } as const;
 
 /** The one place a token endpoint error becomes a response. */
 export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: string): GatewayError {
@@ -41,9 +46,8 @@ export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: 
     : { error: 'server_error', error_description: 'internal error' };
   const payload = JSON.stringify(body);
   const headers: Record<string, string | number> = {
-    ...NO_STORE,
-    ...NOSNIFF,
     ...(exposed ? err.headers : undefined),
+    ...NO_STORE_NOSNIFF,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),
   };

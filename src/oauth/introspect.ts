@@ -2,11 +2,10 @@
 // it stands for. Callers authenticate with the credentials the YAML declares under
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
-import { NOSNIFF } from '../http/problem.ts';
 import type { Step } from '../pipeline/context.ts';
 import { presentedCredentials } from './client-auth.ts';
 import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type OAuthEnv } from './endpoint.ts';
-import { invalidClient, invalidRequest, NO_STORE, temporarilyUnavailable } from './errors.ts';
+import { invalidClient, invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
 
 const INACTIVE = JSON.stringify({ active: false });
 
@@ -60,7 +59,7 @@ export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, in
               app: active.appName,
               product: active.product,
             });
-      res.writeHead(200, { ...NO_STORE, ...NOSNIFF, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
+      res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
       return { caller: ctx.caller!, active: String(active !== undefined) };
     },
   });

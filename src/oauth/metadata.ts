@@ -43,6 +43,6 @@ export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterabl
   const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });
   return function metadataEndpoint(method: string, res: ServerResponse): void {
     if (method !== 'GET' && method !== 'HEAD') throw notAllowed;
-    res.writeHead(200, { ...NOSNIFF, 'content-type': 'application/json', 'cache-control': 'public, max-age=300', 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300', ...NOSNIFF, 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
   };
 }

@@ -2,10 +2,9 @@
 // its whole grant with it, access tokens included (§2.1); an access token takes its grant too,
 // as §2.1 allows, so that a leaked one cannot be refreshed past its revocation.
 import { PREFIX, tokenDigest } from '../crypto.ts';
-import { NOSNIFF } from '../http/problem.ts';
 import type { Step } from '../pipeline/context.ts';
 import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type OAuthEnv } from './endpoint.ts';
-import { invalidRequest, NO_STORE, temporarilyUnavailable } from './errors.ts';
+import { invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
 
 /** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
 export function createRevocationEndpoint(env: OAuthEnv, policies: readonly Step[] = []) {
@@ -30,7 +29,7 @@ export function createRevocationEndpoint(env: OAuthEnv, policies: readonly Step[
       }
       // §2.2: 200 for an unknown token too, and for another client's (which stays untouched):
       // the answer tells nobody whether a token exists.
-      res.writeHead(200, { ...NO_STORE, ...NOSNIFF, 'content-length': '0' }).end();
+      res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-length': '0' }).end();
       return { app: ctx.client!.app.name, revoked: String(revoked) };
     },
   });

@@ -2,9 +2,8 @@
 // sendOAuthError writes every failure.
 import type { Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { NOSNIFF } from '../http/problem.ts';
 import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep, type OAuthEnv } from './endpoint.ts';
-import { invalidRequest, invalidScope, NO_STORE, unauthorizedClient, unsupportedGrantType } from './errors.ts';
+import { invalidRequest, invalidScope, NO_STORE_NOSNIFF, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant, GrantEnv } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
 
@@ -78,7 +77,7 @@ export function createTokenEndpoint(env: TokenEndpointEnv, policies: readonly Re
     async answer(ctx, res) {
       const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now }, grantEnv);
       const payload = JSON.stringify(body);
-      res.writeHead(200, { ...NO_STORE, ...NOSNIFF, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);
       return { app: ctx.client!.app.name, grant: ctx.grant!.grantType };
     },

@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import { TOKEN } from '../http/request.ts';
 import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipeline/context.ts';
-import type { OriginHandlers, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
+import type { OriginHandlers, OriginMark, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
 const Tokens = Type.Array(Type.String({ pattern: TOKEN.source }));
@@ -147,7 +147,7 @@ function answerFor(allow: Readonly<Record<string, string>>, vary: boolean): Answ
  * The OAuth endpoints write their answers themselves, after the handler's setHeader(X-Request-Id):
  * the CORS headers join it there, as lists built here from each of `answers`.
  */
-function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): (ctx: RequestContext) => void {
+function setHeaders(answerOf: (origin: string | undefined) => AnswerHeaders, answers: readonly AnswerHeaders[]): OriginMark {
   const lists = new Map<AnswerHeaders, [string, string][]>();
   for (const answer of answers) {
     const out: Record<string, unknown> = {};
@@ -176,12 +176,12 @@ export const cors: OriginPolicy<typeof CorsOptions> = {
     const credentials: Record<string, string> = options.credentials === true ? { 'access-control-allow-credentials': 'true' } : {};
     const exposed: Record<string, string> = (options.exposeHeaders ?? []).length > 0 ? { 'access-control-expose-headers': options.exposeHeaders!.join(', ') } : {};
     const preflightHeaders: Record<string, string> = {
-      ...NOSNIFF,
       ...credentials,
       'access-control-allow-methods': methods.join(', '),
       ...(headers.length > 0 ? { 'access-control-allow-headers': headers.join(', ') } : {}),
       'access-control-max-age': String(options.maxAge ?? DEFAULT_MAX_AGE),
       vary: PREFLIGHT_VARY,
+      ...NOSNIFF,
     };
 
     // Everything an answer will carry, per origin, built here: a call only looks its Origin up.

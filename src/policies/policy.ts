@@ -92,9 +92,11 @@ export interface OriginPolicy<S extends TSchema> extends Descriptor<S> {
   create(options: Static<S>, env: PolicyEnv): OriginHandlers;
 }
 
+/** Sets what every answer of the call carries (its CORS headers), before anything else runs. */
+export type OriginMark = (ctx: RequestContext) => void;
+
 export interface OriginHandlers {
-  /** Sets what every answer of the call carries, before anything else runs. */
-  mark: (ctx: RequestContext) => void;
+  mark: OriginMark;
   /** What an answer to `origin` carries when the policy allows it; undefined when it does not. */
   allowed: (origin: string | undefined) => AnswerHeaders | undefined;
   /** The whole of a preflight's route: answers it, or throws the refusal; synchronous, since the OAuth endpoints call it without awaiting. */

@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
-import { tooLarge } from '../http/body.ts';
 import { sendProblem } from '../http/problem.ts';
 import { hasBody, splitTarget } from '../http/request.ts';
 import { OAUTH_PATHS, type EndpointOutcome } from '../oauth/endpoint.ts';
@@ -35,7 +34,6 @@ export interface HandlerParts {
   /** The metadata document; undefined when not served. */
   metadata: ((method: string, res: ServerResponse) => void) | undefined;
   clientIp: (req: IncomingMessage) => string;
-  maxBodySize: number;
   /** Whether to write an access line per request (log.access, at a log level that shows info). */
   accessLog: boolean;
   logger: Logger;
@@ -47,10 +45,7 @@ export interface HandlerParts {
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { calls, routes, oauthEndpoints, oauthPreflight, metadata, clientIp, maxBodySize, logger, usage, clock, metrics, protocol } = parts;
-  // A declared length is refused before anything reads the body; a chunked one is counted as it
-  // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
-  const bodyTooLarge = tooLarge(maxBodySize);
+  const { calls, routes, oauthEndpoints, oauthPreflight, metadata, clientIp, logger, usage, clock, metrics, protocol } = parts;
   // Decided once: with access logs off, or below the log level, a request builds no log record.
   const access = parts.accessLog;
   const observe = createObserver(metrics);
@@ -133,10 +128,6 @@ export function createHandler(parts: HandlerParts) {
       }
       route = routes.lookup(req.method ?? 'GET', ctx.path, preflightMethod(req));
       name = route.name;
-      // Before anything else, so that every answer of the route carries them, a refusal of its length included.
-      route.cors?.(ctx);
-      const length = req.headers['content-length'];
-      if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
       const pending = runSteps(route.steps, ctx);
       if (pending !== undefined) await pending;
     } catch (thrown) {

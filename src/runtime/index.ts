@@ -70,7 +70,6 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
     oauthPreflight: tokenCors?.preflight,
     metadata: createMetadataEndpoint(config.oauth, config.products.values()),
     clientIp: createClientIp(config.listen.trustedProxies),
-    maxBodySize,
     // The level this config sets, not the one the logger has now: a reload compiles before it swaps.
     accessLog: config.log.access && logger.levels.values[config.log.level]! <= logger.levels.values.info!,
     logger,

@@ -2,30 +2,27 @@
 import type { Config } from '../config/load.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
+import { tooLarge } from '../http/body.ts';
 import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
-import { joinCounts, type OriginHandlers, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
 
-/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its CORS headers, its steps. */
+/** What a request is handed to: a route's name (for metrics and the access log), its upstream, its steps. */
 export interface CompiledRoute {
   /** UNMATCHED for a path no route has, or a method none of its routes takes. */
   name: string;
   upstream: string | undefined;
-  /** Set before anything else, so that every answer carries its CORS headers, a refusal before the steps included; undefined without a CORS policy. */
-  cors: Cors | undefined;
+  /** First its CORS headers when it has any, so that every answer carries them; then the refusal of a declared length over listen.maxBodySize. */
   steps: readonly Step[];
 }
-
-/** Sets the CORS headers of whatever answers the call (ctx.cors). */
-type Cors = (ctx: RequestContext) => void;
 
 /** The route label of requests no route took. */
 export const UNMATCHED = '(unmatched)';
@@ -34,7 +31,7 @@ interface PathEntry {
   /** The route of each method. */
   methods: ReadonlyMap<string, CompiledRoute>;
   /** The CORS headers of an answer no one of its routes gives (a method none takes, a refused path). */
-  cors: Cors | undefined;
+  cors: OriginMark | undefined;
   /** Fetch §3.2.2: the preflight of each method whose route has a CORS policy, found by the method it asks for. */
   preflights: ReadonlyMap<string, CompiledRoute>;
   /** Any other method: authenticate, then 405. */
@@ -54,7 +51,7 @@ export interface RouteTable {
    * The CORS headers of an answer given before any route took the call (its path refused, or its
    * transfer coding): those of the routes at `path` as it was sent, when they have a CORS policy.
    */
-  corsAt(path: string): Cors | undefined;
+  corsAt(path: string): OriginMark | undefined;
   /** Closes the upstream pools once their calls are done; `force`: at once. */
   close(force?: boolean): Promise<void>;
 }
@@ -92,6 +89,15 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
   const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
+  // A declared length is refused before anything reads the body; a chunked one is counted as it
+  // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
+  const bodyTooLarge = tooLarge(maxBodySize);
+  const declaredLength: Step = function declaredLength(ctx: RequestContext) {
+    const length = ctx.req.headers['content-length'];
+    if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
+  };
+  /** The first steps of every call: its CORS headers before anything else, so that every answer carries them, a refusal of its length included. */
+  const start = (cors: OriginMark | undefined): Step[] => (cors === undefined ? [declaredLength] : [cors, declaredLength]);
 
   const requestHeaders = createRequestHeaders(config.listen);
   for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, maxBodySize, clock));
@@ -116,11 +122,12 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
       // A refused preflight carries no Access-Control-Allow-* (Fetch §3.2.3): no CORS headers of its own.
       const preflights = preflightsByPath.get(route.path) ?? new Map<string, CompiledRoute>();
-      preflights.set(route.method, { name: route.name, upstream: undefined, cors: undefined, steps: [cors.preflight] });
+      preflights.set(route.method, { name: route.name, upstream: undefined, steps: [declaredLength, cors.preflight] });
       preflightsByPath.set(route.path, preflights);
       corsByPath.set(route.path, [...(corsByPath.get(route.path) ?? []), cors]);
     }
     const steps: Step[] = [
+      ...start(cors?.mark),
       verifyToken,
       createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
       ...compilePolicies(route.policies, 'access', env),
@@ -132,7 +139,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
     ];
     const methods = byPath.get(route.path) ?? new Map<string, CompiledRoute>();
-    methods.set(route.method, { name: route.name, upstream: route.upstream, cors: cors?.mark, steps });
+    methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
     byPath.set(route.path, methods);
   }
 
@@ -141,23 +148,15 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   for (const [path, methods] of byPath) {
     const allow = [...methods.keys()].join(', ');
     const cors = pathCors(corsByPath.get(path) ?? []);
-    const otherMethod: CompiledRoute = {
-      name: UNMATCHED,
-      upstream: undefined,
-      cors,
-      steps: [
-        verifyToken,
-        function methodNotAllowed() {
-          throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
-        },
-      ],
-    };
+    function methodNotAllowed(): never {
+      throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
+    }
     const entry: PathEntry = {
       methods,
       cors,
       preflights: preflightsByPath.get(path) ?? new Map(),
-      otherMethod,
-      otherPreflight: { ...otherMethod, cors: undefined },
+      otherMethod: { name: UNMATCHED, upstream: undefined, steps: [...start(cors), verifyToken, methodNotAllowed] },
+      otherPreflight: { name: UNMATCHED, upstream: undefined, steps: [declaredLength, verifyToken, methodNotAllowed] },
     };
     if (path.includes('{')) {
       const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
@@ -171,8 +170,8 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   const notFound: CompiledRoute = {
     name: UNMATCHED,
     upstream: undefined,
-    cors: undefined,
     steps: [
+      declaredLength,
       verifyToken,
       function notFound() {
         throw new GatewayError(404, 'not_found', 'no route matches this path');
@@ -230,7 +229,7 @@ export function compileOriginPolicy(entries: readonly PolicyEntry[], env: Policy
  * The CORS headers of an answer at a path that no one of its routes gives: those of the first of
  * its routes' CORS policies that allows the caller's origin, else the refusal of the first (Vary: Origin).
  */
-function pathCors(policies: readonly OriginHandlers[]): Cors | undefined {
+function pathCors(policies: readonly OriginHandlers[]): OriginMark | undefined {
   if (policies.length <= 1) return policies[0]?.mark;
   return function pathCorsHeaders(ctx: RequestContext): void {
     const { origin } = ctx.req.headers;

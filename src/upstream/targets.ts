@@ -59,12 +59,12 @@ function writeHeld(ctx: RequestContext, response: HeldResponse): void {
   delete headers['transfer-encoding'];
   // A 304 or an answer to HEAD held without a body keeps the upstream's length: that of what a GET would send (RFC 9110 §8.6).
   if (body.length > 0 || (status !== 304 && ctx.req.method !== 'HEAD')) headers['content-length'] = String(body.length);
-  noContentLength(status, headers);
+  dropContentLengthOf204(status, headers);
   ctx.res.writeHead(status, headers).end(ctx.req.method === 'HEAD' ? undefined : body);
 }
 
 /** RFC 9110 §8.6: a server must not send Content-Length in a 204 (Transfer-Encoding, hop-by-hop, never crosses the gateway). */
-function noContentLength(status: number, headers: Record<string, unknown>): void {
+function dropContentLengthOf204(status: number, headers: Record<string, unknown>): void {
   if (status === 204) delete headers['content-length'];
 }
 
@@ -245,7 +245,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
           answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
-          noContentLength(head.status, head.headers);
+          dropContentLengthOf204(head.status, head.headers);
           res.writeHead(head.status, answerHeaders(ctx, head.headers));
           return res;
         }),
