@@ -6,8 +6,12 @@
 // `_charset_` field, a part with `filename=""` (a file to undici, a text field to Go), a bare CR
 // or LF in a header line (Werkzeug, cgi and email end the line there), RFC 2231's continued
 // parameters (`name*0`, which Werkzeug and Go join into the name) and RFC 2047's encoded words
-// (`=?utf-8?q?…?=`, which Python's email decodes): each is refused here, so what the gateway
-// validates is what the upstream reads.
+// (`=?utf-8?q?…?=`, which Python's email decodes), a boundary after a bare CR or LF inside a part
+// (Werkzeug, cgi and email take `\n--boundary` for a delimiter), and a name with %22, %0A or %0D
+// (undici and Werkzeug decode them, as WHATWG's form encoding writes a quote and line ends): each
+// is refused here, so what the gateway validates is what the upstream reads. Like Werkzeug's and
+// Go's, the parser also bounds the parts (1,000) and each part's headers (8 KiB).
+
 //
 // One pass: every search starts where the last one ended and stops at the part's end, so the time
 // is linear in the body, whatever it holds.
@@ -21,6 +25,11 @@ export type Part = { kind: 'field'; name: string; value: string } | { kind: 'fil
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 /** In a header line, anything but a tab below a space, and DEL. */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** As Werkzeug's max_form_parts and Go's multipartmaxparts: past them the work is the client's choice, not the form's. */
+const MAX_PARTS = 1000;
+const MAX_PART_HEADERS = 8 * 1024;
+/** The escapes WHATWG's form encoding writes in a name, which undici and Werkzeug decode. */
+const NAME_ESCAPE = /%(?:22|0[aAdD])/;
 const isUtf8 = (charset: string | undefined) => charset === undefined || charset.toLowerCase() === 'utf-8';
 
 /** The body's parts in order, or why an upstream parser could read it otherwise. */
@@ -30,6 +39,10 @@ export function readMultipart(body: Buffer, boundary: string | undefined): { par
   const text = body.toString('latin1');
   const delimiter = `\r\n--${boundary}`;
   if (!text.startsWith(`--${boundary}`)) return { problem: 'must begin with its boundary (no preamble)' };
+  if (text.includes(`\r--${boundary}`)) return { problem: 'has its boundary after a bare CR, which some parsers read as a delimiter' };
+  for (let lf = text.indexOf(`\n--${boundary}`); lf !== -1; lf = text.indexOf(`\n--${boundary}`, lf + 1)) {
+    if (text[lf - 1] !== '\r') return { problem: 'has its boundary after a bare LF, which some parsers read as a delimiter' };
+  }
   const parts: Part[] = [];
   let at = boundary.length + 2;
   for (;;) {
@@ -39,11 +52,12 @@ export function readMultipart(body: Buffer, boundary: string | undefined): { par
       return { problem: 'must end with its closing boundary (no epilogue)' };
     }
     if (!text.startsWith('\r\n', at)) return { problem: 'has a boundary followed by something other than a line end' };
+    if (parts.length === MAX_PARTS) return { problem: `has more than ${MAX_PARTS} parts` };
     const start = at + 2;
     const end = text.indexOf(delimiter, start);
     if (end === -1) return { problem: 'has no closing boundary' };
-    const blank = text.slice(start, end).indexOf('\r\n\r\n');
-    if (blank === -1) return { problem: 'has a part without a blank line after its headers' };
+    const blank = text.slice(start, Math.min(end, start + MAX_PART_HEADERS + 4)).indexOf('\r\n\r\n');
+    if (blank === -1) return { problem: end - start > MAX_PART_HEADERS ? `has a part whose headers are longer than ${MAX_PART_HEADERS / 1024} KiB` : 'has a part without a blank line after its headers' };
     const part = readPart(body.subarray(start, start + blank), body.subarray(start + blank + 4, end));
     if ('problem' in part) return part;
     parts.push(part);
@@ -82,6 +96,7 @@ function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string 
   const name = params.get('name');
   if (name === undefined) return { problem: 'has a part without a name' };
   const filename = params.get('filename');
+  if (NAME_ESCAPE.test(name)) return { problem: 'has a part named with %22, %0A or %0D, which some parsers decode' };
   if (name.includes('=?') || filename?.includes('=?')) return { problem: "has a part named with an RFC 2047 encoded word ('=?'), which some parsers decode" };
   if (filename !== undefined) {
     // A browser sends filename="" with nothing in it for a file input left empty; Go reads such a part as a text field.

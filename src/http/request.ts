@@ -197,6 +197,8 @@ export function mediaParameters(value: string | string[] | undefined): Map<strin
 export function contentTypeProblem(type: string, header: string | string[] | undefined): string | undefined {
   const params = mediaParameters(header);
   if (params === undefined) return 'the Content-Type gives a parameter twice, or one that cannot be read';
+  // RFC 2231: `boundary*=c` beside `boundary=b` is the boundary to Werkzeug, `charset*` the charset to others.
+  for (const name of params.keys()) if (name.includes('*')) return `the Content-Type gives ${name}, an RFC 2231 parameter some parsers read instead of the plain one`;
   const charset = params.get('charset');
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && (isJsonType(type) || type === 'application/x-www-form-urlencoded')) {
     return `a ${type} body must be UTF-8 (charset=utf-8 or none)`;
@@ -229,15 +231,20 @@ export function* cookiePairs(header: string): Generator<[name: string, value: st
 // quoted; and ',', the delimiter of OpenAPI's form style.
 const COOKIE_PAIR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*|"[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*")$/;
 
+/** A ',' followed by a name and '=': `a=x,t=evil` is the cookie t to parsers that also split on ',' (Rack before 2.2, old connect). */
+const COMMA_PAIR = /,[^,=]*=/;
+
 /**
  * Whether every pair of a Cookie header is written as RFC 6265 §4.1.1 writes it. Parsers differ on
  * what is not: Werkzeug strips a name of any Unicode space (`\xa0t=…` is `t`), Python's
- * SimpleCookie splits `a=x t=evil` into two cookies, and each picks its own of a repeated name.
+ * SimpleCookie splits `a=x t=evil` into two cookies, PHP and Rack keep a space before ';' in the
+ * value (`t=t1 ; a=b` is "t1 "), and each picks its own of a repeated name.
  */
 export function wellFormedCookies(header: string): boolean {
   for (const pair of header.split(';')) {
     const trimmed = trimOws(pair);
-    if (trimmed !== '' && !COOKIE_PAIR.test(trimmed)) return false;
+    if (trimmed === '') continue;
+    if (pair.endsWith(' ') || pair.endsWith('\t') || !COOKIE_PAIR.test(trimmed) || COMMA_PAIR.test(trimmed)) return false;
   }
   return true;
 }

@@ -228,7 +228,7 @@ function cookieReader(p: Compiled): Reader {
     const raw = cookieValue(text, p.name);
     if (raw === undefined) return ABSENT;
     if (raw === MORE_THAN_ONCE) return { error: `${p.where} is given more than once` };
-    if (raw === SPELLED_OTHERWISE) return { error: `${p.where} is named with a percent-escape` };
+    if (raw === SPELLED_OTHERWISE) return { error: `${p.where} is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name` };
     if (raw.includes('%')) return escaped(p);
     if (p.shape === 'primitive') return decoded(p, raw, false);
     return p.shape === 'array' ? list(p, raw, ',', false) : keyValueList(p, raw, ',', false);
@@ -242,19 +242,20 @@ const SPELLED_OTHERWISE = Symbol('spelled otherwise');
 function cookieValue(header: string, name: string): string | typeof MORE_THAN_ONCE | typeof SPELLED_OTHERWISE | undefined {
   const values = cookieValues(header, name);
   if (values.length > 1) return MORE_THAN_ONCE;
-  if (header.includes('%')) {
-    for (const [spelled] of cookiePairs(header)) if (spelled.includes('%') && decodesTo(spelled, name)) return SPELLED_OTHERWISE;
-  }
+  for (const [spelled] of cookiePairs(header)) if (spelled !== name && PHP_SPELLING.test(spelled) && readsAs(spelled, name)) return SPELLED_OTHERWISE;
   return values[0];
 }
 
+/** What PHP reads otherwise in a cookie's name: escapes, and '+' or '.' (which it makes '_'). */
+const PHP_SPELLING = /[%+.]/;
+
 /**
- * Whether a cookie name spelled with escapes (and '+' for a space, as PHP reads it) decodes to
- * `name`: compared byte by byte as it is decoded, stopping at the first difference, and without
+ * Whether a cookie's name reads as `name` to PHP: percent-decoded, '+' as a space, then '.' and ' '
+ * as '_'. Compared byte by byte as it is decoded, stopping at the first difference, and without
  * decodeURIComponent, whose exception on each malformed name of a long header would cost more
  * than the rest of the request.
  */
-function decodesTo(spelled: string, name: string): boolean {
+function readsAs(spelled: string, name: string): boolean {
   const want = Buffer.from(name);
   let j = 0;
   for (let i = 0; i < spelled.length; j++) {
@@ -267,7 +268,7 @@ function decodesTo(spelled: string, name: string): boolean {
       if (byte === 0x2b) byte = 0x20;
       i++;
     }
-    if (want[j] !== byte) return false;
+    if (want[j] !== byte && !(want[j] === 0x5f && (byte === 0x2e || byte === 0x20))) return false;
   }
   return j === want.length;
 }

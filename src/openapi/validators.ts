@@ -469,6 +469,7 @@ function exactNumbers(params: readonly Numeric[], values: Record<string, Record<
 }
 
 function exactNumberAt(p: Numeric, value: unknown, raw: unknown, below: string, found: RequestFailure[], integer = p.integer): void {
+  if (found.length >= MAX_FAILURES) return;
   if (typeof value !== 'number' || typeof raw !== 'string' || exactNumber(raw, value, integer && Number.isInteger(value))) return;
   found.push({ in: p.in, name: p.name, pointer: p.pointer + below, message: notPlainNumber(integer) });
 }

@@ -157,8 +157,14 @@ describe('percent-decoding', () => {
     assert.deepStrictEqual(cookie(prim, 'color=t%31'), { error: "cookie parameter color must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" });
   });
   test('cookie: a name spelled with an escape beside the plain one is refused (PHP decodes cookie names)', () => {
-    assert.deepStrictEqual(cookie(prim, 'c%6Flor=red; color=blue'), { error: 'cookie parameter color is named with a percent-escape' });
+    assert.deepStrictEqual(cookie(prim, 'c%6Flor=red; color=blue'), { error: "cookie parameter color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" });
     assert.deepStrictEqual(cookie(prim, 'other%20name=1; color=blue'), { value: 'blue' });
+    // PHP makes '.' and ' ' (or '+') in a cookie's name '_'.
+    const snake = { name: 'my_color', shape: 'primitive' } as const;
+    for (const spelled of ['my.color', 'my+color', 'my%20color', 'my%2Ecolor']) {
+      assert.deepStrictEqual(cookie(snake, `${spelled}=red; my_color=blue`), { error: "cookie parameter my_color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" }, spelled);
+    }
+    assert.deepStrictEqual(cookie(snake, 'my.colour=red; my_color=blue'), { value: 'blue' });
   });
 
   const malformed: readonly (readonly [name: string, run: () => Read, error: string])[] = [
