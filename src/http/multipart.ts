@@ -105,6 +105,8 @@ function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string 
   }
   const charset = type === undefined ? undefined : mediaParameters(type);
   if (charset === undefined && type !== undefined) return { problem: 'has a part whose Content-Type cannot be read' };
+  // Werkzeug and Python's email read RFC 2231's charset* (charset*0…) over charset.
+  if (charset !== undefined && [...charset.keys()].some((key) => key.includes('*'))) return { problem: "has a part whose Content-Type gives an RFC 2231 parameter (charset*), which some parsers read instead of charset" };
   if (!isUtf8(charset?.get('charset'))) return { problem: 'has a text part in a charset other than UTF-8' };
   const value = utf8Text(content);
   if (value === undefined) return { problem: 'has a text part that is not valid UTF-8' };

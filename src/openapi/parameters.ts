@@ -250,25 +250,29 @@ function cookieValue(header: string, name: string): string | typeof MORE_THAN_ON
 const PHP_SPELLING = /[%+.]/;
 
 /**
- * Whether a cookie's name reads as `name` to PHP: percent-decoded, '+' as a space, then '.' and ' '
- * as '_'. Compared byte by byte as it is decoded, stopping at the first difference, and without
- * decodeURIComponent, whose exception on each malformed name of a long header would cost more
- * than the rest of the request.
+ * Whether a cookie's name reads as `name` to PHP (php_register_variable_ex, and before 8.1.11 its
+ * decoding of cookie names): percent-decoded with '+' as a space, leading spaces dropped, cut at a
+ * NUL or at '[' (`t[]` is an array named t), then '.' and ' ' as '_'. Compared byte by byte as it is
+ * decoded, stopping at the first difference, and without decodeURIComponent, whose exception on
+ * each malformed name of a long header would cost more than the rest of the request.
  */
 function readsAs(spelled: string, name: string): boolean {
   const want = Buffer.from(name);
   let j = 0;
-  for (let i = 0; i < spelled.length; j++) {
+  for (let i = 0; i < spelled.length; ) {
     let byte = spelled.charCodeAt(i);
     if (byte === 0x25) {
-      byte = Number.parseInt(spelled.slice(i + 1, i + 3), 16);
       if (!/^[0-9A-Fa-f]{2}$/.test(spelled.slice(i + 1, i + 3))) return false;
+      byte = Number.parseInt(spelled.slice(i + 1, i + 3), 16);
       i += 3;
     } else {
       if (byte === 0x2b) byte = 0x20;
       i++;
     }
+    if (byte === 0x00 || byte === 0x5b) break;
+    if (j === 0 && byte === 0x20) continue;
     if (want[j] !== byte && !(want[j] === 0x5f && (byte === 0x2e || byte === 0x20))) return false;
+    j++;
   }
   return j === want.length;
 }

@@ -165,6 +165,11 @@ describe('percent-decoding', () => {
       assert.deepStrictEqual(cookie(snake, `${spelled}=red; my_color=blue`), { error: "cookie parameter my_color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" }, spelled);
     }
     assert.deepStrictEqual(cookie(snake, 'my.colour=red; my_color=blue'), { value: 'blue' });
+    // PHP before 8.1.11 decoded cookie names, then dropped leading spaces and cut a name at a NUL or '[' (an array).
+    for (const spelled of ['+color', '%20color', 'color%00', 'color%5B%5D', 'color%5Bx']) {
+      assert.deepStrictEqual(cookie(prim, `${spelled}=red; color=blue`), { error: "cookie parameter color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" }, spelled);
+    }
+    assert.deepStrictEqual(cookie(prim, 'colors%5B%5D=red; color=blue'), { value: 'blue' });
   });
 
   const malformed: readonly (readonly [name: string, run: () => Read, error: string])[] = [
