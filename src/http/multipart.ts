@@ -11,7 +11,6 @@
 // (undici and Werkzeug decode them, as WHATWG's form encoding writes a quote and line ends): each
 // is refused here, so what the gateway validates is what the upstream reads. Like Werkzeug's and
 // Go's, the parser also bounds the parts (1,000) and each part's headers (8 KiB).
-
 //
 // One pass: every search starts where the last one ended and stops at the part's end, so the time
 // is linear in the body, whatever it holds.
@@ -91,8 +90,8 @@ function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string 
   // Parsers that unescape quoted-pairs and parsers that do not read `name="a\"b"` as two names.
   if (disposition.includes('\\')) return { problem: "has a part whose Content-Disposition holds a '\\', which parsers unescape differently" };
   const params = mediaParameters(disposition);
-  if (params === undefined) return { problem: 'has a part whose Content-Disposition gives a parameter twice, or one that cannot be read' };
-  if ([...params.keys()].some((key) => key.includes('*'))) return { problem: "has a part named with RFC 5987's name* or filename*, or RFC 2231's name*0, which RFC 7578 §4.2 rules out" };
+  // RFC 7578 §4.2 rules out RFC 5987's name* and filename*; mediaParameters refuses them with RFC 2231's name*0.
+  if (params === undefined) return { problem: 'has a part whose Content-Disposition gives a parameter twice, an RFC 2231 or 5987 one (name*, name*0), or one that cannot be read' };
   const name = params.get('name');
   if (name === undefined) return { problem: 'has a part without a name' };
   const filename = params.get('filename');
@@ -104,9 +103,7 @@ function readPart(headBytes: Buffer, content: Buffer): Part | { problem: string 
     return { kind: 'file', name, filename };
   }
   const charset = type === undefined ? undefined : mediaParameters(type);
-  if (charset === undefined && type !== undefined) return { problem: 'has a part whose Content-Type cannot be read' };
-  // Werkzeug and Python's email read RFC 2231's charset* (charset*0…) over charset.
-  if (charset !== undefined && [...charset.keys()].some((key) => key.includes('*'))) return { problem: "has a part whose Content-Type gives an RFC 2231 parameter (charset*), which some parsers read instead of charset" };
+  if (charset === undefined && type !== undefined) return { problem: 'has a part whose Content-Type gives a parameter twice, an RFC 2231 one (charset*), or one that cannot be read' };
   if (!isUtf8(charset?.get('charset'))) return { problem: 'has a text part in a charset other than UTF-8' };
   const value = utf8Text(content);
   if (value === undefined) return { problem: 'has a text part that is not valid UTF-8' };

@@ -167,9 +167,11 @@ const TCHAR = TOKEN.source.slice(1, -2);
 const PARAMETER = new RegExp(`^[ \\t]*;[ \\t]*(?:(${TCHAR}+)=("(?:[^"\\\\]|\\\\.)*"|${TCHAR}*))?[ \\t]*`);
 
 /**
- * A Content-Type's parameters by lower-cased name, values unquoted; undefined when one is given
- * twice or cannot be read: `boundary=a; boundary=b` is one body to one multipart parser and
- * another to the next, `charset=utf-8; charset=utf-7` one text to one reader and another to the next.
+ * A Content-Type's (or Content-Disposition's) parameters by lower-cased name, values unquoted;
+ * undefined when one is given twice, is an RFC 2231 or 5987 one, or cannot be read:
+ * `boundary=a; boundary=b` is one body to one multipart parser and another to the next,
+ * `charset=utf-8; charset=utf-7` one text to one reader and another to the next, and Werkzeug,
+ * Go and Python's email read `boundary*=c`, `name*0=…` or `charset*=…` over the plain parameter.
  */
 export function mediaParameters(value: string | string[] | undefined): Map<string, string> | undefined {
   const text = (Array.isArray(value) ? value[0] : value) ?? '';
@@ -181,7 +183,7 @@ export function mediaParameters(value: string | string[] | undefined): Map<strin
     rest = rest.slice(found[0].length);
     if (found[1] === undefined) continue;
     const name = found[1].toLowerCase();
-    if (params.has(name)) return undefined;
+    if (params.has(name) || name.includes('*')) return undefined;
     const raw = found[2]!;
     params.set(name, raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw);
   }
@@ -196,9 +198,7 @@ export function mediaParameters(value: string | string[] | undefined): Map<strin
  */
 export function contentTypeProblem(type: string, header: string | string[] | undefined): string | undefined {
   const params = mediaParameters(header);
-  if (params === undefined) return 'the Content-Type gives a parameter twice, or one that cannot be read';
-  // RFC 2231: `boundary*=c` beside `boundary=b` is the boundary to Werkzeug, `charset*` the charset to others.
-  for (const name of params.keys()) if (name.includes('*')) return `the Content-Type gives ${name}, an RFC 2231 parameter some parsers read instead of the plain one`;
+  if (params === undefined) return 'the Content-Type gives a parameter twice, an RFC 2231 one (boundary*, charset*0), or one that cannot be read';
   const charset = params.get('charset');
   if (charset !== undefined && charset.toLowerCase() !== 'utf-8' && (isJsonType(type) || type === 'application/x-www-form-urlencoded')) {
     return `a ${type} body must be UTF-8 (charset=utf-8 or none)`;
@@ -229,7 +229,8 @@ export function* cookiePairs(header: string): Generator<[name: string, value: st
 
 // RFC 6265 §4.1.1: cookie-pair = cookie-name "=" cookie-value, a token and cookie-octets, bare or
 // quoted; and ',', the delimiter of OpenAPI's form style.
-const COOKIE_PAIR = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*|"[\x21\x23-\x3a\x3c-\x5b\x5d-\x7e]*")$/;
+const COOKIE_OCTETS = '[\\x21\\x23-\\x3a\\x3c-\\x5b\\x5d-\\x7e]*';
+const COOKIE_PAIR = new RegExp(`^${TCHAR}+=(?:${COOKIE_OCTETS}|"${COOKIE_OCTETS}")$`);
 
 /** A ',' followed by a name and '=': `a=x,t=evil` is the cookie t to parsers that also split on ',' (Rack before 2.2, old connect). */
 const COMMA_PAIR = /,[^,=]*=/;

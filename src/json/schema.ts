@@ -28,14 +28,15 @@ export const LIST_ALL_UP_TO = 64 * 1024;
 /** The failures of `data` (`size` bytes when read) below `prefix`: none when it passes; at most MAX_FAILURES. */
 export function schemaFailures(check: SchemaCheck, data: unknown, prefix: string, size: number): Failure[] {
   if (check.first(data)) return [];
-  const validate = size > LIST_ALL_UP_TO ? check.first : check.all;
-  if (validate === check.all) validate(data);
-  return failures(prefix, validate.errors?.slice(0, MAX_FAILURES));
+  if (size > LIST_ALL_UP_TO) return failures(prefix, check.first.errors);
+  check.all(data);
+  return failures(prefix, check.all.errors?.slice(0, MAX_FAILURES));
 }
 
 /**
- * An ajv for schemas written by users: every failure reported, formats checked, no remote refs.
- * tryCompile checks each schema against JSON Schema's meta-schema first.
+ * The ajvs for schemas written by users, one stopping at the first failure and one finding them
+ * all (for SchemaCheck): formats checked, no remote refs. tryCompile checks each schema against
+ * JSON Schema's meta-schema first.
  */
 export function userAjv(options: { coerce?: boolean } = {}): { first: Ajv; all: Ajv } {
   const make = (allErrors: boolean) => {
