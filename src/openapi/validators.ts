@@ -16,7 +16,8 @@ import { jsonBodyFailures } from '../json/body.ts';
 import { escapeToken, parsePointer } from '../json/pointer.ts';
 import { MAX_FAILURES, schemaFailures, type SchemaCheck } from '../json/schema.ts';
 import { loadDocument, resolveSchema, type ApiDocument, type MediaType, type ObjectMap, type Operation, type Parameter, type Response } from './document.ts';
-import { compileParameter, isIgnoredParameter, parseQuery, type ParameterShape, type RawRequest } from './parameters.ts';
+import { compileParameter, isIgnoredParameter, type ParameterShape, type RawRequest } from './parameters.ts';
+import { parseQuery } from './query-parameters.ts';
 
 /** One failure of a request: where (`in`: path, query, header, cookie or body; the parameter's name), a JSON pointer, and what is wrong. */
 export interface RequestFailure {
