@@ -87,7 +87,7 @@ export function decodedAll(p: Compiled, raw: readonly string[], plus: boolean): 
   return value === undefined ? malformed(p) : { value };
 }
 
-export function decodeAll(raw: readonly string[], plus: boolean): string[] | undefined {
+function decodeAll(raw: readonly string[], plus: boolean): string[] | undefined {
   const out: string[] = [];
   for (const item of raw) {
     const value = percentDecode(item, plus);
