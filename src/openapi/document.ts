@@ -2,7 +2,7 @@
 // its operations with their parameters, bodies and responses resolved: what the rest of the
 // gateway reads of a document (the types below), and loadDocument, which reads its files
 // (sources.ts) and its operations (operations.ts). Schemas keep their $refs: ajv resolves them
-// (src/openapi/validators.ts), each file added under its own file URL, so a relative $ref resolves
+// (src/openapi/schemas.ts), each file added under its own file URL, so a relative $ref resolves
 // against the file it is written in, as JSON Schema's base URI rules say; resolveSchema follows
 // them for a reader that needs the schema itself. Only files: a remote $ref is refused.
 import path from 'node:path';

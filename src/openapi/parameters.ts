@@ -78,7 +78,6 @@ const STYLES: Readonly<Record<string, { in: readonly ParameterLocation[]; shapes
 /** OAS 3.1.1 Parameter Object: header parameters with these names SHALL be ignored. */
 const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 
-
 /** Whether the specification says to ignore this parameter's definition (header Accept, Content-Type, Authorization). */
 export function isIgnoredParameter(spec: Pick<ParameterSpec, 'name' | 'in'>): boolean {
   return spec.in === 'header' && IGNORED_HEADERS.has(spec.name.toLowerCase());
