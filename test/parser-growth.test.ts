@@ -22,7 +22,8 @@ import { cookieValues, mediaParameters, queryObject, splitTarget } from '../src/
 import { parseJsonBody } from '../src/json/body.ts';
 import { presentedCredentials } from '../src/oauth/client-auth.ts';
 import { parseForm } from '../src/oauth/form.ts';
-import { compileParameter, parseQuery } from '../src/openapi/parameters.ts';
+import { compileParameter } from '../src/openapi/parameters.ts';
+import { parseQuery } from '../src/openapi/query-parameters.ts';
 import { Documents } from '../src/openapi/validators.ts';
 import type { RequestContext } from '../src/pipeline/context.ts';
 import { tempDir } from './helpers.ts';

@@ -7,7 +7,7 @@ import { Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { jsonBodyFailures } from '../json/body.ts';
 import { tryCompile, userAjv, type Failure, type SchemaCheck } from '../json/schema.ts';
-import { bodiless, forStatus, type Answer } from '../openapi/validators.ts';
+import { bodiless, forStatus, type Answer } from '../openapi/response.ts';
 import { siteOperation } from './operation.ts';
 import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 

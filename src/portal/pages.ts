@@ -5,7 +5,8 @@ import type { QuotaSettings } from '../policies/quota.ts';
 import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
-import { contents, documentSection, operationId, panelGrant, tokenLine, type ReferenceOperation, type TrySettings } from './reference.ts';
+import { contents, documentSection, operationId, type ReferenceOperation } from './reference.ts';
+import { panelGrant, tokenLine, type TrySettings } from './try-it.ts';
 
 export interface Frame {
   portal: PortalSettings;

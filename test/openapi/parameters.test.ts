@@ -1,7 +1,8 @@
 // OpenAPI parameters read from a raw request: every row of the Style Examples table, then the edge cases.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileParameter, isIgnoredParameter, parseQuery, type ParameterLocation, type ParameterShape, type ParameterSpec, type RawRequest, type Read } from '../../src/openapi/parameters.ts';
+import { compileParameter, isIgnoredParameter, type ParameterLocation, type ParameterShape, type ParameterSpec, type RawRequest, type Read } from '../../src/openapi/parameters.ts';
+import { parseQuery } from '../../src/openapi/query-parameters.ts';
 
 /** A request as the tests write it: the query as its string, parsed as the validator parses it. */
 type TestRequest = Partial<Omit<RawRequest, 'parsedQuery'>> & { query?: string };

@@ -1,10 +1,10 @@
-// The rows of the reference's schema tables (src/portal/reference.ts, SchemaReader) for what the
+// The rows of the reference's schema tables (src/portal/schema-reader.ts, SchemaReader) for what the
 // pet store document of test/portal/reference.test.ts does not have: allOf, oneOf, a map,
 // OpenAPI 3.0's nullable and 3.1's type arrays, an enum without a type, a $ref across files and a
 // $ref with a sibling description.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SchemaReader } from '../../src/portal/reference.ts';
+import { SchemaReader } from '../../src/portal/schema-reader.ts';
 
 const DOC = 'file:///api/doc.yaml';
 const COMMON = 'file:///api/common.yaml';
