@@ -3,8 +3,7 @@
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Dispatcher, Pool as UndiciPool } from 'undici';
-import { Pool } from './undici.ts';
+import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, upstreamBody } from '../http/body.ts';
@@ -108,7 +107,7 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 const tooLarge = () => new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
 
 interface Member {
-  pool: UndiciPool;
+  pool: Pool;
   basePath: string;
   failures: number;
   /** Skipped until this time (epoch ms) after too many failures in a row. */
