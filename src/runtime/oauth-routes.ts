@@ -37,15 +37,15 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   // The CORS headers first, so that every refusal carries them.
   const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
   const paths = new Map<string, OwnPath>();
-  function serve(path: string, endpoint: FormEndpoint, extra: Pick<CompiledRoute, 'surface' | 'answered'> = {}): void {
+  function serve(path: string, endpoint: FormEndpoint, surface: 'request' | 'token' = 'request', answered?: Step): void {
     paths.set(path, {
-      route: { name: path, upstream: undefined, steps: [...policies, endpoint.step], fail: endpoint.fail, ...extra },
+      route: { name: path, upstream: undefined, steps: [...policies, endpoint.step], surface, fail: endpoint.fail, answered },
       // The browser asking, not the client calling: no policy but CORS, and a refusal as problem+json.
-      preflight: cors === undefined ? undefined : { name: path, upstream: undefined, steps: [requestIdHeader, cors.preflight], ...(extra.surface === undefined ? {} : { surface: extra.surface }) },
+      preflight: cors === undefined ? undefined : { name: path, upstream: undefined, steps: [requestIdHeader, cors.preflight], surface },
     });
   }
   const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
-  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers }), { surface: 'token', answered: countToken(metrics) });
+  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers }), 'token', countToken(metrics));
   serve(OAUTH_PATHS.revocation, createRevocationEndpoint(oauth));
   if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint(oauth, config.oauth.introspectionClients));
   const metadata = createMetadataEndpoint(config.oauth, config.products.values());

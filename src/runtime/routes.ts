@@ -25,9 +25,9 @@ export interface CompiledRoute {
   /** Where its failures count in the metrics (gateway_store_errors_total's surface); absent: 'request'. */
   surface?: 'request' | 'token';
   /** The one writer of its failures, in its protocol (RFC 6749 §5.2 on the OAuth endpoints); absent: problem+json. */
-  fail?: Failure;
+  fail?: Failure | undefined;
   /** Runs once its steps have answered without a failure: the token endpoint counts the token it issued. */
-  answered?: Step;
+  answered?: Step | undefined;
 }
 
 /** A path the gateway serves itself (an OAuth endpoint): its route, whatever the method, and its CORS preflight when oauth.policies has a CORS policy. */
@@ -54,9 +54,9 @@ interface PathEntry {
 
 export interface RouteTable {
   /**
-   * The route for the path and method; unknown paths authenticate, then 404, so paths cannot be
-   * probed. `preflightFor`: the method a CORS preflight asks about, answered by that route's
-   * CORS policy when it has one.
+   * The route for the path and method: an OAuth endpoint's whatever the method, else the config's;
+   * unknown paths authenticate, then 404, so paths cannot be probed. `preflightFor`: the method a
+   * CORS preflight asks about, answered by that route's CORS policy when it has one.
    */
   lookup(method: string, path: string, preflightFor?: string): CompiledRoute;
   /**
