@@ -40,7 +40,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const configDir = path.dirname(config.file);
   // The documents of this compilation: each compiled once, and each file a policy names read once.
   const documents = new Documents();
-  // The OAuth endpoints first: they hold nothing to close if the routes fail to compile.
+  // The OAuth endpoints first: they open nothing, so failing to compile them leaves no upstream pool open.
   const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents });
   const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services, oauthRoutes);
 
