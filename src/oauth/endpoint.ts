@@ -1,5 +1,6 @@
 // The steps the OAuth endpoints share (token, revocation, introspection): POST only, no
-// credentials in the query string, a form body, client authentication.
+// credentials in the query string, a form body, client authentication; and the endpoint as a
+// route's last step, with the one writer of its failures.
 import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -7,7 +8,7 @@ import { readBody } from '../http/body.ts';
 import type { Client, Store } from '../store/port/index.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { GatewayError } from '../errors.ts';
-import { runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import { runSteps, type Failure, type RequestContext, type Step } from '../pipeline/context.ts';
 import { invalidRequest, OAuthError, sendOAuthError, temporarilyUnavailable } from './errors.ts';
 import { isFormContentType, parseForm } from './form.ts';
 
@@ -25,6 +26,8 @@ export const OAUTH_PATHS = {
 const QUERY_FORBIDDEN = ['client_secret', 'token', 'refresh_token', 'access_token', 'password'];
 
 export interface FormContext {
+  /** The request's context: its response, and the access line's fields. */
+  request: RequestContext;
   req: IncomingMessage;
   query: string;
   now: number;
@@ -32,7 +35,7 @@ export interface FormContext {
   client: Client | undefined;
 }
 
-export type FormStep<C extends FormContext> = (ctx: C) => void | Promise<void>;
+export type FormStep<C extends FormContext> = Step<C>;
 
 /** What every OAuth endpoint is compiled with. */
 export interface OAuthEnv {
@@ -84,8 +87,6 @@ export function clientAuth({ store, secretKey }: Pick<OAuthEnv, 'store' | 'secre
 export interface FormEndpointSpec<C extends FormContext> {
   /** For the log: "token endpoint". */
   name: string;
-  /** The token endpoint's policies (an IP list, a spike arrest), run first. */
-  policies: readonly Step[];
   steps: readonly FormStep<C>[];
   /** The endpoint's context, from the shared one. */
   context: (base: FormContext) => C;
@@ -93,29 +94,35 @@ export interface FormEndpointSpec<C extends FormContext> {
   answer: (ctx: C, res: ServerResponse) => Promise<Record<string, string>>;
 }
 
-/** What an OAuth endpoint did: the fields its access line adds (never a credential), and the failure it answered. */
-export interface EndpointOutcome {
-  log: Record<string, string>;
-  error: GatewayError | undefined;
+/** An OAuth endpoint as a route's parts: its last step, and the one writer of its failures. */
+export interface FormEndpoint {
+  /** Makes the endpoint's context and walks its steps, then the answer. */
+  step: Step;
+  /** RFC 6749 §5.2: every failure of the route, its policies' included, written by sendOAuthError. */
+  fail: Failure;
 }
 
-/** An OAuth endpoint: the policies, the steps, the answer; every failure written by sendOAuthError. */
-export function createFormEndpoint<C extends FormContext>(env: Pick<OAuthEnv, 'clock' | 'logger' | 'realm'>, spec: FormEndpointSpec<C>) {
+/** An OAuth endpoint: the steps, the answer; every failure written by sendOAuthError. */
+export function createFormEndpoint<C extends FormContext>(env: Pick<OAuthEnv, 'clock' | 'logger' | 'realm'>, spec: FormEndpointSpec<C>): FormEndpoint {
   // RFC 9110 §15.5.2: every 401 carries a challenge, whichever way the client authenticated.
   const challenge = `Basic realm="${env.realm}", charset="UTF-8"`;
   const { clock, logger } = env;
-  const { name, policies, steps, context, answer } = spec;
-  return async function formEndpoint(request: RequestContext): Promise<EndpointOutcome> {
-    const { req, res } = request;
-    const ctx = context({ req, query: request.query, now: clock(), form: new Map(), client: undefined });
-    try {
-      if (policies.length > 0) await runSteps(policies, request);
-      for (const step of steps) await step(ctx);
-      return { log: await answer(ctx, res), error: undefined };
-    } catch (thrown) {
-      const err = sendOAuthError(res, thrown, challenge);
+  const { name, context, answer } = spec;
+  const steps: readonly FormStep<C>[] = [
+    ...spec.steps,
+    async function answered(ctx) {
+      ctx.request.log = await answer(ctx, ctx.request.res);
+    },
+  ];
+  return {
+    step: function formEndpoint(request: RequestContext) {
+      return runSteps(steps, context({ request, req: request.req, query: request.query, now: clock(), form: new Map(), client: undefined }));
+    },
+    fail: function oauthFailure(request, thrown) {
+      const err = sendOAuthError(request.res, thrown, challenge);
       if (!err.expose || err.status >= 500) logger.error({ err: err.cause ?? err, detail: err.detail, id: request.requestId }, `${name} failed`);
-      return { log: { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) }, error: err };
-    }
+      request.log = { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
+      return err;
+    },
   };
 }

@@ -2,9 +2,8 @@
 // it stands for. Callers authenticate with the credentials the YAML declares under
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
-import type { Step } from '../pipeline/context.ts';
 import { presentedCredentials } from './client-auth.ts';
-import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type OAuthEnv } from './endpoint.ts';
+import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type OAuthEnv } from './endpoint.ts';
 import { invalidClient, invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
 
 const INACTIVE = JSON.stringify({ active: false });
@@ -15,10 +14,10 @@ interface IntrospectionContext extends FormContext {
 }
 
 /**
- * `callers`: who may introspect (oauth.introspection); `policies`: the token endpoint's (an IP
- * list, a spike arrest), run first.
+ * `callers`: who may introspect (oauth.introspection); the route runs the token endpoint's
+ * policies (an IP list, a spike arrest) before it.
  */
-export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, introspectionCallers: readonly { id: string; secret: string }[], policies: readonly Step[] = []) {
+export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, introspectionCallers: readonly { id: string; secret: string }[]): FormEndpoint {
   // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
   const callers = new Map(introspectionCallers.map((c) => [c.id, sha256(c.secret)]));
   const unknown = sha256('');
@@ -32,7 +31,6 @@ export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, in
 
   return createFormEndpoint<IntrospectionContext>(env, {
     name: 'introspection endpoint',
-    policies,
     steps: [requirePost('introspection endpoint'), rejectQueryCredentials, parseBody, callerAuth],
     context: (base) => ({ ...base, caller: undefined }),
     async answer(ctx, res) {

@@ -1,6 +1,5 @@
 // GET /.well-known/oauth-authorization-server (RFC 8414): what a standard OAuth client needs to
 // find its way, computed once from the YAML.
-import type { ServerResponse } from 'node:http';
 import type { Config, ProductSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
@@ -8,6 +7,7 @@ import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { OAUTH_PATHS } from './endpoint.ts';
 import { grants } from './grants/index.ts';
+import type { Step } from '../pipeline/context.ts';
 
 /** Introspection is served only when someone may call it. */
 export function introspectionServed(oauth: Config['oauth']): boolean {
@@ -35,13 +35,14 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
   };
 }
 
-/** The metadata answer, serialised once; undefined (not served) without an issuer. */
-export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterable<ProductSettings>) {
+/** The metadata answer, serialised once, as a route's last step; undefined (not served) without an issuer. */
+export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterable<ProductSettings>): Step | undefined {
   const document = metadataDocument(oauth, products);
   if (document === undefined) return undefined;
   const body = Buffer.from(JSON.stringify(document));
   const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });
-  return function metadataEndpoint(method: string, res: ServerResponse): void {
+  return function metadataEndpoint({ req, res }): void {
+    const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') throw notAllowed;
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=300', ...NOSNIFF, 'content-length': String(body.length) }).end(method === 'HEAD' ? undefined : body);
   };

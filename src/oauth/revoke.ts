@@ -2,15 +2,13 @@
 // its whole grant with it, access tokens included (§2.1); an access token takes its grant too,
 // as §2.1 allows, so that a leaked one cannot be refreshed past its revocation.
 import { PREFIX, tokenDigest } from '../crypto.ts';
-import type { Step } from '../pipeline/context.ts';
-import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type OAuthEnv } from './endpoint.ts';
+import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormEndpoint, type OAuthEnv } from './endpoint.ts';
 import { invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
 
-/** `policies`: the token endpoint's (an IP list, a spike arrest), run first. */
-export function createRevocationEndpoint(env: OAuthEnv, policies: readonly Step[] = []) {
+/** The route runs the token endpoint's policies (an IP list, a spike arrest) before it. */
+export function createRevocationEndpoint(env: OAuthEnv): FormEndpoint {
   return createFormEndpoint(env, {
     name: 'revocation endpoint',
-    policies,
     steps: [requirePost('revocation endpoint'), rejectQueryCredentials, parseBody, clientAuth(env)],
     context: (base) => base,
     async answer(ctx, res) {

@@ -1,8 +1,7 @@
 // POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
 // sendOAuthError writes every failure.
-import type { Step as RequestStep } from '../pipeline/context.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormStep, type OAuthEnv } from './endpoint.ts';
+import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type FormStep, type OAuthEnv } from './endpoint.ts';
 import { invalidRequest, invalidScope, NO_STORE_NOSNIFF, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant, GrantEnv } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
@@ -56,8 +55,8 @@ export interface TokenEndpointEnv extends OAuthEnv, GrantEnv {
   products: ReadonlyMap<string, ProductSettings>;
 }
 
-/** The token endpoint; `policies` (an IP list, a spike arrest) run before its own steps. */
-export function createTokenEndpoint(env: TokenEndpointEnv, policies: readonly RequestStep[] = []) {
+/** The token endpoint; the route runs the policies of oauth.policies (an IP list, a spike arrest) before it. */
+export function createTokenEndpoint(env: TokenEndpointEnv): FormEndpoint {
   const steps: readonly Step[] = [
     requirePost('token endpoint'),
     rejectQueryCredentials,
@@ -71,7 +70,6 @@ export function createTokenEndpoint(env: TokenEndpointEnv, policies: readonly Re
   const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers };
   return createFormEndpoint<TokenContext>(env, {
     name: 'token endpoint',
-    policies,
     steps,
     context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined }),
     async answer(ctx, res) {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GatewayError } from '../errors.ts';
 import type { ActiveToken } from '../store/port/index.ts';
 
 /** Everything a step of a route may read or set; created once per request. */
@@ -24,6 +25,8 @@ export interface RequestContext {
   upstreamMs: number | undefined;
   /** Set first on a route with a CORS policy: writes the CORS headers of whatever answers the call. */
   cors: AnswerHeaders | undefined;
+  /** The fields the access line adds (what an OAuth endpoint did, or the code of a failure); never a credential. */
+  log: Record<string, string> | undefined;
 }
 
 /** Changes the headers of an answer about to be written. */
@@ -54,14 +57,24 @@ export function answerHeaders<T extends Record<string, unknown>>(ctx: RequestCon
   return headers;
 }
 
-/** One compiled step of a route. The last step of every route writes the response. */
-export type Step = (ctx: RequestContext) => void | Promise<unknown>;
+/**
+ * One compiled step of a route. The last step of every route writes the response. An OAuth
+ * endpoint's own steps take its form context (`C`), made from the request's by the route's last step.
+ */
+export type Step<C = RequestContext> = (ctx: C) => void | Promise<unknown>;
 
 /**
- * Walks the route's prebuilt steps; a step that throws ends the walk. Synchronous steps run
- * without a promise between them: only a step that returns one makes the rest wait for it.
+ * Writes the answer to what a route's steps threw, in the route's protocol (problem+json, or RFC
+ * 6749 §5.2 on the OAuth endpoints), logs what the client must not see, and sets the access
+ * line's fields; returns the error, for the metrics.
  */
-export function runSteps(steps: readonly Step[], ctx: RequestContext, from = 0): void | Promise<unknown> {
+export type Failure = (ctx: RequestContext, thrown: unknown) => GatewayError;
+
+/**
+ * Walks prebuilt steps; a step that throws ends the walk. Synchronous steps run without a
+ * promise between them: only a step that returns one makes the rest wait for it.
+ */
+export function runSteps<C>(steps: readonly Step<C>[], ctx: C, from = 0): void | Promise<unknown> {
   for (let i = from; i < steps.length; i++) {
     const pending = steps[i]!(ctx);
     if (pending !== undefined) return i === steps.length - 1 ? pending : pending.then(() => runSteps(steps, ctx, i + 1));

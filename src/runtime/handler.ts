@@ -1,21 +1,17 @@
-// The main listener's request handler: it resolves the request's facts once, hands the OAuth
-// endpoints (token, revocation, introspection, metadata) their requests and every other path to
-// the compiled route table.
+// The main listener's request handler: it resolves the request's facts once and hands the request
+// to its route in the compiled table (the OAuth endpoints' included), whose steps answer it and
+// whose failure writer answers what they threw.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.ts';
 import { sendProblem } from '../http/problem.ts';
 import { hasBody, splitTarget } from '../http/request.ts';
-import { OAUTH_PATHS, type EndpointOutcome } from '../oauth/endpoint.ts';
-import { answerHeaders, runSteps, type RequestContext, type Step } from '../pipeline/context.ts';
+import { answerHeaders, runSteps, type Failure, type RequestContext } from '../pipeline/context.ts';
 import { preflightMethod } from '../policies/cors.ts';
 import { STATUS_CLASSES, type CounterSeries, type HistogramSeries, type Metrics } from '../metrics.ts';
 import type { Usage } from '../usage.ts';
 import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
-
-/** An OAuth endpoint: answers, and resolves to what it did. */
-export type OAuthEndpoint = (ctx: RequestContext) => Promise<EndpointOutcome>;
 
 /** The calls a handler has taken and not finished, and who waits for the last to finish. */
 export interface InFlight {
@@ -26,13 +22,8 @@ export interface InFlight {
 /** What the handler is compiled from. */
 export interface HandlerParts {
   calls: InFlight;
+  /** Every route, the OAuth endpoints' included. */
   routes: RouteTable;
-  /** The token, revocation and introspection endpoints, by path. */
-  oauthEndpoints: ReadonlyMap<string, OAuthEndpoint>;
-  /** Answers a CORS preflight to those endpoints, when oauth.policies has a CORS policy. */
-  oauthPreflight: Step | undefined;
-  /** The metadata document; undefined when not served. */
-  metadata: ((method: string, res: ServerResponse) => void) | undefined;
   clientIp: (req: IncomingMessage) => string;
   /** Whether to write an access line per request (log.access, at a log level that shows info). */
   accessLog: boolean;
@@ -45,13 +36,92 @@ export interface HandlerParts {
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { calls, routes, oauthEndpoints, oauthPreflight, metadata, clientIp, logger, usage, clock, metrics, protocol } = parts;
+  const { calls, routes, clientIp, usage, clock, protocol } = parts;
+  const observe = createObserver(parts.metrics);
   // Decided once: with access logs off, or below the log level, a request builds no log record.
-  const access = parts.accessLog;
-  const observe = createObserver(metrics);
+  const logAccess = parts.accessLog ? createAccessLog(parts.logger) : undefined;
+  const problem = createProblemWriter(parts.logger);
 
-  /** The access line: the path only, never the query (it can carry credentials a client should not have sent). */
-  function logAccess(ctx: RequestContext, route: string, ms: number, fields: Record<string, unknown> | undefined): void {
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    calls.running++;
+    const ctx = requestContext(req, res, protocol);
+    let route: CompiledRoute | undefined;
+    let failure: GatewayError | undefined;
+    closeUntilRead(req, res);
+    try {
+      const encoding = req.headers['transfer-encoding'];
+      if (encoding !== undefined) checkCodings(encoding);
+      const target = splitTarget(req.url ?? '/');
+      ctx.path = target.path;
+      ctx.query = target.query;
+      ctx.clientIp = clientIp(req);
+      route = routes.lookup(req.method ?? 'GET', ctx.path, preflightMethod(req));
+      const pending = runSteps(route.steps, ctx);
+      if (pending !== undefined) await pending;
+      route.answered?.(ctx);
+    } catch (thrown) {
+      // Refused before a route took it (its path, its transfer coding): a page of an origin the
+      // routes at the path allow may still read why.
+      if (route === undefined) routes.corsAt(sentPath(req.url))?.(ctx);
+      failure = (route?.fail ?? problem)(ctx, thrown);
+    } finally {
+      if (--calls.running === 0) calls.idle?.();
+      const ms = performance.now() - started;
+      const name = route?.name ?? UNMATCHED;
+      observe(name, route, ctx, ms, failure);
+      logAccess?.(ctx, name, ms);
+      // Every call made with an app's valid token counts as its usage, refused or not.
+      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
+    }
+  };
+}
+
+function requestContext(req: IncomingMessage, res: ServerResponse, protocol: 'http' | 'https'): RequestContext {
+  return {
+    req,
+    res,
+    path: '(rejected)',
+    query: '',
+    clientIp: '',
+    protocol,
+    token: undefined,
+    rateLimit: undefined,
+    body: undefined,
+    requestId: requestId(req.headers['x-request-id']),
+    upstreamMs: undefined,
+    cors: undefined,
+    log: undefined,
+  };
+}
+
+/**
+ * An answer given before the body was read (a 401, a 404, a refused form) must not leave Node
+ * reading and throwing away whatever the client goes on sending, without bound, on a connection
+ * kept alive: until the body has been read, the answer closes the connection.
+ */
+function closeUntilRead(req: IncomingMessage, res: ServerResponse): void {
+  if (!hasBody(req)) return;
+  res.setHeader('connection', 'close');
+  req.once('end', () => {
+    // Unless the connection is ending anyway (a drain): then the answer must say so.
+    if (!res.headersSent && res.shouldKeepAlive) res.removeHeader('connection');
+  });
+}
+
+/** The failure writer of routes without their own: problem+json; what the client must not see goes to the log. */
+function createProblemWriter(logger: Logger): Failure {
+  return function problem(ctx, thrown) {
+    const failure = sendProblem(ctx.res, thrown, answerHeaders(ctx, {}));
+    if (!failure.expose || failure.status >= 500) logger.error({ err: failure.cause ?? failure, detail: failure.detail, id: ctx.requestId, path: ctx.path }, failure.message);
+    ctx.log = { error: failure.code };
+    return failure;
+  };
+}
+
+/** The access line: the path only, never the query (it can carry credentials a client should not have sent). */
+function createAccessLog(logger: Logger) {
+  return function logAccess(ctx: RequestContext, route: string, ms: number): void {
     const { req, res, token } = ctx;
     const trace = traceId(req.headers.traceparent);
     logger.info(
@@ -65,86 +135,10 @@ export function createHandler(parts: HandlerParts) {
         ...(ctx.upstreamMs === undefined ? {} : { upstreamMs: Math.round(ctx.upstreamMs * 100) / 100 }),
         ...(token === undefined ? {} : { app: token.appName, product: token.product }),
         ...(trace === undefined ? {} : { trace }),
-        ...fields,
+        ...ctx.log,
       },
       'request',
     );
-  }
-
-  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now();
-    calls.running++;
-    const ctx: RequestContext = {
-      req,
-      res,
-      path: '(rejected)',
-      query: '',
-      clientIp: '',
-      protocol,
-      token: undefined,
-      rateLimit: undefined,
-      body: undefined,
-      requestId: requestId(req.headers['x-request-id']),
-      upstreamMs: undefined,
-      cors: undefined,
-    };
-    let route: CompiledRoute | undefined;
-    let name: string = UNMATCHED;
-    let fields: Record<string, unknown> | undefined;
-    let failure: GatewayError | undefined;
-    // An answer given before the body was read (a 401, a 404, a refused form) must not leave Node
-    // reading and throwing away whatever the client goes on sending, without bound, on a
-    // connection kept alive: until the body has been read, the answer closes the connection.
-    if (hasBody(req)) {
-      res.setHeader('connection', 'close');
-      req.once('end', () => {
-        // Unless the connection is ending anyway (a drain): then the answer must say so.
-        if (!res.headersSent && res.shouldKeepAlive) res.removeHeader('connection');
-      });
-    }
-    try {
-      const encoding = req.headers['transfer-encoding'];
-      if (encoding !== undefined) checkCodings(encoding);
-      const target = splitTarget(req.url ?? '/');
-      ctx.path = target.path;
-      ctx.query = target.query;
-      ctx.clientIp = clientIp(req);
-      const endpoint = oauthEndpoints.get(ctx.path);
-      if (endpoint !== undefined || (metadata !== undefined && ctx.path === OAUTH_PATHS.metadata)) {
-        // These answers are written by their own code, which knows nothing of request ids.
-        res.setHeader('x-request-id', ctx.requestId);
-        name = ctx.path;
-        if (endpoint === undefined) {
-          metadata!(req.method ?? 'GET', res);
-        } else if (oauthPreflight !== undefined && preflightMethod(req) !== undefined) {
-          oauthPreflight(ctx);
-        } else {
-          const outcome = await endpoint(ctx);
-          fields = outcome.log;
-          failure = outcome.error;
-          if (failure === undefined && ctx.path === OAUTH_PATHS.token) metrics.tokensIssued.labels(outcome.log.grant ?? '').inc();
-        }
-        return;
-      }
-      route = routes.lookup(req.method ?? 'GET', ctx.path, preflightMethod(req));
-      name = route.name;
-      const pending = runSteps(route.steps, ctx);
-      if (pending !== undefined) await pending;
-    } catch (thrown) {
-      // Refused before a route took it (its path, its transfer coding): a page of an origin the
-      // routes at the path allow may still read why.
-      if (route === undefined) routes.corsAt(sentPath(req.url))?.(ctx);
-      failure = sendProblem(res, thrown, answerHeaders(ctx, {}));
-      if (!failure.expose || failure.status >= 500) logger.error({ err: failure.cause ?? failure, detail: failure.detail, id: ctx.requestId, path: ctx.path }, failure.message);
-      fields = { error: failure.code };
-    } finally {
-      if (--calls.running === 0) calls.idle?.();
-      const ms = performance.now() - started;
-      observe(name, route?.upstream, ctx, ms, failure);
-      if (access) logAccess(ctx, name, ms, fields);
-      // Every call made with an app's valid token counts as its usage, refused or not.
-      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
-    }
   };
 }
 
@@ -152,7 +146,8 @@ export function createHandler(parts: HandlerParts) {
 function createObserver(metrics: Metrics) {
   const byRoute = new Map<string, { duration: HistogramSeries; requests: Map<string, CounterSeries[]> }>();
   const upstreams = new Map<string, HistogramSeries>();
-  return function observe(name: string, upstream: string | undefined, ctx: RequestContext, ms: number, failure: GatewayError | undefined): void {
+  return function observe(name: string, compiled: CompiledRoute | undefined, ctx: RequestContext, ms: number, failure: GatewayError | undefined): void {
+    const upstream = compiled?.upstream;
     let route = byRoute.get(name);
     if (route === undefined) {
       route = { duration: metrics.duration.series(name), requests: new Map() };
@@ -171,7 +166,7 @@ function createObserver(metrics: Metrics) {
       if (timer === undefined) upstreams.set(upstream, (timer = metrics.upstreamDuration.series(upstream)));
       timer.observe(ctx.upstreamMs / 1000);
     }
-    if (failure !== undefined) metrics.failed(failure, name === OAUTH_PATHS.token ? 'token' : 'request', upstream);
+    if (failure !== undefined) metrics.failed(failure, compiled?.surface ?? 'request', upstream);
   };
 }
 

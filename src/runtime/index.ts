@@ -7,16 +7,11 @@ import path from 'node:path';
 import { createAuthServerClient, type AuthServerClient } from '../authserver/client.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
-import { OAUTH_PATHS } from '../oauth/endpoint.ts';
-import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
-import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
-import { createRevocationEndpoint } from '../oauth/revoke.ts';
-import { createTokenEndpoint } from '../oauth/token.ts';
 import { Documents } from '../openapi/validators.ts';
-import type { PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
-import { createHandler, type InFlight, type OAuthEndpoint } from './handler.ts';
-import { compileOriginPolicy, compilePolicies, compileRoutes } from './routes.ts';
+import { createHandler, type InFlight } from './handler.ts';
+import { compileOAuthRoutes } from './oauth-routes.ts';
+import { compileRoutes } from './routes.ts';
 
 export interface Runtime {
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -41,34 +36,19 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
 }
 
 function compileWith(config: Config, services: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
-  const { store, secretKey, clock, logger, usage, metrics } = services;
-  const { counters } = store;
+  const { clock, logger, usage, metrics } = services;
   const configDir = path.dirname(config.file);
-  const { maxBodySize } = config.listen;
   // The documents of this compilation: each compiled once, and each file a policy names read once.
   const documents = new Documents();
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services);
-
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents, clock, counters, logger, maxBodySize };
-  const tokenCors = compileOriginPolicy(config.oauth.policies, tokenSite);
-  // The CORS headers first, so that every refusal carries them.
-  const tokenPolicies = [...(tokenCors === undefined ? [] : [tokenCors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
-  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
-  // The OAuth endpoints, each answering in RFC 6749 §5.2 terms; introspection only when someone may call it.
-  const oauthEndpoints = new Map<string, OAuthEndpoint>([
-    [OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers }, tokenPolicies)],
-    [OAUTH_PATHS.revocation, createRevocationEndpoint(oauth, tokenPolicies)],
-  ]);
-  if (introspectionServed(config.oauth)) oauthEndpoints.set(OAUTH_PATHS.introspection, createIntrospectionEndpoint(oauth, config.oauth.introspectionClients, tokenPolicies));
+  // The OAuth endpoints first: they open nothing, so failing to compile them leaves no upstream pool open.
+  const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents });
+  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services, oauthRoutes);
 
   // Calls this runtime has taken and not finished: close() waits for them.
   const calls: InFlight = { running: 0, idle: undefined };
   const handle = createHandler({
     calls,
     routes,
-    oauthEndpoints,
-    oauthPreflight: tokenCors?.preflight,
-    metadata: createMetadataEndpoint(config.oauth, config.products.values()),
     clientIp: createClientIp(config.listen.trustedProxies),
     // The level this config sets, not the one the logger has now: a reload compiles before it swaps.
     accessLog: config.log.access && logger.levels.values[config.log.level]! <= logger.levels.values.info!,

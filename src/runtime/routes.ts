@@ -1,11 +1,11 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
-import type { Config } from '../config/load.ts';
+import type { Config, RouteSettings } from '../config/load.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { tooLarge } from '../http/body.ts';
 import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
-import { createAuthorizeRoute, createBearerErrors, createVerifyToken } from '../oauth/bearer.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
+import { createAuthorizeRoute, createBearerErrors, createVerifyToken, type BearerErrors } from '../oauth/bearer.ts';
+import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
 import { joinCounts, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
@@ -22,6 +22,18 @@ export interface CompiledRoute {
   upstream: string | undefined;
   /** First its CORS headers when it has any, so that every answer carries them; then the refusal of a declared length over listen.maxBodySize. */
   steps: readonly Step[];
+  /** Where its failures count in the metrics (gateway_store_errors_total's surface); absent: 'request'. */
+  surface?: 'request' | 'token';
+  /** The one writer of its failures, in its protocol (RFC 6749 §5.2 on the OAuth endpoints); absent: problem+json. */
+  fail?: Failure | undefined;
+  /** Runs once its steps have answered without a failure: the token endpoint counts the token it issued. */
+  answered?: Step | undefined;
+}
+
+/** A path the gateway serves itself (an OAuth endpoint): its route, whatever the method, and its CORS preflight when oauth.policies has a CORS policy. */
+export interface OwnPath {
+  route: CompiledRoute;
+  preflight: CompiledRoute | undefined;
 }
 
 /** The route label of requests no route took. */
@@ -42,9 +54,9 @@ interface PathEntry {
 
 export interface RouteTable {
   /**
-   * The route for the path and method; unknown paths authenticate, then 404, so paths cannot be
-   * probed. `preflightFor`: the method a CORS preflight asks about, answered by that route's
-   * CORS policy when it has one.
+   * The route for the path and method: an OAuth endpoint's whatever the method, else the config's;
+   * unknown paths authenticate, then 404, so paths cannot be probed. `preflightFor`: the method a
+   * CORS preflight asks about, answered by that route's CORS policy when it has one.
    */
   lookup(method: string, path: string, preflightFor?: string): CompiledRoute;
   /**
@@ -71,10 +83,14 @@ export interface RouteServices {
   logger: PolicyEnv['logger'];
 }
 
-export function compileRoutes(config: RouteTableSettings, services: RouteServices): RouteTable {
+/**
+ * The route table of the config's routes and of `ownPaths`, the paths the gateway serves itself
+ * (the OAuth endpoints), which take their path before any route of the config.
+ */
+export function compileRoutes(config: RouteTableSettings, services: RouteServices, ownPaths: ReadonlyMap<string, OwnPath> = new Map()): RouteTable {
   const targets = new Map<string, Target>();
   try {
-    return compileTable(config, services, targets);
+    return compileTable(config, services, targets, ownPaths);
   } catch (err) {
     // A route that cannot compile leaves no upstream pool open.
     for (const target of targets.values()) void target.close(true);
@@ -82,10 +98,47 @@ export function compileRoutes(config: RouteTableSettings, services: RouteService
   }
 }
 
+/** What every route's steps share, built once per table. */
+interface Shared {
+  verifyToken: Step;
+  errors: BearerErrors;
+  /** Refuses a declared length over listen.maxBodySize before anything reads the body. */
+  declaredLength: Step;
+  /** The first steps of every call: its CORS headers before anything else, so that every answer carries them, a refusal of its length included. */
+  start: (cors: OriginMark | undefined) => Step[];
+  /** The products with a quota, and the step that counts a call against its token's product's. */
+  productQuotas: ReadonlyMap<string, Step>;
+  productQuota: Step;
+  targets: ReadonlyMap<string, Target>;
+}
+
 /** The route table; `targets` receives each upstream as it is made. */
-function compileTable(config: RouteTableSettings, services: RouteServices, targets: Map<string, Target>): RouteTable {
-  const { clock, logger } = services;
-  const { counters } = services.store;
+function compileTable(config: RouteTableSettings, services: RouteServices, targets: Map<string, Target>, ownPaths: ReadonlyMap<string, OwnPath>): RouteTable {
+  const requestHeaders = createRequestHeaders(config.listen);
+  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, config.listen.maxBodySize, services.clock));
+  const shared = sharedSteps(config, services, targets);
+  const paths = new Map<string, RoutesAtPath>();
+  for (const route of config.routes.values()) {
+    const at = paths.get(route.path) ?? { methods: new Map(), preflights: new Map(), cors: [] };
+    compileRoute(route, config, services, shared, at);
+    paths.set(route.path, at);
+  }
+  const exact = new Map<string, PathEntry>();
+  const patterns: { regex: RegExp; entry: PathEntry }[] = [];
+  for (const [path, at] of paths) {
+    const entry = pathEntry(at, shared);
+    if (path.includes('{')) {
+      const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      patterns.push({ regex: new RegExp(`^${source}$`), entry });
+    } else {
+      exact.set(path, entry);
+    }
+  }
+  return createTable(exact, patterns, ownPaths, shared);
+}
+
+function sharedSteps(config: RouteTableSettings, services: RouteServices, targets: ReadonlyMap<string, Target>): Shared {
+  const { clock } = services;
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
   const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
@@ -96,94 +149,97 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
     const length = ctx.req.headers['content-length'];
     if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
   };
-  /** The first steps of every call: its CORS headers before anything else, so that every answer carries them, a refusal of its length included. */
-  const start = (cors: OriginMark | undefined): Step[] => (cors === undefined ? [declaredLength] : [cors, declaredLength]);
-
-  const requestHeaders = createRequestHeaders(config.listen);
-  for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, maxBodySize, clock));
-
   // A product's quota counts an app's calls across all of the product's routes.
   const productQuotas = new Map<string, Step>();
   for (const product of config.products.values()) {
-    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', counters, clock));
+    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', services.store.counters, clock));
   }
-  const productQuota: Step = function productQuota(ctx: RequestContext) {
-    return productQuotas.get(ctx.token!.product)?.(ctx);
+  return {
+    verifyToken,
+    errors,
+    declaredLength,
+    start: (cors) => (cors === undefined ? [declaredLength] : [cors, declaredLength]),
+    productQuotas,
+    productQuota: function productQuota(ctx: RequestContext) {
+      return productQuotas.get(ctx.token!.product)?.(ctx);
+    },
+    targets,
   };
+}
 
-  const byPath = new Map<string, Map<string, CompiledRoute>>();
-  const preflightsByPath = new Map<string, Map<string, CompiledRoute>>();
-  const corsByPath = new Map<string, OriginHandlers[]>();
-  for (const route of config.routes.values()) {
-    const operation = operationSite(route, config.openapi, config.documents);
-    const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, clock, counters, logger, maxBodySize };
-    const cors = compileOriginPolicy(route.policies, env);
-    if (cors !== undefined) {
-      // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
-      // A refused preflight carries no Access-Control-Allow-* (Fetch §3.2.3): no CORS headers of its own.
-      const preflights = preflightsByPath.get(route.path) ?? new Map<string, CompiledRoute>();
-      preflights.set(route.method, { name: route.name, upstream: undefined, steps: [declaredLength, cors.preflight] });
-      preflightsByPath.set(route.path, preflights);
-      corsByPath.set(route.path, [...(corsByPath.get(route.path) ?? []), cors]);
-    }
-    const steps: Step[] = [
-      ...start(cors?.mark),
-      verifyToken,
-      createAuthorizeRoute(route.products, route.scopes, errors, route.requireSubject),
-      ...compilePolicies(route.policies, 'access', env),
-      // After the route's own access policies, so the calls they refuse do not use it up.
-      ...([...route.products].some((p) => productQuotas.has(p)) ? [productQuota] : []),
-      // A route from an OpenAPI document validates its requests against it first.
-      ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
-      ...compilePolicies(route.policies, 'request', env),
-      createResponder(targets.get(route.upstream)!, responseHandlers(route.policies, env)),
-    ];
-    const methods = byPath.get(route.path) ?? new Map<string, CompiledRoute>();
-    methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
-    byPath.set(route.path, methods);
+/** The routes of one path, as they are compiled. */
+interface RoutesAtPath {
+  methods: Map<string, CompiledRoute>;
+  preflights: Map<string, CompiledRoute>;
+  /** The CORS policies of its routes, in the order the YAML lists them. */
+  cors: OriginHandlers[];
+}
+
+/** Compiles `route` into the routes of its path: its steps, and its preflight when it has a CORS policy. */
+function compileRoute(route: RouteSettings, config: RouteTableSettings, services: RouteServices, shared: Shared, at: RoutesAtPath): void {
+  const { clock, logger } = services;
+  const { counters } = services.store;
+  const { maxBodySize } = config.listen;
+  const operation = operationSite(route, config.openapi, config.documents);
+  const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, clock, counters, logger, maxBodySize };
+  const cors = compileOriginPolicy(route.policies, env);
+  if (cors !== undefined) {
+    // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.
+    // A refused preflight carries no Access-Control-Allow-* (Fetch §3.2.3): no CORS headers of its own.
+    at.preflights.set(route.method, { name: route.name, upstream: undefined, steps: [shared.declaredLength, cors.preflight] });
+    at.cors.push(cors);
   }
+  const steps: Step[] = [
+    ...shared.start(cors?.mark),
+    shared.verifyToken,
+    createAuthorizeRoute(route.products, route.scopes, shared.errors, route.requireSubject),
+    ...compilePolicies(route.policies, 'access', env),
+    // After the route's own access policies, so the calls they refuse do not use it up.
+    ...([...route.products].some((p) => shared.productQuotas.has(p)) ? [shared.productQuota] : []),
+    // A route from an OpenAPI document validates its requests against it first.
+    ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
+    ...compilePolicies(route.policies, 'request', env),
+    createResponder(shared.targets.get(route.upstream)!, responseHandlers(route.policies, env)),
+  ];
+  at.methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
+}
 
-  const exact = new Map<string, PathEntry>();
-  const patterns: { regex: RegExp; entry: PathEntry }[] = [];
-  for (const [path, methods] of byPath) {
-    const allow = [...methods.keys()].join(', ');
-    const cors = pathCors(corsByPath.get(path) ?? []);
-    function methodNotAllowed(): never {
-      throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
-    }
-    const entry: PathEntry = {
-      methods,
-      cors,
-      preflights: preflightsByPath.get(path) ?? new Map(),
-      otherMethod: { name: UNMATCHED, upstream: undefined, steps: [...start(cors), verifyToken, methodNotAllowed] },
-      otherPreflight: { name: UNMATCHED, upstream: undefined, steps: [declaredLength, verifyToken, methodNotAllowed] },
-    };
-    if (path.includes('{')) {
-      const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
-      patterns.push({ regex: new RegExp(`^${source}$`), entry });
-    } else {
-      exact.set(path, entry);
-    }
+/** A path's entry: its routes, and the answers to a method none of them takes. */
+function pathEntry(at: RoutesAtPath, shared: Shared): PathEntry {
+  const { declaredLength, verifyToken } = shared;
+  const allow = [...at.methods.keys()].join(', ');
+  const cors = pathCors(at.cors);
+  function methodNotAllowed(): never {
+    throw new GatewayError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { allow } });
   }
+  return {
+    methods: at.methods,
+    cors,
+    preflights: at.preflights,
+    otherMethod: { name: UNMATCHED, upstream: undefined, steps: [...shared.start(cors), verifyToken, methodNotAllowed] },
+    otherPreflight: { name: UNMATCHED, upstream: undefined, steps: [declaredLength, verifyToken, methodNotAllowed] },
+  };
+}
 
+function createTable(exact: ReadonlyMap<string, PathEntry>, patterns: readonly { regex: RegExp; entry: PathEntry }[], ownPaths: ReadonlyMap<string, OwnPath>, shared: Shared): RouteTable {
   // A path no route has: no route's CORS policy can allow its caller's origin.
   const notFound: CompiledRoute = {
     name: UNMATCHED,
     upstream: undefined,
     steps: [
-      declaredLength,
-      verifyToken,
+      shared.declaredLength,
+      shared.verifyToken,
       function notFound() {
         throw new GatewayError(404, 'not_found', 'no route matches this path');
       },
     ],
   };
-
   const find = (path: string) => exact.get(path) ?? patterns.find((p) => p.regex.test(path))?.entry;
   const ambiguous = new GatewayError(400, 'invalid_path', 'request path rejected: an escaped character names another route than the path as written; send it as itself');
-
   return {
     lookup(method, path, preflightFor) {
+      const own = ownPaths.get(path);
+      if (own !== undefined) return preflightFor !== undefined && own.preflight !== undefined ? own.preflight : own.route;
       const entry = find(path);
       // A router that decodes before it routes reads /v1/files/%24export as the route
       // /v1/files/$export: both spellings must name the route that is authorised.
@@ -196,7 +252,7 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
       return find(path)?.cors;
     },
     async close(force = false) {
-      await Promise.all([...targets.values()].map((t) => t.close(force)));
+      await Promise.all([...shared.targets.values()].map((t) => t.close(force)));
     },
   };
 }

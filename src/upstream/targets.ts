@@ -3,8 +3,7 @@
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import type { Dispatcher, Pool as UndiciPool } from 'undici';
-import { Pool } from './undici.ts';
+import { Pool, type Dispatcher } from 'undici';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, upstreamBody } from '../http/body.ts';
@@ -108,20 +107,60 @@ function discard(body: Dispatcher.ResponseData['body']): void {
 const tooLarge = () => new GatewayError(502, 'upstream_response_too_large', 'the upstream answer is too large to process');
 
 interface Member {
-  pool: UndiciPool;
+  pool: Pool;
   basePath: string;
   failures: number;
   /** Skipped until this time (epoch ms) after too many failures in a row. */
   downUntil: number;
 }
 
-function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upstreamRequestHeaders: RequestHeaders, maxBodySize: number, clock: () => number): Target {
+type ProxySettings = Extract<UpstreamSettings, { kind: 'http' }>;
+
+function createProxy(settings: ProxySettings, upstreamRequestHeaders: RequestHeaders, maxBodySize: number, clock: () => number): Target {
+  const members = createMembers(settings);
+  const { name } = settings;
+  const health = createHealth(members, settings, clock);
+  const send = createSender(health, settings, upstreamRequestHeaders, maxBodySize, clock);
+  return {
+    async fetch(ctx) {
+      const response = await send(ctx, true, async (m, options) => {
+        const r = await m.pool.request(options);
+        health.answered(m, r.statusCode);
+        return r;
+      });
+      return readHeld(name, ctx, response);
+    },
+    // undici writes the answer's body straight into the client's response (backpressure,
+    // and an upstream abort when the client leaves, included), and settles when it is sent:
+    // no intermediate body stream and pipe() per call. An upstream failing mid-body destroys
+    // the response, so the client sees the connection end early.
+    stream(ctx, onHeaders) {
+      const { res } = ctx;
+      return send(ctx, false, (m, options) =>
+        m.pool.stream(options, ({ statusCode, headers }) => {
+          health.answered(m, statusCode);
+          const head = { status: statusCode, headers: clientResponseHeaders(headers) };
+          onHeaders(head);
+          dropContentLengthOf204(head.status, head.headers);
+          res.writeHead(head.status, answerHeaders(ctx, head.headers));
+          return res;
+        }),
+      );
+    },
+    close: async (force = false) => {
+      await Promise.all(members.map((m) => (force ? m.pool.destroy() : m.pool.close())));
+    },
+  };
+}
+
+/** A pool per target, each with its base path and its health. */
+function createMembers(settings: ProxySettings): Member[] {
   const connect = {
     timeout: settings.connectTimeoutMs,
     ...(settings.ca === undefined ? {} : { ca: readFileSync(settings.ca) }),
     ...(settings.servername === undefined ? {} : { servername: settings.servername }),
   };
-  const members: Member[] = settings.targets.map((t) => ({
+  return settings.targets.map((t) => ({
     pool: new Pool(t.origin, {
       connections: settings.connections,
       pipelining: 1,
@@ -134,38 +173,53 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
     failures: 0,
     downUntil: 0,
   }));
-  const { name, retries, failureThreshold, cooldownMs } = settings;
+}
+
+/** Passive health checks: which target a call goes to, and what its failures and answers say of it. */
+interface Health {
+  pick(now: number): Member;
+  failed(m: Member): void;
+  answered(m: Member, status: number): void;
+}
+
+function createHealth(members: readonly Member[], settings: Pick<ProxySettings, 'failureThreshold' | 'cooldownMs'>, clock: () => number): Health {
+  const { failureThreshold, cooldownMs } = settings;
   let next = 0;
-
-  /** Round-robin over the healthy targets; when none is healthy, over all of them. */
-  function pick(now: number): Member {
-    for (let i = 0; i < members.length; i++) {
-      const m = members[(next + i) % members.length]!;
-      if (m.downUntil <= now) {
-        next = (next + i + 1) % members.length;
-        return m;
-      }
-    }
-    const m = members[next % members.length]!;
-    next = (next + 1) % members.length;
-    return m;
-  }
-
   function failed(m: Member): void {
     if (++m.failures >= failureThreshold) m.downUntil = clock() + cooldownMs;
   }
+  return {
+    /** Round-robin over the healthy targets; when none is healthy, over all of them. */
+    pick(now) {
+      for (let i = 0; i < members.length; i++) {
+        const m = members[(next + i) % members.length]!;
+        if (m.downUntil <= now) {
+          next = (next + i + 1) % members.length;
+          return m;
+        }
+      }
+      const m = members[next % members.length]!;
+      next = (next + 1) % members.length;
+      return m;
+    },
+    failed,
+    /** An answer's status counts for the target's health: 502, 503 and 504 are failures. */
+    answered(m, status) {
+      if (status >= 502 && status <= 504) failed(m);
+      else m.failures = 0;
+    },
+  };
+}
 
-  /** An answer's status counts for the target's health: 502, 503 and 504 are failures. */
-  function answered(m: Member, status: number): void {
-    if (status >= 502 && status <= 504) failed(m);
-    else m.failures = 0;
-  }
+/**
+ * Sends the request to a target with `call`, and when it could not be sent, to the next (if
+ * allowed). A GatewayError is the gateway refusing the answer, not the target failing.
+ */
+type Send = <T>(ctx: RequestContext, identity: boolean, call: (m: Member, options: Dispatcher.RequestOptions) => Promise<T>) => Promise<T>;
 
-  /**
-   * Sends the request to a target with `call`, and when it could not be sent, to the next (if
-   * allowed). A GatewayError is the gateway refusing the answer, not the target failing.
-   */
-  async function send<T>(ctx: RequestContext, identity: boolean, call: (m: Member, options: Dispatcher.RequestOptions) => Promise<T>): Promise<T> {
+function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 'retries'>, upstreamRequestHeaders: RequestHeaders, maxBodySize: number, clock: () => number): Send {
+  const { name, retries } = settings;
+  return async function send(ctx, identity, call) {
     const { req, res } = ctx;
     const withBody = hasBody(req);
     // A streamed body cannot be sent twice; a held one (validation read it) or none can.
@@ -180,7 +234,7 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
     if (body === null && withBody) ({ body, signal } = upstreamBody(req, maxBodySize));
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
-      const m = pick(clock());
+      const m = health.pick(clock());
       try {
         return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal });
       } catch (err) {
@@ -188,73 +242,47 @@ function createProxy(settings: Extract<UpstreamSettings, { kind: 'http' }>, upst
         const code = (err as { code?: string }).code ?? '';
         // The client left mid-answer: the target was not at fault, and no one is left to answer.
         if (code === 'ERR_STREAM_PREMATURE_CLOSE' && res.destroyed) throw new GatewayError(499, 'client_closed_request', 'the client closed the connection', { cause: err });
-        failed(m);
+        health.failed(m);
         const sent = !NOT_SENT.has(code);
         if (attempt >= retries || !replayable || sent) throw upstreamError(name, err);
       } finally {
         ctx.upstreamMs = performance.now() - started;
       }
     }
-  }
+  };
+}
 
-  return {
-    async fetch(ctx) {
-      const response = await send(ctx, true, async (m, options) => {
-        const r = await m.pool.request(options);
-        answered(m, r.statusCode);
-        return r;
-      });
-      const headers = clientResponseHeaders(response.headers);
-      const encoding = headers['content-encoding'];
-      if (encoding !== undefined && encoding !== 'identity') {
-        discard(response.body);
-        throw new GatewayError(502, 'upstream_response_encoded', 'the upstream answered compressed although asked not to', { detail: `${name}: ${String(encoding)}` });
-      }
-      if (Number(headers['content-length'] ?? 0) > HELD_LIMIT) {
+/** The whole of an upstream's answer, for response policies: uncompressed, and at most HELD_LIMIT bytes. */
+async function readHeld(name: string, ctx: RequestContext, response: Dispatcher.ResponseData): Promise<HeldResponse> {
+  const headers = clientResponseHeaders(response.headers);
+  const encoding = headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    discard(response.body);
+    throw new GatewayError(502, 'upstream_response_encoded', 'the upstream answered compressed although asked not to', { detail: `${name}: ${String(encoding)}` });
+  }
+  if (Number(headers['content-length'] ?? 0) > HELD_LIMIT) {
+    discard(response.body);
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // send() timed the upstream up to its headers; a held answer's time runs to the end of its body.
+  const headersAt = performance.now();
+  try {
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length;
+      if (size > HELD_LIMIT) {
         discard(response.body);
         throw tooLarge();
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      // send() timed the upstream up to its headers; a held answer's time runs to the end of its body.
-      const headersAt = performance.now();
-      try {
-        for await (const chunk of response.body) {
-          size += (chunk as Buffer).length;
-          if (size > HELD_LIMIT) {
-            discard(response.body);
-            throw tooLarge();
-          }
-          chunks.push(chunk as Buffer);
-        }
-      } catch (err) {
-        throw err instanceof GatewayError ? err : upstreamError(name, err);
-      } finally {
-        ctx.upstreamMs = (ctx.upstreamMs ?? 0) + performance.now() - headersAt;
-      }
-      return { status: response.statusCode, headers, body: Buffer.concat(chunks, size) };
-    },
-    // undici writes the answer's body straight into the client's response (backpressure,
-    // and an upstream abort when the client leaves, included), and settles when it is sent:
-    // no intermediate body stream and pipe() per call. An upstream failing mid-body destroys
-    // the response, so the client sees the connection end early.
-    stream(ctx, onHeaders) {
-      const { res } = ctx;
-      return send(ctx, false, (m, options) =>
-        m.pool.stream(options, ({ statusCode, headers }) => {
-          answered(m, statusCode);
-          const head = { status: statusCode, headers: clientResponseHeaders(headers) };
-          onHeaders(head);
-          dropContentLengthOf204(head.status, head.headers);
-          res.writeHead(head.status, answerHeaders(ctx, head.headers));
-          return res;
-        }),
-      );
-    },
-    close: async (force = false) => {
-      await Promise.all(members.map((m) => (force ? m.pool.destroy() : m.pool.close())));
-    },
-  };
+      chunks.push(chunk as Buffer);
+    }
+  } catch (err) {
+    throw err instanceof GatewayError ? err : upstreamError(name, err);
+  } finally {
+    ctx.upstreamMs = (ctx.upstreamMs ?? 0) + performance.now() - headersAt;
+  }
+  return { status: response.statusCode, headers, body: Buffer.concat(chunks, size) };
 }
 
 function createMock(settings: Extract<UpstreamSettings, { kind: 'mock' }>): () => HeldResponse {

@@ -1,0 +1,61 @@
+// The OAuth endpoints (token, revocation, introspection, the RFC 8414 metadata) as routes of the
+// route table: each takes its path whatever the method (the endpoint itself refuses the methods
+// it does not take), runs oauth.policies first, and writes its failures in RFC 6749 §5.2 terms.
+import type { AuthServerClient } from '../authserver/client.ts';
+import type { Config } from '../config/load.ts';
+import type { Metrics } from '../metrics.ts';
+import { OAUTH_PATHS, type FormEndpoint } from '../oauth/endpoint.ts';
+import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
+import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
+import { createRevocationEndpoint } from '../oauth/revoke.ts';
+import { createTokenEndpoint } from '../oauth/token.ts';
+import type { Documents } from '../openapi/validators.ts';
+import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { PolicyEnv } from '../policies/policy.ts';
+import type { Services } from '../services.ts';
+import { compileOriginPolicy, compilePolicies, type CompiledRoute, type OwnPath } from './routes.ts';
+
+/** The services the OAuth endpoints use. */
+export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics'>;
+
+/** The compilation the endpoints' policies belong to: where the config is, and its documents. */
+export interface OAuthRouteSite {
+  configDir: string;
+  documents: Documents;
+}
+
+/** These answers are written by the endpoints' own code, which knows nothing of request ids. */
+function requestIdHeader(ctx: RequestContext): void {
+  ctx.res.setHeader('x-request-id', ctx.requestId);
+}
+
+/** The OAuth endpoints' routes, by path; introspection only when someone may call it, the metadata only with an issuer. */
+export function compileOAuthRoutes(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, site: OAuthRouteSite): Map<string, OwnPath> {
+  const { store, secretKey, clock, logger, metrics } = services;
+  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir: site.configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents: site.documents, clock, counters: store.counters, logger, maxBodySize: config.listen.maxBodySize };
+  const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
+  // The CORS headers first, so that every refusal carries them.
+  const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
+  const paths = new Map<string, OwnPath>();
+  function serve(path: string, endpoint: FormEndpoint, surface: 'request' | 'token' = 'request', answered?: Step): void {
+    paths.set(path, {
+      route: { name: path, upstream: undefined, steps: [...policies, endpoint.step], surface, fail: endpoint.fail, answered },
+      // The browser asking, not the client calling: no policy but CORS, and a refusal as problem+json.
+      preflight: cors === undefined ? undefined : { name: path, upstream: undefined, steps: [requestIdHeader, cors.preflight], surface },
+    });
+  }
+  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
+  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers }), 'token', countToken(metrics));
+  serve(OAUTH_PATHS.revocation, createRevocationEndpoint(oauth));
+  if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint(oauth, config.oauth.introspectionClients));
+  const metadata = createMetadataEndpoint(config.oauth, config.products.values());
+  if (metadata !== undefined) paths.set(OAUTH_PATHS.metadata, { route: { name: OAUTH_PATHS.metadata, upstream: undefined, steps: [requestIdHeader, metadata] }, preflight: undefined });
+  return paths;
+}
+
+/** gateway_tokens_issued_total, by the grant the token endpoint's access line names. */
+function countToken(metrics: Metrics): Step {
+  return function countToken(ctx: RequestContext): void {
+    metrics.tokensIssued.labels(ctx.log?.grant ?? '').inc();
+  };
+}
