@@ -21,6 +21,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Cluster, Redis, ReplyError } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
+import { redisAdvice } from './advice.ts';
 import { connect, type RedisOptions, type RedisSettings } from './connection.ts';
 
 export { serverOptions, type RedisSettings } from './connection.ts';
@@ -80,6 +81,7 @@ export class RedisDb implements ChangeFeed {
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
   #closed = false;
+  #advice: readonly string[] = [];
   /** Why the connection is down, while it is: a command that fails meanwhile says this, not "max retries". */
   #down: string | undefined;
   /** Commands not yet answered, and who waits for there to be none (close). */
@@ -120,7 +122,7 @@ export class RedisDb implements ChangeFeed {
       this.#down = undefined;
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
-      void this.#checkEviction();
+      void this.#advise();
     });
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('close', () => {
@@ -135,25 +137,17 @@ export class RedisDb implements ChangeFeed {
     this.#beat.unref();
   }
 
-  /**
-   * Warns when Redis, once full, drops keys to make room: the login throttles, quota counts and
-   * token records all expire, so any policy but noeviction drops them first (an attacker who
-   * fills Redis, with failed logins for instance, would reset someone's backoff), and an
-   * allkeys policy drops apps, developers and the secret key's record too.
-   */
-  async #checkEviction(): Promise<void> {
-    let info: string;
-    try {
-      info = await this.client.info('memory');
-    } catch {
-      return; // INFO may be refused (a managed Redis); the check is advice, not a condition
-    }
-    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-    if (policy !== undefined && policy !== 'noeviction') {
-      this.#warn(
-        `Redis evicts keys when full (maxmemory-policy ${policy}): it may drop login throttles, quota counts, tokens${policy.startsWith('allkeys') ? ', apps and developers' : ''}; set maxmemory-policy noeviction`,
-      );
-    }
+  /** Asks what an operator should change in this Redis (advice.ts), warns of each, and keeps them for readiness. */
+  async #advise(): Promise<void> {
+    const found = await redisAdvice(this.client);
+    if (this.#closed) return;
+    this.#advice = found;
+    for (const warning of found) this.#warn(warning);
+  }
+
+  /** What an operator should change in this Redis, as last found when it connected. */
+  advice(): readonly string[] {
+    return this.#advice;
   }
 
   /** Whether the subscription is up and known to deliver: its connection answers the heartbeats. */
