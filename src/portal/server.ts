@@ -484,7 +484,6 @@ export async function startPortal(config: Config, services: PortalServices, cata
   // The same limits on slow senders as the gateway's listener.
   const handler = createPortalHandler({ portal }, services, catalog, { secure: tls !== undefined, origins });
   const listener = await listen(handler, portal.host, bound, { tls, timeouts: config.listen.timeouts, onError: (err) => services.logger.error({ err }, 'portal request failed') });
-  // The address to open: the one its links carry and gateways' CORS policies name, not the bound one (127.0.0.1 is another origin than localhost).
   services.logger.info({ url: origins.publicUrl, address: listener.url }, 'developer portal listening');
   return listener;
 }
