@@ -67,7 +67,11 @@ export async function buildBundles(outdir = DIST): Promise<void> {
 /** Where Node looks for the blob of a single executable (Node's SEA documentation). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-/** Builds `outdir/gateway` and `outdir/gateway.sha256`; resolves to the executable's path. */
+/**
+ * Builds `outdir/gateway` and `outdir/gateway.sha256`; resolves to the executable's path. The
+ * checksum names the executable by its path from the repository root (`dist/gateway`), so that
+ * `sha256sum -c dist/gateway.sha256` checks it from there, where `npm run build` is typed.
+ */
 export async function buildExecutable(outdir = DIST): Promise<string> {
   const work = path.join(outdir, 'sea');
   mkdirSync(work, { recursive: true });
@@ -105,7 +109,7 @@ export async function buildExecutable(outdir = DIST): Promise<string> {
   chmodSync(executable, 0o755);
   await inject(executable, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
   const digest = createHash('sha256').update(readFileSync(executable)).digest('hex');
-  writeFileSync(path.join(outdir, 'gateway.sha256'), `${digest}  gateway\n`);
+  writeFileSync(path.join(outdir, 'gateway.sha256'), `${digest}  ${path.relative(ROOT, executable)}\n`);
   return executable;
 }
 

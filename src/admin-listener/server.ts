@@ -15,8 +15,8 @@ export interface AdminListener {
 
 export interface AdminHandlers {
   logger: Logger;
-  /** undefined when ready; else why not. Rejects when the store does not answer. */
-  ready(): Promise<string | undefined>;
+  /** Why the gateway is not ready (a string); else ready, with what an operator should change if anything. Rejects when the store does not answer. */
+  ready(): Promise<string | Ready | undefined>;
   /** Reloads for the client at this address. */
   reload(ip: string): Promise<ReloadResult>;
   /** The Prometheus text exposition. */
@@ -26,12 +26,18 @@ export interface AdminHandlers {
 /** Paths served, and the method each answers. */
 export const ADMIN_PATHS = { healthz: '/healthz', readyz: '/readyz', metrics: '/metrics', reload: '/reload' } as const;
 
-/** Ready when not stopping and the store answers a read. */
-export function readiness(store: { ping(): Promise<void> }, stopping: () => boolean): AdminHandlers['ready'] {
+/** Ready, and what an operator should change in the setup all the same (a Redis that persists nothing). */
+export interface Ready {
+  warnings: readonly string[];
+}
+
+/** Ready when not stopping and the store answers a read; with the store's warnings, if it has any. */
+export function readiness(store: { ping(): Promise<void>; warnings?(): readonly string[] }, stopping: () => boolean): AdminHandlers['ready'] {
   return async () => {
     if (stopping()) return 'stopping';
     await store.ping();
-    return undefined;
+    const warnings = store.warnings?.() ?? [];
+    return warnings.length === 0 ? undefined : { warnings };
   };
 }
 
@@ -62,13 +68,14 @@ export async function startAdminListener(host: string, port: number, handlers: A
       case ADMIN_PATHS.healthz:
         return json(res, 200, { status: 'alive' });
       case ADMIN_PATHS.readyz: {
-        let why: string | undefined;
+        let state: string | Ready | undefined;
         try {
-          why = await handlers.ready();
+          state = await handlers.ready();
         } catch (err) {
-          why = `the store does not answer: ${(err as Error).message}`;
+          state = `the store does not answer: ${(err as Error).message}`;
         }
-        return why === undefined ? json(res, 200, { status: 'ready' }) : json(res, 503, { status: 'not_ready', reason: why });
+        if (typeof state === 'string') return json(res, 503, { status: 'not_ready', reason: state });
+        return json(res, 200, state === undefined ? { status: 'ready' } : { status: 'ready', warnings: state.warnings });
       }
       case ADMIN_PATHS.metrics: {
         const { contentType, body } = await handlers.metrics();

@@ -1,5 +1,8 @@
 // `gateway reload`: asks the running gateway, through its admin listener, to read its config file
 // again. The answer says whether it now serves the new config or, with every reason, kept the old.
+// The gateway substitutes ${VAR} with its own environment, not this command's: a variable changed
+// only here changes nothing there, which the output says when the file reads any.
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { ADMIN_PATHS } from '../admin-listener/server.ts';
@@ -23,6 +26,10 @@ export function registerReload(program: Command, io: CliIo): void {
       if (typeof answer === 'string') throw new CliError(`no gateway answered at ${connectTo}:${port}: ${answer}`);
       if (answer.status === 200) {
         io.out(`reloaded ${config.file}`);
+        const variables = variablesOf(readFileSync(config.file, 'utf8'));
+        if (variables.length > 0) {
+          io.err(`note: the gateway read the file with its own environment, not this command's: changes to ${variables.join(', ')} made here do not reach it (restart the gateway to change them)`);
+        }
         return;
       }
       let errors: unknown;
@@ -36,6 +43,16 @@ export function registerReload(program: Command, io: CliIo): void {
       }
       throw new CliError(terminalText([`reload refused; the running config keeps serving:`, ...errors.map(String)].join('\n')));
     });
+}
+
+/** The variables a config file's values read (`${VAR}`, `${VAR:-default}`; not `$${`, nor comment lines). */
+function variablesOf(text: string): string[] {
+  const values = text
+    .split('\n')
+    .filter((line) => !/^\s*#/.test(line))
+    .join('\n');
+  const names = [...values.matchAll(/\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].flatMap((m) => (m[1] === undefined ? [] : [m[1]]));
+  return [...new Set(names)].sort();
 }
 
 function post(host: string, port: number): Promise<{ status: number; body: string } | string> {

@@ -484,6 +484,6 @@ export async function startPortal(config: Config, services: PortalServices, cata
   // The same limits on slow senders as the gateway's listener.
   const handler = createPortalHandler({ portal }, services, catalog, { secure: tls !== undefined, origins });
   const listener = await listen(handler, portal.host, bound, { tls, timeouts: config.listen.timeouts, onError: (err) => services.logger.error({ err }, 'portal request failed') });
-  services.logger.info({ url: listener.url }, 'developer portal listening');
+  services.logger.info({ url: origins.publicUrl, address: listener.url }, 'developer portal listening');
   return listener;
 }

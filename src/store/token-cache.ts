@@ -26,6 +26,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     cache: new TokenCache(driver, options),
     purgeExpired: (now) => driver.purgeExpired(now),
     ping: () => driver.ping(),
+    warnings: () => driver.warnings?.() ?? [],
     claimSecretKey: (fingerprint) => driver.claimSecretKey(fingerprint),
     exportData: (now) => driver.exportData(now),
     importData: (data, now) => driver.importData(data, now),

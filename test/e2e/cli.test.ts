@@ -577,11 +577,25 @@ describe('gateway --config f', () => {
     fails(await gateway(['--config', ws.config, '--port', 'abc']), 1, '--port: "abc" is not a port number');
   });
 
-  test('healthcheck: 200 from the metadata document of the gateway the config describes, or of --url; else exit 1 with the reason', async () => {
+  test('healthcheck: 200 from the metadata document of the gateway the config describes, or of --url, or without oauth.issuer 405 with Allow: POST from its token endpoint; else exit 1 with the reason', async () => {
     const port = await freePort('127.0.0.1');
     const env = { GW_E2E_PORT: String(port) };
-    // The metadata document is served when the config names the issuer.
-    fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `${ws.config} sets no oauth.issuer: without it the gateway serves no /.well-known/oauth-authorization-server to ask`);
+    // Without oauth.issuer there is no metadata document: a GET of the token endpoint, 405 with Allow: POST, is the gateway's answer.
+    const tokenEndpoint = `http://127.0.0.1:${port}/oauth2/token`;
+    fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `unhealthy: ${tokenEndpoint}: ECONNREFUSED`);
+    const withoutIssuer = await serve(ws.config, { args: [], env });
+    try {
+      assert.equal(ok(await gateway(['healthcheck', '--config', ws.config], env)).stdout, `healthy: ${tokenEndpoint} answered 405\n`);
+    } finally {
+      await withoutIssuer.stop();
+    }
+    const impostor = createServer((_req, res) => res.writeHead(405).end());
+    await new Promise<void>((resolve) => impostor.listen(port, '127.0.0.1', resolve));
+    try {
+      fails(await gateway(['healthcheck', '--config', ws.config], env), 1, `unhealthy: ${tokenEndpoint} answered 405`);
+    } finally {
+      await new Promise((resolve) => impostor.close(resolve));
+    }
     writeFileSync(ws.config, ENV_YAML.replace('  realm: test-realm\n', '  realm: test-realm\n  issuer: http://localhost:${GW_E2E_PORT}\n'));
     const gw = await serve(ws.config, { args: [], env });
     const metadata = `http://127.0.0.1:${port}/.well-known/oauth-authorization-server`;

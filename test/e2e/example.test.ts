@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
@@ -50,6 +51,8 @@ describe('gateway.example.yaml', () => {
   let authServer: AuthServer;
   /** The portal's origin, which the example allows to call the orders API and the token endpoint from a browser. */
   let portal: string;
+  /** The gateway's log lines at info and above. */
+  const logs: { msg: string; url?: string }[] = [];
   const dir = tempDir();
   before(async () => {
     backend = createOrdersBackend();
@@ -66,7 +69,13 @@ describe('gateway.example.yaml', () => {
       AUTHSERVER_URL: authServer.url,
     };
     const config = loadConfigFile(EXAMPLE, { env });
-    gw = await startGateway({ config, port: 0, adminPort: 0, logger: createLogger('silent') });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        logs.push(JSON.parse(chunk.toString('utf8')) as (typeof logs)[number]);
+        done();
+      },
+    });
+    gw = await startGateway({ config, port: 0, adminPort: 0, logger: createLogger('info', sink) });
     const deps = adminDeps(gw, config);
     await createDeveloper(deps, { email: 'dev@example.com', name: 'Dev' });
     const app = await createApp(deps, { developer: 'dev@example.com', name: 'example-app', product: 'hello' });
@@ -78,6 +87,16 @@ describe('gateway.example.yaml', () => {
     await closeServer(backend);
     await authServer.close();
     dir.remove();
+  });
+
+  test('the admin listener moves with ADMIN_PORT, as the other listeners with theirs', () => {
+    assert.equal(loadConfigFile(EXAMPLE, { env: { ADMIN_PORT: '9911' } }).admin?.port, 9911);
+    assert.deepEqual(loadConfigFile(EXAMPLE, { env: {} }).admin, { host: '127.0.0.1', port: 9901 });
+  });
+
+  test("the portal logs the address its pages' CORS origin is, so the try-it panel works from the address the log shows", () => {
+    const listening = logs.find((l) => l.msg === 'developer portal listening') ?? assert.fail('the portal says where it listens');
+    assert.equal(listening.url, portal);
   });
 
   test('GET /v1/hello answers from the mock target', async () => {

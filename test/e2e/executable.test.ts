@@ -142,8 +142,10 @@ test('the executable stops gracefully on SIGTERM under 8 keep-alive clients: eve
   assert.equal(await exited, 0);
 });
 
-test('the build writes the executable\'s SHA-256 beside it', () => {
+test('the build writes the executable\'s SHA-256 beside it, naming it by its path from the repository root, where sha256sum -c checks it', () => {
   const digest = createHash('sha256').update(readFileSync(built)).digest('hex');
-  assert.equal(readFileSync(path.join(build.dir, 'gateway.sha256'), 'utf8'), `${digest}  gateway\n`);
-  assert.equal(execFileSync('sha256sum', ['-c', 'gateway.sha256'], { cwd: build.dir, encoding: 'utf8' }), 'gateway: OK\n');
+  const root = path.join(import.meta.dirname, '..', '..');
+  const named = path.relative(root, built);
+  assert.equal(readFileSync(path.join(build.dir, 'gateway.sha256'), 'utf8'), `${digest}  ${named}\n`);
+  assert.equal(execFileSync('sha256sum', ['-c', path.join(build.dir, 'gateway.sha256')], { cwd: root, encoding: 'utf8' }), `${named}: OK\n`);
 });

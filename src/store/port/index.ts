@@ -51,6 +51,8 @@ export interface StoreDriver extends TransferStore {
   purgeExpired(now: number): Promise<number>;
   /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
   ping(): Promise<void>;
+  /** What an operator should change in the store's setup (a Redis that persists nothing), for readiness to show; absent when nothing can be. */
+  warnings?(): readonly string[];
   /**
    * Records the fingerprint of the key app secrets are hashed with, the first time; false when
    * the store's secrets were hashed with another key (an instance started with a key file of its
@@ -85,6 +87,7 @@ export interface Store extends TransferStore {
   readonly cache: VerifiedCache;
   purgeExpired(now: number): Promise<number>;
   ping(): Promise<void>;
+  warnings?(): readonly string[];
   claimSecretKey(fingerprint: string): Promise<boolean>;
   close(): Promise<void>;
 }

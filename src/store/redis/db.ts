@@ -1,6 +1,6 @@
-// The Redis driver's core, on ioredis: the connection the YAML names (one server, a Sentinel set
-// or a Cluster), the mapping of every failure onto StoreUnavailable, the Lua scripts, and the
-// change feed.
+// The Redis driver's core, on ioredis: the connection (opened by connection.ts: one server, a
+// Sentinel set or a Cluster), the mapping of every failure onto StoreUnavailable, the Lua
+// scripts, and the change feed.
 //
 // Keys: every key starts with the configured prefix. Keys that one script touches share a hash
 // tag, so every script runs on Redis Cluster: `{c}` for the catalog (developers, apps,
@@ -19,20 +19,12 @@
 // every message published before it; on a Cluster, whose subscription has a connection of its
 // own, a message published on a channel only this instance hears.
 import { createHash, randomUUID } from 'node:crypto';
-import { Cluster, Redis, ReplyError, type ClusterNode, type RedisOptions as AllRedisOptions } from 'ioredis';
+import { Cluster, Redis, ReplyError } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
+import { redisAdvice } from './advice.ts';
+import { connect, type RedisOptions, type RedisSettings } from './connection.ts';
 
-/** The config's `store` section for the Redis driver. */
-export interface RedisSettings {
-  connection:
-    | { kind: 'server'; url: string }
-    | { kind: 'cluster'; urls: readonly string[] }
-    | { kind: 'sentinel'; name: string; nodes: readonly string[]; login: { username?: string; password?: string; db?: number } };
-  /** Starts every key and the changes channel, so that several gateways (or other programs) can share one Redis. */
-  keyPrefix: string;
-  /** How long one command may take before the call is answered 503. */
-  timeoutMs: number;
-}
+export { serverOptions, type RedisSettings } from './connection.ts';
 
 export interface RedisDbOptions extends RedisSettings {
   /** Hears of connection losses and recoveries. */
@@ -40,8 +32,6 @@ export interface RedisDbOptions extends RedisSettings {
 }
 
 type Client = Redis | Cluster;
-/** ioredis's options without `replyMapping`, whose declared type does not allow undefined under exactOptionalPropertyTypes. */
-type RedisOptions = Omit<AllRedisOptions, 'replyMapping'>;
 type Listener = (change: Change) => void;
 /** A command run() waits for: when it was issued (performance.now() ms), and how to fail its caller. */
 interface Waiting {
@@ -59,35 +49,6 @@ const BEAT_MS = 500;
 const TIMED_OUT = 'Command timed out';
 /** Changes waiting to be published again, at most; beyond, they become one `everything`. */
 const UNSENT_MAX = 100;
-
-/** Where a `redis://` or `rediss://` URL points, and who logs in. Throws a message naming what is wrong. */
-export function serverOptions(url: string): RedisOptions {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // Never the value: it may be a password set where the URL belongs.
-    throw new Error('not a URL');
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new Error('the URL must start with redis:// or rediss://');
-  if (parsed.search !== '' || parsed.hash !== '') throw new Error('the URL may not carry a query or a fragment');
-  const db = parsed.pathname === '' || parsed.pathname === '/' ? 0 : Number(parsed.pathname.slice(1));
-  if (!Number.isInteger(db) || db < 0) throw new Error('the URL path must be a database number, such as /0');
-  return {
-    host: parsed.hostname.replace(/^\[|\]$/g, ''),
-    port: parsed.port === '' ? 6379 : Number(parsed.port),
-    ...(parsed.username !== '' && { username: decodeURIComponent(parsed.username) }),
-    ...(parsed.password !== '' && { password: decodeURIComponent(parsed.password) }),
-    ...(db !== 0 && { db }),
-    ...(parsed.protocol === 'rediss:' && { tls: { servername: parsed.hostname } }),
-  };
-}
-
-/** `host:port` of a Sentinel. */
-function sentinelAddress(node: string): { host: string; port: number } {
-  const at = node.lastIndexOf(':');
-  return { host: node.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(node.slice(at + 1)) };
-}
 
 export class RedisDb implements ChangeFeed {
   readonly client: Client;
@@ -120,6 +81,7 @@ export class RedisDb implements ChangeFeed {
   /** Whether the subscription is known to be up: changes from other instances are heard. */
   #live = false;
   #closed = false;
+  #advice: readonly string[] = [];
   /** Why the connection is down, while it is: a command that fails meanwhile says this, not "max retries". */
   #down: string | undefined;
   /** Commands not yet answered, and who waits for there to be none (close). */
@@ -160,7 +122,7 @@ export class RedisDb implements ChangeFeed {
       this.#down = undefined;
       if (reported) this.#warn('the Redis store is reachable again');
       reported = false;
-      void this.#checkEviction();
+      void this.#advise();
     });
     this.#subscriber.on('error', () => {});
     this.#subscriber.on('close', () => {
@@ -175,25 +137,17 @@ export class RedisDb implements ChangeFeed {
     this.#beat.unref();
   }
 
-  /**
-   * Warns when Redis, once full, drops keys to make room: the login throttles, quota counts and
-   * token records all expire, so any policy but noeviction drops them first (an attacker who
-   * fills Redis, with failed logins for instance, would reset someone's backoff), and an
-   * allkeys policy drops apps, developers and the secret key's record too.
-   */
-  async #checkEviction(): Promise<void> {
-    let info: string;
-    try {
-      info = await this.client.info('memory');
-    } catch {
-      return; // INFO may be refused (a managed Redis); the check is advice, not a condition
-    }
-    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
-    if (policy !== undefined && policy !== 'noeviction') {
-      this.#warn(
-        `Redis evicts keys when full (maxmemory-policy ${policy}): it may drop login throttles, quota counts, tokens${policy.startsWith('allkeys') ? ', apps and developers' : ''}; set maxmemory-policy noeviction`,
-      );
-    }
+  /** Asks what an operator should change in this Redis (advice.ts), warns of each, and keeps them for readiness. */
+  async #advise(): Promise<void> {
+    const found = await redisAdvice(this.client);
+    if (this.#closed) return;
+    this.#advice = found;
+    for (const warning of found) this.#warn(warning);
+  }
+
+  /** What an operator should change in this Redis, as last found when it connected. */
+  advice(): readonly string[] {
+    return this.#advice;
   }
 
   /** Whether the subscription is up and known to deliver: its connection answers the heartbeats. */
@@ -425,34 +379,5 @@ export class RedisDb implements ChangeFeed {
     await Promise.allSettled([this.client.quit(), this.#subscriber.quit()]);
     this.client.disconnect();
     this.#subscriber.disconnect();
-  }
-}
-
-function connect(connection: RedisSettings['connection'], options: RedisOptions): Client {
-  switch (connection.kind) {
-    case 'server':
-      return new Redis({ ...options, ...serverOptions(connection.url) });
-    case 'sentinel':
-      return new Redis({ ...options, ...connection.login, name: connection.name, sentinels: connection.nodes.map(sentinelAddress) });
-    case 'cluster': {
-      const nodes: ClusterNode[] = connection.urls.map((url) => {
-        const { host, port } = serverOptions(url);
-        return { host: host!, port: port! };
-      });
-      const { host: _host, port: _port, ...login } = serverOptions(connection.urls[0]!);
-      const { keyPrefix, enableAutoPipelining, maxRetriesPerRequest: _m, retryStrategy, ...redisOptions } = options;
-      const cluster = new Cluster(nodes, {
-        keyPrefix,
-        enableAutoPipelining,
-        clusterRetryStrategy: retryStrategy ?? undefined,
-        redisOptions: { ...redisOptions, ...login, maxRetriesPerRequest: 0 },
-        ...(login.tls !== undefined && { dnsLookup: (address, callback) => callback(null, address) }),
-      });
-      // The Cluster's own queue, where commands wait while it reaches no node, has no timeout
-      // (ioredis #1604): once it has been ready, a lost cluster fails each command at once (and
-      // never replays it later), as a lost server does within a second.
-      cluster.once('ready', () => (cluster.options.enableOfflineQueue = false));
-      return cluster;
-    }
   }
 }

@@ -32,6 +32,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     changes: db,
     purgeExpired: (now) => tokens.purgeExpired(now),
     ping: () => db.ping(),
+    warnings: () => db.advice(),
     async claimSecretKey(fingerprint) {
       const recorded = await db.run(db.client.set('secret-key', fingerprint, 'NX', 'GET'));
       return recorded === null || recorded === fingerprint;
