@@ -102,7 +102,7 @@ export function createPortalHandler(
 ) {
   const { portal } = settings;
   const { store, clock, logger, mailer, usage } = services;
-  const deps: ops.AdminDeps = {
+  const deps: ops.PortalDeps = {
     store,
     secretKey: services.secretKey,
     clock,
@@ -270,7 +270,7 @@ export function createPortalHandler(
   const privateGet: Record<string, Handler> = {
     '/apps': async (r) => {
       const dev = r.frame.developer!;
-      const rows = (await ops.listOwnApps(deps, dev)).map((app) => {
+      const rows = (await ops.listApps(ops.actingAs(deps, dev))).map((app) => {
         const live = app.credentials.filter((c) => isLive(c, clock()));
         return { app, key: live.at(-1)?.key, product: catalog().products.get(app.product) };
       });
@@ -287,7 +287,7 @@ export function createPortalHandler(
       const product = visibleProduct(form.product);
       if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(), { ...form, error: 'choose one of the API products' }));
       try {
-        const { app, key, secret } = await ops.registerOwnApp(deps, dev, { name: form.name, product: product.name });
+        const { app, key, secret } = await ops.createApp(ops.actingAs(deps, dev), { developer: dev.email, name: form.name, product: product.name });
         return toReveal(r, app.id, { key, secret });
       } catch (err) {
         return refused(err, (error) => pages.newAppPage(r.frame, visible(), { ...form, error }));
@@ -340,12 +340,19 @@ export function createPortalHandler(
     const apps =
       dev === undefined
         ? undefined
-        : (await ops.listOwnApps(deps, dev)).flatMap((app) => {
+        : (await ops.listApps(ops.actingAs(deps, dev))).flatMap((app) => {
             const key = app.credentials.filter((c) => isLive(c, clock())).at(-1)?.key;
             return app.product === product.name && app.status === 'active' && app.approval !== 'pending' && key !== undefined ? [{ name: app.name, key }] : [];
           });
     return page(200, pages.referencePage(r.frame, product, [...docs.values()], { gatewayUrl: gatewayOrigin, grants: product.grants, apps, productName: product.name }));
   }
+
+  /** A developer's app by its id; another developer's is as absent as an unknown one. */
+  const ownApp = (developer: Developer, id: string) =>
+    ops.findApp(ops.actingAs(deps, developer), { id }).catch((err: unknown) => {
+      if (err instanceof ops.AdminError && err.code === 'unknown_app') return undefined;
+      throw err;
+    });
 
   const APP_PATH = /^\/apps\/([A-Za-z0-9_-]{1,64})(\/delete|\/rotate|\/secret|\/keys\/([A-Za-z0-9]{1,64})\/revoke)?$/;
 
@@ -354,7 +361,7 @@ export function createPortalHandler(
     const m = APP_PATH.exec(r.path);
     if (m === null) return undefined;
     const [, id, action, key] = m;
-    const app = await ops.findOwnApp(deps, r.frame.developer!, id!);
+    const app = await ownApp(r.frame.developer!, id!);
     if (app === undefined) return notFound(r);
     if (method === 'GET') {
       if (action === undefined) return page(200, pages.appPage(r.frame, await appView(app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') }));
@@ -364,7 +371,7 @@ export function createPortalHandler(
     }
     if (action === '/rotate') {
       try {
-        const { key, secret, overlapUntil } = await ops.rotateOwnKey(deps, r.frame.developer!, app.id);
+        const { key, secret, overlapUntil } = await ops.rotateKey(ops.actingAs(deps, r.frame.developer!), { id: app.id });
         return toReveal(r, app.id, { key, secret, overlapUntil });
       } catch (err) {
         const view = await appView(app);
@@ -373,7 +380,7 @@ export function createPortalHandler(
     }
     if (action === '/delete') {
       try {
-        await ops.deleteOwnApp(deps, r.frame.developer!, app.id);
+        await ops.deleteApp(ops.actingAs(deps, r.frame.developer!), { id: app.id });
       } catch (err) {
         const view = await appView(app);
         return refused(err, (error) => pages.appPage(r.frame, view, { error }));
@@ -382,7 +389,7 @@ export function createPortalHandler(
     }
     if (key !== undefined) {
       if (!app.credentials.some((c) => c.key === key)) return notFound(r);
-      await ops.revokeOwnKey(deps, r.frame.developer!, app.id, key).catch((err: unknown) => {
+      await ops.revokeKey(ops.actingAs(deps, r.frame.developer!), key).catch((err: unknown) => {
         if (!(err instanceof ops.AdminError && err.code === 'already_revoked')) throw err;
       });
       return { redirect: `/apps/${app.id}?done=revoked` };
