@@ -5,7 +5,7 @@
 import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { safeEqual, sha256 } from '../crypto.ts';
-import type { Login } from '../admin/operations.ts';
+import type { Login } from '../admin/accounts.ts';
 import { cookieValues } from '../http/request.ts';
 import type { Developer, Store } from '../store/port/index.ts';
 

@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createApp, createDeveloper, deleteApp, deleteOwnApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
+import { actingAs, createApp, createDeveloper, deleteApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway } from '../../src/main.ts';
@@ -840,7 +840,7 @@ describe('portal: disable undo', () => {
     assert.equal(del.status, 303);
     assert.equal(del.headers.get('location'), '/login');
     const developer = (await gw.admin.store.accounts.findDeveloper(who))!;
-    await assert.rejects(deleteOwnApp(gw.admin, developer, app.id), { code: 'developer_disabled', message: `developer ${who} is disabled` });
+    await assert.rejects(deleteApp(actingAs({ ...gw.admin, portal: gw.admin.portal! }, developer), { id: app.id }), { code: 'developer_disabled', message: `developer ${who} is disabled` });
     assert.ok(await gw.admin.store.apps.findAppById(app.id), 'still there');
   });
 

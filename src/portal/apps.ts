@@ -1,0 +1,137 @@
+// A developer's apps: the list, registering one, an app's page with its usage, and its actions
+// (rotate the key, revoke a key, delete), each through src/admin as the developer.
+import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, type AppDetails } from '../admin/apps.ts';
+import { AdminError } from '../admin/errors.ts';
+import { quotaUsed } from '../policies/quota.ts';
+import { isLive } from '../store/port/index.ts';
+import { HOUR_MS } from '../usage.ts';
+import { asDeveloper, developerOf, notFound, page, refused, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
+import * as pages from './pages.ts';
+import type { Shown } from './reveal.ts';
+
+const NOTICES = new Map([
+  ['verified', 'Your email address is confirmed: you can register apps.'],
+  ['revoked', 'The key is revoked.'],
+  ['deleted', 'The app is deleted; its tokens no longer work.'],
+]);
+
+/** An app page's id, and its key's (in the order of the route patterns' groups). */
+const ID = '(?<id>[A-Za-z0-9_-]{1,64})';
+export const APP = new RegExp(`^/apps/${ID}$`);
+export const APP_DELETE = new RegExp(`^/apps/${ID}/delete$`);
+export const APP_SECRET = new RegExp(`^/apps/${ID}/secret$`);
+export const APP_ROTATE = new RegExp(`^/apps/${ID}/rotate$`);
+export const KEY_REVOKE = new RegExp(`^/apps/${ID}/keys/(?<key>[A-Za-z0-9]{1,64})/revoke$`);
+/** Every path under an app, whichever the method: a developer's, so that a visitor is sent to log in. */
+export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/keys/[A-Za-z0-9]{1,64}/revoke)?$`);
+
+export async function appsPage(ctx: PortalContext, r: Request): Promise<Answer> {
+  const { clock } = ctx.services;
+  const rows = (await listApps(asDeveloper(ctx, r))).map((app) => {
+    const live = app.credentials.filter((c) => isLive(c, clock()));
+    return { app, key: live.at(-1)?.key, product: ctx.catalog().products.get(app.product) };
+  });
+  return page(200, pages.appsPage(r.frame, rows, NOTICES.get(r.query.get('done') ?? '')));
+}
+
+export const newAppPage = async (ctx: PortalContext, r: Request) => page(200, pages.newAppPage(r.frame, visible(ctx), r.query.has('product') ? { product: r.query.get('product')! } : {}));
+
+export async function registerForm(ctx: PortalContext, r: Request): Promise<Answer> {
+  const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '' };
+  const product = visibleProduct(ctx, form.product);
+  if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(ctx), { ...form, error: 'choose one of the API products' }));
+  try {
+    const { app, key, secret } = await createApp(asDeveloper(ctx, r), { developer: developerOf(r).email, name: form.name, product: product.name });
+    return toReveal(ctx, r, app.id, { key, secret });
+  } catch (err) {
+    return refused(err, (error) => pages.newAppPage(r.frame, visible(ctx), { ...form, error }));
+  }
+}
+
+/** The route's app, the developer's own; another developer's is as absent as an unknown one. */
+async function ownApp(ctx: PortalContext, r: Request): Promise<AppDetails | undefined> {
+  return findApp(asDeveloper(ctx, r), { id: r.params['id']! }).catch((err: unknown) => {
+    if (err instanceof AdminError && err.code === 'unknown_app') return undefined;
+    throw err;
+  });
+}
+
+/** A handler of one of the developer's apps: not found unless the route's app is theirs. */
+const withApp =
+  (handler: (ctx: PortalContext, r: Request, app: AppDetails) => Promise<Answer>) =>
+  async (ctx: PortalContext, r: Request): Promise<Answer> => {
+    const app = await ownApp(ctx, r);
+    return app === undefined ? notFound(r) : handler(ctx, r, app);
+  };
+
+async function appView(ctx: PortalContext, app: AppDetails): Promise<pages.AppView> {
+  const { clock, usage, store } = ctx.services;
+  const now = clock();
+  const product = ctx.catalog().products.get(app.product);
+  const current = now - (now % HOUR_MS);
+  await usage.flush();
+  return {
+    app,
+    product,
+    credentials: app.credentials,
+    usage: await store.usage.since(app.id, current - 23 * HOUR_MS),
+    quota:
+      product?.quota === undefined
+        ? undefined
+        : { settings: product.quota, used: await quotaUsed(product.quota, 'product', store.counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
+    now,
+  };
+}
+
+/**
+ * Post/Redirect/Get: the POST that made a secret sends the browser to the page that shows it, so
+ * that reloading that page repeats nothing. The secret goes along sealed in a cookie, never in the URL.
+ */
+const toReveal = (ctx: PortalContext, r: Request, appId: string, shown: Shown): Answer => ({ redirect: ctx.reveals.path(appId), cookies: [ctx.reveals.seal(r.visitor.id, appId, shown)] });
+
+export const appPage = withApp(async (ctx, r, app) => page(200, pages.appPage(r.frame, await appView(ctx, app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') })));
+
+export const deletePage = withApp(async (_ctx, r, app) => page(200, pages.deletePage(r.frame, app)));
+
+/**
+ * The new secret, once: this GET spends the sealed cookie in the store and clears it, so a
+ * reload, another visit or the same cookie sent again finds it gone. A store that cannot spend
+ * it throws (503), and the cookie stays for a try once the store answers.
+ */
+export const secretPage = withApp(async (ctx, r, app) => {
+  const shown = await ctx.reveals.open(r.req, r.visitor.id, app.id);
+  const answer = shown === undefined ? page(410, pages.secretGonePage(r.frame, app)) : page(200, pages.secretPage(r.frame, { app, ...shown }));
+  return { ...answer, cookies: [ctx.reveals.clear(app.id)] };
+});
+
+export const rotateForm = withApp(async (ctx, r, app) => {
+  try {
+    const { key, secret, overlapUntil } = await rotateKey(asDeveloper(ctx, r), { id: app.id });
+    return toReveal(ctx, r, app.id, { key, secret, overlapUntil });
+  } catch (err) {
+    const view = await appView(ctx, app);
+    return refused(err, (error) => pages.appPage(r.frame, view, { error }));
+  }
+});
+
+export const deleteForm = withApp(async (ctx, r, app) => {
+  try {
+    await deleteApp(asDeveloper(ctx, r), { id: app.id });
+  } catch (err) {
+    const view = await appView(ctx, app);
+    return refused(err, (error) => pages.appPage(r.frame, view, { error }));
+  }
+  return { redirect: '/apps?done=deleted' };
+});
+
+export const revokeForm = withApp(async (ctx, r, app) => {
+  const key = r.params['key']!;
+  if (!app.credentials.some((c) => c.key === key)) return notFound(r);
+  await revokeKey(asDeveloper(ctx, r), key).catch((err: unknown) => {
+    if (!(err instanceof AdminError && err.code === 'already_revoked')) throw err;
+  });
+  return { redirect: `/apps/${app.id}?done=revoked` };
+});
+
+/** The rest of an app's paths: nothing there, for its developer either (a visitor is sent to log in first). */
+export const nothingHere = async (_ctx: PortalContext, r: Request) => notFound(r);

@@ -1,0 +1,53 @@
+// The API products: the list, a product's page, and its reference with the try-it panels.
+import { listApps } from '../admin/apps.ts';
+import type { ProductSettings } from '../config/load.ts';
+import type { ApiDocument } from '../openapi/document.ts';
+import { isLive } from '../store/port/index.ts';
+import { asDeveloper, notFound, page, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
+import * as pages from './pages.ts';
+import type { ReferenceOperation } from './reference.ts';
+
+export const PRODUCT = /^\/products\/(?<name>[A-Za-z0-9_.-]+)$/;
+export const REFERENCE = /^\/products\/(?<name>[A-Za-z0-9_.-]+)\/reference$/;
+
+export const productsPage = async (ctx: PortalContext, r: Request) => page(200, pages.productsPage(r.frame, visible(ctx)));
+
+export async function productPage(ctx: PortalContext, r: Request): Promise<Answer> {
+  const p = visibleProduct(ctx, r.params['name']);
+  if (p === undefined) return notFound(r);
+  return page(200, pages.productPage(r.frame, p, p.routes.map((name) => ctx.catalog().routes.get(name)!)));
+}
+
+/** /products/{name}/reference: the product's operations from OpenAPI documents; not found when it has none. */
+export async function referencePage(ctx: PortalContext, r: Request): Promise<Answer> {
+  const product = visibleProduct(ctx, r.params['name']);
+  if (product === undefined) return notFound(r);
+  const docs = referenceDocuments(ctx, product);
+  if (docs.length === 0) return notFound(r);
+  const dev = r.frame.developer;
+  const { clock } = ctx.services;
+  // Only apps that can get a token now, each by its newest live key; never a secret (the store has only their hashes).
+  const apps =
+    dev === undefined
+      ? undefined
+      : (await listApps(asDeveloper(ctx, r))).flatMap((app) => {
+          const key = app.credentials.filter((c) => isLive(c, clock())).at(-1)?.key;
+          return app.product === product.name && app.status === 'active' && app.approval !== 'pending' && key !== undefined ? [{ name: app.name, key }] : [];
+        });
+  return page(200, pages.referencePage(r.frame, product, docs, { gatewayUrl: ctx.gatewayOrigin, grants: product.grants, apps, productName: product.name }));
+}
+
+/** The product's routes that have an OpenAPI operation, by document. */
+function referenceDocuments(ctx: PortalContext, product: ProductSettings): { doc: ApiDocument; operations: ReferenceOperation[] }[] {
+  const { routes, openapi } = ctx.catalog();
+  const docs = new Map<string, { doc: ApiDocument; operations: ReferenceOperation[] }>();
+  for (const name of product.routes) {
+    const route = routes.get(name);
+    const doc = route?.operation && openapi.get(route.operation.api);
+    if (route?.operation === undefined || doc === undefined) continue;
+    const entry = docs.get(route.operation.api) ?? { doc, operations: [] };
+    entry.operations.push({ route, operation: route.operation.operation });
+    docs.set(route.operation.api, entry);
+  }
+  return [...docs.values()];
+}
