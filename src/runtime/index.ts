@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { createAuthServerClient, type AuthServerClient } from '../authserver/client.ts';
+import { compiledOf } from '../config/compiled.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
 import { OAUTH_PATHS } from '../oauth/endpoint.ts';
@@ -12,7 +13,6 @@ import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
 import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
-import { Documents } from '../openapi/validators.ts';
 import type { PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { createHandler, type InFlight, type OAuthEndpoint } from './handler.ts';
@@ -45,11 +45,11 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const { counters } = store;
   const configDir = path.dirname(config.file);
   const { maxBodySize } = config.listen;
-  // The documents of this compilation: each compiled once, and each file a policy names read once.
-  const documents = new Documents();
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services);
+  // What the load compiled: its documents and their validators, and each policy's compiled options.
+  const { documents, policies: compiled } = compiledOf(config);
+  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents, compiled }, services);
 
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents, clock, counters, logger, maxBodySize };
+  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents, compiled, clock, counters, logger, maxBodySize };
   const tokenCors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
   const tokenPolicies = [...(tokenCors === undefined ? [] : [tokenCors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
