@@ -3,6 +3,7 @@
 // you mean "upstream"?" rather than that and "missing required key", and "must be one of GET,
 // HEAD, …" rather than one "must be equal to constant" per branch of a union.
 import type { ErrorObject } from 'ajv';
+import { Name } from '../fragments.ts';
 import type { ConfigIssue, Segments } from './errors.ts';
 import { formatPath, pointerSegments } from './yaml.ts';
 
@@ -56,6 +57,7 @@ const pointerOf = (yamlPath: string) => (yamlPath === '' ? '' : `/${yamlPath.rep
 function unknownKey(key: string, parent: SchemaNode, known: readonly string[], guess: string | undefined): string {
   // In a map of user-chosen names (routes, products, …) the key is a name, not a keyword.
   const names = Object.keys(parent.patternProperties ?? {})[0];
+  if (names === Name.pattern) return `"${key}" is not a valid name: letters, digits, _ . and -, starting with a letter or digit, at most 64, such as ${Name.examples.join(' or ')}`;
   if (names !== undefined) return `"${key}" is not a valid name (must match /${names}/)`;
   if (guess !== undefined) return `unknown key; did you mean "${guess}"?`;
   // A one-of-these-names entry, such as a policy.

@@ -561,7 +561,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
   it('a name outside the name pattern in a map of names', () => {
     const text = configYaml({ upstreams: '  -dashed:\n    echo: true\n' });
     assert.deepEqual(errorLines(text), [
-      `upstreams.-dashed: "-dashed" is not a valid name (must match /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/) (gateway.yaml:${lineOf(text, '-dashed:')})`,
+      `upstreams.-dashed: "-dashed" is not a valid name: letters, digits, _ . and -, starting with a letter or digit, at most 64, such as orders or hello-v2 (gateway.yaml:${lineOf(text, '-dashed:')})`,
     ]);
   });
 
