@@ -49,3 +49,13 @@ export function logStream(io: CliIo): Writable {
     },
   });
 }
+
+/**
+ * A reader that stops early (`gateway config schema | head`) closes the pipe: what is left of the
+ * output is dropped, quietly, rather than the write's EPIPE ending the command with a stack trace.
+ */
+export function quietOnClosedPipe(stream: NodeJS.WritableStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
+}

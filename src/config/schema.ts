@@ -1,51 +1,46 @@
-// The one source of truth for the configuration file: ajv validates against `configSchema`,
-// the TypeScript type is derived from it, and `gateway config schema` prints it for editors.
+// The one source of truth for the configuration file: ajv validates against `configSchema`, the
+// TypeScript type is derived from it, the loader fills in its defaults (./defaults.ts), and
+// `gateway config schema` and docs/configuration.md print its descriptions and defaults.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { policySchema, QuotaOptions } from '../policies/index.ts';
-import { Duration, Name, Strict } from '../fragments.ts';
+import { about, Duration, Name, Strict } from '../fragments.ts';
 
 export { Duration };
 
-const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }); // RFC 6749 §3.3 scope-token
-const Method = Type.Union(
-  ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m)),
-);
-const GrantType = Type.Union([
-  Type.Literal('client_credentials'),
-  Type.Literal('password'),
-  Type.Literal('refresh_token'),
-]);
+const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', title: 'scope', examples: ['orders:read', 'profile'] }); // RFC 6749 §3.3 scope-token
+const Method = Type.Union(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m)));
+const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('password'), Type.Literal('refresh_token')]);
+const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
+const TlsPair = Type.Object({ cert: PemFile('The certificate chain'), key: PemFile('The private key') }, Strict);
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const HeaderName = Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', title: 'header name', examples: ['X-Request-Id'] });
 
 const Listener = Type.Object(
   {
-    host: Type.Optional(Type.String({ minLength: 1 })),
-    port: Type.Integer({ minimum: 0, maximum: 65535 }),
-    /** Peers whose X-Forwarded-For is believed: addresses or CIDR ranges of your load balancers. */
-    trustedProxies: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
-    /** Largest request body a route forwards, in bytes (default 10 MiB); a larger Content-Length gets 413 at once. */
-    maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Request headers never forwarded, besides the built-in list of client-identity headers (True-Client-IP, X-Remote-User…). */
-    dropHeaders: Type.Optional(Type.Array(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), { uniqueItems: true })),
-    /** The host[:port] clients reach the gateway by, sent upstream as X-Forwarded-Host unless a trusted proxy says otherwise; absent: none is sent. */
-    publicHost: Type.Optional(Type.String({ pattern: '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$' })),
-    /** A client that has not sent its headers within this time gets 408 (default 10s). */
-    headersTimeout: Type.Optional(Duration),
-    /** A client that has not sent its whole request within this time gets 408 (default 60s). */
-    requestTimeout: Type.Optional(Duration),
-    /** How long an idle keep-alive connection stays open (default 65s: longer than a load balancer's idle timeout, commonly 60s, so it is the balancer that closes it). */
-    keepAliveTimeout: Type.Optional(Duration),
-    /** Serve HTTPS (TLS 1.2 or later) with this certificate chain and key, PEM files; a reload reads them again. */
-    tls: Type.Optional(Type.Object({ cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, Strict)),
+    host: Type.Optional(about(Type.String({ minLength: 1 }), 'The address the gateway listens on.', { default: '0.0.0.0' })),
+    port: about(Port, 'The port the gateway listens on; 0: any free port.'),
+    trustedProxies: Type.Optional(about(Type.Array(Type.String({ minLength: 1 })), 'Peers whose X-Forwarded-For is believed: addresses or CIDR ranges of your load balancers.', { default: [] })),
+    maxBodySize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'Largest request body a route forwards, in bytes; a larger Content-Length gets 413 at once.', { default: 10 * 1024 * 1024 })),
+    dropHeaders: Type.Optional(about(Type.Array(HeaderName, { uniqueItems: true }), 'Request headers never forwarded, besides the built-in list of client-identity headers (True-Client-IP, X-Remote-User…).', { default: [] })),
+    publicHost: Type.Optional(
+      about(
+        Type.String({ pattern: '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$', title: 'host[:port]', examples: ['api.example.com', 'api.example.com:8443'] }),
+        'The host[:port] clients reach the gateway by, sent upstream as X-Forwarded-Host unless a trusted proxy says otherwise; absent: none is sent.',
+      ),
+    ),
+    headersTimeout: Type.Optional(about(Duration, 'A client that has not sent its headers within this time gets 408.', { default: '10s' })),
+    requestTimeout: Type.Optional(about(Duration, 'A client that has not sent its whole request within this time gets 408.', { default: '60s' })),
+    keepAliveTimeout: Type.Optional(about(Duration, "How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout (commonly 60s), so that it is the balancer that closes it.", { default: '65s' })),
+    tls: Type.Optional(about(TlsPair, 'Serve HTTPS (TLS 1.2 or later) with this certificate chain and key; a reload reads them again. Absent: plain HTTP.')),
   },
   Strict,
 );
 
-/** The operators' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise. */
 const Admin = Type.Union([
   Type.Object(
     {
-      host: Type.Optional(Type.String({ minLength: 1 })),
-      port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+      host: Type.Optional(about(Type.String({ minLength: 1 }), 'The address the admin listener binds.', { default: '127.0.0.1' })),
+      port: Type.Optional(about(Port, 'The port of the admin listener.', { default: 9901 })),
     },
     Strict,
   ),
@@ -61,281 +56,288 @@ const CSP_ORIGIN = `^https?://${HOST_NAME}${PORT}$`;
 
 const Portal = Type.Object(
   {
-    /** The portal's own listener; over TLS when `tls` names a certificate and its key (PEM files). */
-    listen: Type.Object(
-      {
-        host: Type.Optional(Type.String({ minLength: 1 })),
-        port: Type.Integer({ minimum: 0, maximum: 65535 }),
-        tls: Type.Optional(Type.Object({ cert: Type.String({ minLength: 1 }), key: Type.String({ minLength: 1 }) }, Strict)),
-      },
-      Strict,
+    listen: about(
+      Type.Object(
+        {
+          host: Type.Optional(about(Type.String({ minLength: 1 }), 'The address the portal listens on.', { default: '127.0.0.1' })),
+          port: about(Port, 'The port the portal listens on; 0: any free port.'),
+          tls: Type.Optional(about(TlsPair, 'Serve the portal over HTTPS with this certificate chain and key.')),
+        },
+        Strict,
+      ),
+      "The portal's own listener.",
     ),
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    /**
-     * The portal's own address as browsers reach it (default http(s)://localhost:<listen.port>): the
-     * links it mails, and the one Host (besides the loopback names, when it binds loopback) it answers.
-     */
-    publicUrl: Type.Optional(Type.String({ pattern: ORIGIN })),
-    /**
-     * The gateway's address as developers reach it, for the portal's examples (default
-     * http://localhost:<listen.port>); its origin is the pages' CSP connect-src, so a host name or
-     * IPv4 address only: `http://*` would let the pages reach any host, `http://a;b` would end the
-     * directive, and a CSP source cannot name an IPv6 address.
-     */
-    gatewayUrl: Type.Optional(Type.String({ pattern: CSP_ORIGIN })),
-    /**
-     * open: anyone may sign up, and confirms the address through a mailed link (needs `mail`);
-     * invited: only developers an operator created (`gateway admin developers create`).
-     * Default: open when `mail` is set, else invited.
-     */
-    signup: Type.Optional(Type.Unsafe<'open' | 'invited'>({ type: 'string', enum: ['open', 'invited'] })),
-    sessionLifetime: Type.Optional(Duration),
-    /** After a secret is rotated, the old key and secret keep working this long (default 24h). */
-    keyOverlap: Type.Optional(Duration),
-    /** How many apps a developer can hold through the portal (default 10); operators are not bound by it. */
-    maxAppsPerDeveloper: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000 })),
+    title: Type.Optional(about(Type.String({ minLength: 1, maxLength: 100 }), "The portal's title, on every page.", { default: 'Developer portal' })),
+    publicUrl: Type.Optional(
+      about(
+        Type.String({ pattern: ORIGIN, title: 'origin', examples: ['https://developers.example.com'] }),
+        "The portal's own address as browsers reach it (default http(s)://localhost:<listen.port>): the links it mails, and the one Host (besides the loopback names, when it binds loopback) it answers.",
+      ),
+    ),
+    gatewayUrl: Type.Optional(
+      about(
+        Type.String({ pattern: CSP_ORIGIN, title: 'origin', examples: ['https://api.example.com'] }),
+        "The gateway's address as developers reach it, for the portal's examples (default http://localhost:<the gateway's listen.port>); its origin is the pages' CSP connect-src, so a host name or IPv4 address only: `http://*` would let the pages reach any host, `http://a;b` would end the directive, and a CSP source cannot name an IPv6 address.",
+      ),
+    ),
+    signup: Type.Optional(
+      about(
+        Type.Unsafe<'open' | 'invited'>({ type: 'string', enum: ['open', 'invited'] }),
+        'open: anyone may sign up, and confirms the address through a mailed link (needs `mail`); invited: only developers an operator created (`gateway admin developers create`). Default: open when `mail` is set, else invited.',
+      ),
+    ),
+    sessionLifetime: Type.Optional(about(Duration, 'How long a portal sign-in lasts.', { default: '8h' })),
+    keyOverlap: Type.Optional(about(Duration, 'After a secret is rotated, the old key and secret keep working this long.', { default: '24h' })),
+    maxAppsPerDeveloper: Type.Optional(about(Type.Integer({ minimum: 1, maximum: 10000 }), 'How many apps a developer can hold through the portal; operators are not bound by it.', { default: 10 })),
   },
   Strict,
 );
 
-const Address = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$' });
+const Address = about(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$', title: 'mail address', examples: ['portal@example.com', 'Developers <portal@example.com>'] }), 'The sender: an address, or `Name <address>`.');
 
-/** How the portal mails its links: an SMTP server, or (development) the gateway's own log. */
 const Mail = Type.Union([
   Type.Object(
     {
-      /** The sender: an address, or `Name <address>`. */
       from: Address,
-      smtp: Type.Object(
-        {
-          host: Type.String({ minLength: 1 }),
-          port: Type.Integer({ minimum: 1, maximum: 65535 }),
-          /** true: TLS from the first byte (port 465); false (default): STARTTLS when the server offers it. */
-          secure: Type.Optional(Type.Boolean()),
-          /** false (default): refuse to send unless the connection is TLS (secure, or STARTTLS). */
-          allowPlaintext: Type.Optional(Type.Boolean()),
-          auth: Type.Optional(Type.Object({ user: Type.String({ minLength: 1 }), pass: Type.String({ minLength: 1 }) }, Strict)),
-          /** PEM file of the CA that signed the server's certificate, when not a public one. */
-          ca: Type.Optional(Type.String({ minLength: 1 })),
-        },
-        Strict,
+      smtp: about(
+        Type.Object(
+          {
+            host: about(Type.String({ minLength: 1 }), 'The SMTP server.'),
+            port: about(Type.Integer({ minimum: 1, maximum: 65535 }), "The SMTP server's port (587 for STARTTLS, 465 for TLS)."),
+            secure: Type.Optional(about(Type.Boolean(), 'true: TLS from the first byte (port 465); false: STARTTLS when the server offers it.', { default: false })),
+            allowPlaintext: Type.Optional(about(Type.Boolean(), 'false: refuse to send unless the connection is TLS (secure, or STARTTLS).', { default: false })),
+            auth: Type.Optional(
+              about(
+                Type.Object({ user: about(Type.String({ minLength: 1 }), 'The SMTP user.'), pass: about(Type.String({ minLength: 1 }), 'Its password.') }, Strict),
+                'The login to the SMTP server; absent: none.',
+              ),
+            ),
+            ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the server's certificate, when not a public one.")),
+          },
+          Strict,
+        ),
+        'Send through this SMTP server.',
       ),
     },
     Strict,
   ),
-  /** Each message, link included, goes to the log at info level (development; the example uses it). */
-  Type.Object({ from: Address, log: Type.Literal(true) }, Strict),
+  Type.Object({ from: Address, log: about(Type.Literal(true), 'Each message, link included, goes to the log at info level (development; the example uses it).') }, Strict),
 ]);
 
-/** A Redis URL: redis://[user:password@]host[:port][/db], or rediss:// for TLS. */
 const RedisUrl = Type.String({ minLength: 1 });
 
-/**
- * Where the gateway keeps developers, apps, tokens and counts. driver: sqlite (default) is one
- * file, for one machine; driver: redis is shared by every gateway that names the same Redis and
- * keyPrefix. Keys of one driver are refused with the other.
- */
 const Store = Type.Object(
   {
-    driver: Type.Optional(Type.Unsafe<'sqlite' | 'redis'>({ type: 'string', enum: ['sqlite', 'redis'] })),
-    /** sqlite: the database file (default data/gateway.db). */
-    path: Type.Optional(Type.String({ minLength: 1 })),
-    /** sqlite: how long a write waits for a lock another process holds before the call is answered 503 (default 2s). */
-    busyTimeout: Type.Optional(Duration),
-    /** redis: one server. */
-    url: Type.Optional(RedisUrl),
-    /** redis: seed URLs of a Redis Cluster; the login and TLS of the first apply to every node. */
-    cluster: Type.Optional(Type.Array(RedisUrl, { minItems: 1 })),
-    /** redis: the Sentinels that name the primary `name`, and the login of the primary. */
-    sentinel: Type.Optional(
-      Type.Object(
-        {
-          name: Type.String({ minLength: 1 }),
-          nodes: Type.Array(Type.String({ pattern: '^([A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$' }), { minItems: 1 }),
-          username: Type.Optional(Type.String({ minLength: 1 })),
-          password: Type.Optional(Type.String({ minLength: 1 })),
-          db: Type.Optional(Type.Integer({ minimum: 0 })),
-        },
-        Strict,
+    driver: Type.Optional(
+      about(
+        Type.Unsafe<'sqlite' | 'redis'>({ type: 'string', enum: ['sqlite', 'redis'] }),
+        'sqlite is one file, for one machine; redis is shared by every gateway that names the same Redis and keyPrefix. Keys of one driver are refused with the other.',
+        { default: 'sqlite' },
       ),
     ),
-    /** redis: starts every key and the changes channel (default "gateway:"); no braces, which would change the keys' hash tags. */
-    keyPrefix: Type.Optional(Type.String({ pattern: '^[^{}]*$' })),
-    /** redis: how long one command may take before the call is answered 503 (default 1s). */
-    timeout: Type.Optional(Duration),
-    /** File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. Every gateway of one store needs the same. */
-    secretKeyFile: Type.Optional(Type.String({ minLength: 1 })),
-    tokenCacheSize: Type.Optional(Type.Integer({ minimum: 0 })),
+    path: Type.Optional(about(Type.String({ minLength: 1 }), 'sqlite: the database file.', { default: 'data/gateway.db' })),
+    busyTimeout: Type.Optional(about(Duration, 'sqlite: how long a write waits for a lock another process holds before the call is answered 503.', { default: '2s' })),
+    url: Type.Optional(about(RedisUrl, 'redis: one server, redis://[user:password@]host[:port][/db], or rediss:// for TLS.')),
+    cluster: Type.Optional(about(Type.Array(RedisUrl, { minItems: 1 }), 'redis: seed URLs of a Redis Cluster; the login and TLS of the first apply to every node.')),
+    sentinel: Type.Optional(
+      about(
+        Type.Object(
+          {
+            name: about(Type.String({ minLength: 1 }), 'The name of the primary the Sentinels watch.'),
+            nodes: about(
+              Type.Array(Type.String({ pattern: '^([A-Za-z0-9._-]+|\\[[0-9A-Fa-f:.]+\\]):[0-9]{1,5}$', title: 'host:port', examples: ['sentinel-1:26379', '[::1]:26379'] }), { minItems: 1 }),
+              'The Sentinels, each host:port.',
+            ),
+            username: Type.Optional(about(Type.String({ minLength: 1 }), 'The user of the primary.')),
+            password: Type.Optional(about(Type.String({ minLength: 1 }), 'The password of the primary.')),
+            db: Type.Optional(about(Type.Integer({ minimum: 0 }), "The database number on the primary; absent: ioredis's default, 0.")),
+          },
+          Strict,
+        ),
+        'redis: the Sentinels that name the primary `name`, and the login of the primary.',
+      ),
+    ),
+    keyPrefix: Type.Optional(about(Type.String({ pattern: '^[^{}]*$', title: 'prefix without braces', examples: ['gateway:', 'staging:'] }), "redis: starts every key and the changes channel; no braces, which would change the keys' hash tags.", { default: 'gateway:' })),
+    timeout: Type.Optional(about(Duration, 'redis: how long one command may take before the call is answered 503.', { default: '1s' })),
+    secretKeyFile: Type.Optional(
+      about(Type.String({ minLength: 1 }), 'File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. Every gateway of one store needs the same. Default: beside the sqlite file (<path>.key), or data/gateway.key with redis.'),
+    ),
+    tokenCacheSize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'How many verified tokens each gateway keeps in memory; 0: none.', { default: 100_000 })),
   },
   Strict,
 );
 
 const Log = Type.Object(
   {
-    level: Type.Optional(
-      Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
-    ),
-    access: Type.Optional(Type.Boolean()),
+    level: Type.Optional(about(Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))), 'The least severe level logged.', { default: 'info' })),
+    access: Type.Optional(about(Type.Boolean(), 'One line per call (at info level).', { default: true })),
   },
   Strict,
 );
 
 const OAuth = Type.Object(
   {
-    realm: Type.Optional(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$' })),
-    /** RFC 8414: the gateway's address as clients reach it (https, or http on localhost); the metadata document is served only when it is set. */
-    issuer: Type.Optional(Type.String({ pattern: '^https://[^/?#]+$|^http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?$' })),
-    /** RFC 7662: who may call POST /oauth2/introspect (your backends); absent: the endpoint is not served. */
-    introspection: Type.Optional(
-      Type.Object({ clients: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), secret: Type.String({ minLength: 16 }) }, Strict), { minItems: 1 }) }, Strict),
+    realm: Type.Optional(about(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$', title: 'realm without quotes or backslashes', examples: ['gateway'] }), 'The realm of WWW-Authenticate challenges.', { default: 'gateway' })),
+    issuer: Type.Optional(
+      about(
+        Type.String({ pattern: '^https://[^/?#]+$|^http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?$', title: 'issuer URL', examples: ['https://api.example.com', 'http://localhost:8080'] }),
+        "RFC 8414: the gateway's address as clients reach it; the metadata document is served only when it is set.",
+      ),
     ),
-    /** Policies of the token endpoint (and revocation and introspection): ipAccess, spikeArrest keyed by ip or route, cors. */
-    policies: Type.Optional(Type.Array(policySchema)),
+    introspection: Type.Optional(
+      about(
+        Type.Object(
+          {
+            clients: about(
+              Type.Array(Type.Object({ id: about(Type.String({ minLength: 1 }), 'The client id (HTTP Basic user).'), secret: about(Type.String({ minLength: 16 }), 'Its secret, 16 characters or more.') }, Strict), { minItems: 1 }),
+              'Who may call the endpoint.',
+            ),
+          },
+          Strict,
+        ),
+        'RFC 7662: who may call POST /oauth2/introspect (your backends); absent: the endpoint is not served.',
+      ),
+    ),
+    policies: Type.Optional(about(Type.Array(policySchema), 'Policies of the token endpoint (and revocation and introspection): ipAccess, spikeArrest keyed by ip or route, cors.', { default: [] })),
   },
   Strict,
 );
 
 const AuthServer = Type.Object(
   {
-    url: Type.String({ pattern: '^https?://' }),
-    /** Plain HTTP is refused unless this is set (loopback demos and tests). */
-    allowInsecureHttp: Type.Optional(Type.Boolean()),
-    timeout: Type.Optional(Duration),
-    clientId: Type.Optional(Type.String()),
-    clientSecret: Type.Optional(Type.String()),
-    /** Field of the authorization server's JSON answer that names the subject; the username when absent. */
-    subjectField: Type.Optional(Type.String({ minLength: 1 })),
-    ca: Type.Optional(Type.String({ minLength: 1 })),
+    url: about(Type.String({ pattern: '^https?://', title: 'URL', examples: ['https://login.example.com/authenticate'] }), 'Where the password grant sends the username and password.'),
+    allowInsecureHttp: Type.Optional(about(Type.Boolean(), 'Plain HTTP is refused unless this is set (loopback demos and tests).', { default: false })),
+    timeout: Type.Optional(about(Duration, 'How long an answer may take before the token request gets 503.', { default: '5s' })),
+    clientId: Type.Optional(about(Type.String(), "The gateway's own client id at the server (HTTP Basic); absent: none is sent.")),
+    clientSecret: Type.Optional(about(Type.String(), 'Its secret.')),
+    subjectField: Type.Optional(about(Type.String({ minLength: 1 }), "Field of the server's JSON answer that names the subject; the username when the answer has none.", { default: 'sub' })),
+    ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the server's certificate, when not a public one.")),
   },
   Strict,
 );
 
 const Tls = Type.Object(
   {
-    ca: Type.Optional(Type.String({ minLength: 1 })),
-    servername: Type.Optional(Type.String({ minLength: 1 })),
+    ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the upstream's certificate, when not a public one.")),
+    servername: Type.Optional(about(Type.String({ minLength: 1 }), "The name sent in SNI and checked in the upstream's certificate, when not the URL's host.")),
   },
   Strict,
 );
 
-const TargetUrl = Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' });
+const TargetUrl = Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$', title: 'target URL', examples: ['http://127.0.0.1:3000', 'https://orders.internal/v1'] });
 
 const HttpUpstream = Type.Object(
   {
-    /** One target, or several taken in turn (round-robin). */
-    url: Type.Union([TargetUrl, Type.Array(TargetUrl, { minItems: 1, uniqueItems: true })]),
-    connectTimeout: Type.Optional(Duration),
-    timeout: Type.Optional(Duration),
-    connections: Type.Optional(Type.Integer({ minimum: 1 })),
-    tls: Type.Optional(Tls),
-    /** Further targets tried when one cannot be reached; idempotent methods only, before any answer. */
-    retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
-    /** Passive health check: after `failures` failures in a row a target is skipped for `cooldown`. */
-    healthCheck: Type.Optional(Type.Object({ failures: Type.Integer({ minimum: 1 }), cooldown: Duration }, Strict)),
+    url: about(Type.Union([TargetUrl, Type.Array(TargetUrl, { minItems: 1, uniqueItems: true })]), 'One target, or several taken in turn (round-robin).'),
+    connectTimeout: Type.Optional(about(Duration, 'How long connecting to a target may take.', { default: '5s' })),
+    timeout: Type.Optional(about(Duration, "How long the upstream's answer may take before the call gets 504.", { default: '30s' })),
+    connections: Type.Optional(about(Type.Integer({ minimum: 1 }), 'Most connections open to each target.', { default: 128 })),
+    tls: Type.Optional(about(Tls, 'How the targets of https URLs are checked.')),
+    retries: Type.Optional(about(Type.Integer({ minimum: 0, maximum: 10 }), 'Further targets tried when one cannot be reached; idempotent methods only, before any answer. Default: 1 with several targets, else 0.')),
+    healthCheck: Type.Optional(
+      about(
+        Type.Object({ failures: about(Type.Integer({ minimum: 1 }), 'Failures in a row that take a target out.'), cooldown: about(Duration, 'How long it stays out.') }, Strict),
+        'Passive health check: after `failures` failures in a row a target is skipped for `cooldown`.',
+        { default: { failures: 3, cooldown: '10s' } },
+      ),
+    ),
   },
   Strict,
 );
 
 const MockUpstream = Type.Object(
   {
-    mock: Type.Object(
-      {
-        status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599 })),
-        headers: Type.Optional(Type.Record(Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$' }), Type.String(), Strict)),
-        body: Type.Optional(Type.Unknown()),
-      },
-      Strict,
+    mock: about(
+      Type.Object(
+        {
+          status: Type.Optional(about(Type.Integer({ minimum: 200, maximum: 599 }), 'The status of every answer.', { default: 200 })),
+          headers: Type.Optional(about(Type.Record(HeaderName, Type.String(), Strict), 'Headers of every answer.', { default: {} })),
+          body: Type.Optional(about(Type.Unknown(), 'The body of every answer, sent as JSON.', { default: null })),
+        },
+        Strict,
+      ),
+      'Answer every call with this, without calling anything (demos and tests).',
     ),
   },
   Strict,
 );
 
-const EchoUpstream = Type.Object({ echo: Type.Literal(true) }, Strict);
+const EchoUpstream = Type.Object({ echo: about(Type.Literal(true), 'Answer every call with a JSON description of the request as the upstream would get it (demos and tests).') }, Strict);
 
 const Upstream = Type.Union([HttpUpstream, MockUpstream, EchoUpstream]);
 
 const Route = Type.Object(
   {
-    method: Method,
-    /** Exact path, or segments of the form {name}. */
-    path: Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$' }),
-    upstream: Name,
-    scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
-    /** Only tokens issued for a user (password grant, and refresh_token after it) may call the route; others get 403. */
-    requireSubject: Type.Optional(Type.Boolean()),
-    /** Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies. */
-    policies: Type.Optional(Type.Array(policySchema)),
+    method: about(Method, 'The HTTP method.'),
+    path: about(
+      Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$', title: 'path', examples: ['/v1/orders', '/v1/orders/{id}'] }),
+      'Exact path, or segments of the form {name}.',
+    ),
+    upstream: about(Name, 'The upstream (a name under `upstreams`) the calls go to.'),
+    scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), "Scopes a token needs, all of them; each must be one of its product's.", { default: [] })),
+    requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user (password grant, and refresh_token after it) may call the route; others get 403.', { default: false })),
+    policies: Type.Optional(about(Type.Array(policySchema), "Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies.", { default: [] })),
   },
   Strict,
 );
 
-const Policies = Type.Object({ policies: Type.Array(policySchema) }, Strict);
+const Policies = Type.Object({ policies: about(Type.Array(policySchema), 'The policies, as on a route.') }, Strict);
 
-/** An OpenAPI 3.0 or 3.1 document whose every operation is a route, named by its operationId. */
 const OpenApi = Type.Object(
   {
-    /** The document (YAML or JSON); its $refs to files beside it are followed. */
-    file: Type.String({ minLength: 1 }),
-    upstream: Name,
-    /** Put before every path of the document (default: the path of its first server's URL, such as /v1). */
-    basePath: Type.Optional(Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$' })),
-    /** Policies of every operation; then those of each of its tags, then its own (`operations`). */
-    policies: Type.Optional(Type.Array(policySchema)),
-    tags: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Policies, Strict)),
-    operations: Type.Optional(Type.Record(Name, Policies, Strict)),
-    /** Only tokens issued for a user may call its operations. */
-    requireSubject: Type.Optional(Type.Boolean()),
+    file: about(Type.String({ minLength: 1 }), 'The document (YAML or JSON); its $refs to files beside it are followed.'),
+    upstream: about(Name, "The upstream (a name under `upstreams`) the operations' calls go to."),
+    basePath: Type.Optional(
+      about(Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', title: 'path', examples: ['/v1'] }), "Put before every path of the document (default: the path of its first server's URL, such as /v1)."),
+    ),
+    policies: Type.Optional(about(Type.Array(policySchema), 'Policies of every operation; then those of each of its tags, then its own (`operations`).', { default: [] })),
+    tags: Type.Optional(about(Type.Record(Type.String({ minLength: 1 }), Policies, Strict), "Policies of the operations with a tag, by the tag's name.")),
+    operations: Type.Optional(about(Type.Record(Name, Policies, Strict), "Policies of one operation, by its operationId.")),
+    requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user may call its operations.', { default: false })),
   },
   Strict,
 );
 
 const Product = Type.Object(
   {
-    displayName: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String()),
-    /** Routes by name; an OpenAPI document's operations are routes named by their operationId. */
-    routes: Type.Optional(Type.Array(Name, { minItems: 1, uniqueItems: true })),
-    /** Every operation of these documents (names under `openapi`). */
-    openapi: Type.Optional(Type.Array(Name, { minItems: 1, uniqueItems: true })),
-    scopes: Type.Optional(Type.Array(Scope, { uniqueItems: true })),
-    grants: Type.Optional(Type.Array(GrantType, { minItems: 1, uniqueItems: true })),
-    authServer: Type.Optional(Name),
-    accessTokenLifetime: Type.Optional(Duration),
-    refreshTokenLifetime: Type.Optional(Duration),
-    /** A spent refresh token presented again within this time gets 401 without revoking its family. */
-    refreshReuseGrace: Type.Optional(Duration),
-    /** Calls per app across the product's routes; a route's own quota can tighten it. */
-    quota: Type.Optional(QuotaOptions),
-    /** Shown in the developer portal, where developers register apps for it. */
-    portal: Type.Optional(Type.Boolean()),
-    /** manual: apps registered in the portal wait for `gateway admin apps approve` (default with the password grant); auto: they work at once. */
-    approval: Type.Optional(Type.Unsafe<'auto' | 'manual'>({ type: 'string', enum: ['auto', 'manual'] })),
+    displayName: Type.Optional(about(Type.String(), 'Its name in the portal (default: its key under `products`).')),
+    description: Type.Optional(about(Type.String(), 'What it offers, in the portal.', { default: '' })),
+    routes: Type.Optional(about(Type.Array(Name, { minItems: 1, uniqueItems: true }), "Routes by name; an OpenAPI document's operations are routes named by their operationId.")),
+    openapi: Type.Optional(about(Type.Array(Name, { minItems: 1, uniqueItems: true }), 'Every operation of these documents (names under `openapi`).')),
+    scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), 'Scopes an app may ask for, besides those of its OpenAPI operations.', { default: [] })),
+    grants: Type.Optional(about(Type.Array(GrantType, { minItems: 1, uniqueItems: true }), 'Grant types its apps may use at the token endpoint.', { default: ['client_credentials'] })),
+    authServer: Type.Optional(about(Name, 'The authorization server (a name under `authServers`) that checks passwords for the password grant.')),
+    accessTokenLifetime: Type.Optional(about(Duration, 'How long an access token works.', { default: '1h' })),
+    refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
+    refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
+    quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),
+    portal: Type.Optional(about(Type.Boolean(), 'Shown in the developer portal, where developers register apps for it.', { default: false })),
+    approval: Type.Optional(
+      about(
+        Type.Unsafe<'auto' | 'manual'>({ type: 'string', enum: ['auto', 'manual'] }),
+        'manual: apps registered in the portal wait for `gateway admin apps approve`; auto: they work at once. Default: manual with the password grant, else auto.',
+      ),
+    ),
   },
   Strict,
 );
 
 export const configSchema = Type.Object(
   {
-    listen: Listener,
-    store: Type.Optional(Store),
-    log: Type.Optional(Log),
-    /** Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core. */
-    workers: Type.Optional(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })])),
-    oauth: Type.Optional(OAuth),
-    /** How long a stop (SIGTERM, SIGINT) waits for calls in flight before it cuts them (default 30s). */
-    shutdownTimeout: Type.Optional(Duration),
-    /** The admin listener (default 127.0.0.1:9901); false: none. */
-    admin: Type.Optional(Admin),
-    /** The developer portal; absent: none. */
-    portal: Type.Optional(Portal),
-    /** How mail is sent (the portal's confirmation and password-reset links); absent: none is. */
-    mail: Type.Optional(Mail),
-    authServers: Type.Optional(Type.Record(Name, AuthServer, Strict)),
-    upstreams: Type.Record(Name, Upstream, Strict),
-    routes: Type.Optional(Type.Record(Name, Route, Strict)),
-    /** OpenAPI documents, each a set of routes. */
-    openapi: Type.Optional(Type.Record(Name, OpenApi, Strict)),
-    products: Type.Record(Name, Product, Strict),
+    listen: about(Listener, 'Where the gateway serves the routes and the OAuth endpoints.'),
+    store: Type.Optional(about(Store, 'Where the gateway keeps developers, apps, tokens and counts.', { default: {} })),
+    log: Type.Optional(about(Log, 'What the gateway logs (JSON lines on standard output).', { default: {} })),
+    workers: Type.Optional(about(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })]), 'Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core.', { default: 1 })),
+    oauth: Type.Optional(about(OAuth, 'The token, revocation and introspection endpoints.', { default: {} })),
+    shutdownTimeout: Type.Optional(about(Duration, 'How long a stop (SIGTERM, SIGINT) waits for calls in flight before it cuts them.', { default: '30s' })),
+    admin: Type.Optional(about(Admin, 'The operators\' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise; false: none.', { default: {} })),
+    portal: Type.Optional(about(Portal, 'The developer portal; absent: none.')),
+    mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
+    authServers: Type.Optional(about(Type.Record(Name, AuthServer, Strict), 'Authorization servers that check usernames and passwords for the password grant, by name.', { default: {} })),
+    upstreams: about(Type.Record(Name, Upstream, Strict), 'Where routes send their calls, by name: an HTTP service, a mock answer or an echo.'),
+    routes: Type.Optional(about(Type.Record(Name, Route, Strict), 'Routes written out, by name.', { default: {} })),
+    openapi: Type.Optional(about(Type.Record(Name, OpenApi, Strict), 'OpenAPI 3.0 or 3.1 documents, by name, each operation of which is a route named by its operationId.', { default: {} })),
+    products: about(Type.Record(Name, Product, Strict), 'API products, by name: routes apps get tokens for, with grants, scopes, lifetimes and quota.'),
   },
   { ...Strict, title: 'token gateway configuration' },
 );

@@ -3,7 +3,7 @@
 // here: the options, the origins normalised into a set once, the preflight answer, and the headers
 // every other answer of the route carries, the gateway's own errors included.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import { TOKEN } from '../http/request.ts';
@@ -11,22 +11,16 @@ import { answerHeaders, type AnswerHeaders, type RequestContext } from '../pipel
 import type { OriginHandlers, OriginMark, OriginPolicy, PolicyIssue, PolicySite } from './policy.ts';
 
 // RFC 9110 §5.1, §9.1: field names and methods are tokens.
-const Tokens = Type.Array(Type.String({ pattern: TOKEN.source }));
+const Tokens = Type.Array(Type.String({ pattern: TOKEN.source, title: 'header name', examples: ['Content-Type', 'X-Request-Id'] }));
 
 const CorsOptions = Type.Object(
   {
-    /** Exact origins (scheme://host[:port]), or ['*'] for any origin without credentials. */
-    origins: Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }),
-    /** The methods a preflight may ask for; default: the route's method (POST on the OAuth endpoints). */
-    methods: Type.Optional(Type.Array(Type.String({ pattern: TOKEN.source }), { minItems: 1 })),
-    /** The request headers a page may send; default: Authorization, Content-Type. */
-    headers: Type.Optional(Tokens),
-    /** The response headers a page may read besides the safelisted ones; default: none. */
-    exposeHeaders: Type.Optional(Tokens),
-    /** Whether a page may send cookies or HTTP authentication it holds, and read the answer (default false). */
-    credentials: Type.Optional(Type.Boolean()),
-    /** Seconds a browser may cache a preflight's answer (default 600; Chromium caps it at 7200). */
-    maxAge: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400 })),
+    origins: about(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), "Exact origins (scheme://host[:port]), or ['*'] for any origin without credentials."),
+    methods: Type.Optional(about(Type.Array(Type.String({ pattern: TOKEN.source, title: 'method', examples: ['GET', 'POST'] }), { minItems: 1 }), "The methods a preflight may ask for; default: the route's method (POST on the OAuth endpoints).")),
+    headers: Type.Optional(about(Tokens, 'The request headers a page may send.', { default: ['Authorization', 'Content-Type'] })),
+    exposeHeaders: Type.Optional(about(Tokens, 'The response headers a page may read besides the safelisted ones.', { default: [] })),
+    credentials: Type.Optional(about(Type.Boolean(), 'Whether a page may send cookies or HTTP authentication it holds, and read the answer.', { default: false })),
+    maxAge: Type.Optional(about(Type.Integer({ minimum: 0, maximum: 86400 }), "Seconds a browser may cache a preflight's answer (Chromium caps it at 7200).", { default: 600 })),
   },
   Strict,
 );

@@ -2,14 +2,20 @@
 // Precedence: an address on the deny list is refused; then, if there is an allow list, only the
 // addresses on it pass. IPv4-mapped IPv6 clients (::ffff:a.b.c.d) match IPv4 entries.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { addressSet, parseEntry } from '../http/ip.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { PolicyIssue, RequestPolicy } from './policy.ts';
 
 const Entries = Type.Array(Type.String({ minLength: 1 }), { minItems: 1 });
-const IpAccessOptions = Type.Object({ allow: Type.Optional(Entries), deny: Type.Optional(Entries) }, { ...Strict, minProperties: 1 });
+const IpAccessOptions = Type.Object(
+  {
+    allow: Type.Optional(about(Entries, 'Only calls from these addresses or CIDR ranges pass.')),
+    deny: Type.Optional(about(Entries, 'Calls from these addresses or CIDR ranges get 403, even when allowed.')),
+  },
+  { ...Strict, minProperties: 1 },
+);
 
 export const ipAccess: RequestPolicy<typeof IpAccessOptions> = {
   phase: 'access',

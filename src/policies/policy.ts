@@ -54,6 +54,14 @@ export interface PolicySite {
   operation: OperationSite | undefined;
   /** The documents of this load or compilation of the config, for policies that name one (`openapi: file`). */
   documents: Documents;
+  /** What this load compiled of policies' options: `check` compiles, and `create` takes what it compiled. */
+  compiled: CompileCache;
+}
+
+/** Keeps what is made from a policy's options, so that the load's check and the runtime's create make it once. */
+export interface CompileCache {
+  /** What `make` made from `options` (the options object of one policy entry) the first time it was asked. */
+  once<T>(options: object, make: () => T): T;
 }
 
 /** An OpenAPI operation as a route serves it: at `routePath`, which has the document's parameter names. */

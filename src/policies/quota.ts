@@ -1,7 +1,7 @@
 // Quota: N calls per app (or per developer, across their apps) and API product in a window of a
 // minute, hour, day, week or month.
 import { Type, type Static } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Counters, QuotaResult, WindowOf } from '../store/port/index.ts';
@@ -9,15 +9,19 @@ import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
 export const QuotaOptions = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1 }),
-    interval: Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]),
-    /** calendar: windows aligned to UTC (the minute, hour, day, ISO week from Monday, month);
-     * rolling: the last interval before each call (a month is 30 days), estimated from two windows. */
-    window: Type.Optional(Type.Union([Type.Literal('calendar'), Type.Literal('rolling')])),
-    /** app (default): each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget. */
-    per: Type.Optional(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] })),
-    /** When the store cannot count (Redis down): false (default) answers 503, true lets calls through uncounted. */
-    failOpen: Type.Optional(Type.Boolean()),
+    limit: about(Type.Integer({ minimum: 1 }), 'Calls allowed in each interval; one more gets 429.'),
+    interval: about(Type.Union([Type.Literal('minute'), Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]), 'The interval the limit is counted over.'),
+    window: Type.Optional(
+      about(
+        Type.Union([Type.Literal('calendar'), Type.Literal('rolling')]),
+        'calendar: windows aligned to UTC (the minute, hour, day, ISO week from Monday, month); rolling: the last interval before each call (a month is 30 days), estimated from two windows.',
+        { default: 'calendar' },
+      ),
+    ),
+    per: Type.Optional(
+      about(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] }), "app: each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget.", { default: 'app' }),
+    ),
+    failOpen: Type.Optional(about(Type.Boolean(), 'When the store cannot count (Redis down): false answers 503, true lets calls through uncounted.', { default: false })),
   },
   Strict,
 );

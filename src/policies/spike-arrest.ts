@@ -1,7 +1,7 @@
 // Spike arrest: smooths traffic to a rate such as 30ps (one call per 33 ms) with GCRA, keyed
 // per app, per client IP or per route; an optional burst admits that many calls at once.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import type { SpikeResult } from '../store/port/index.ts';
@@ -9,11 +9,10 @@ import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
 const SpikeArrestOptions = Type.Object(
   {
-    rate: Type.String({ pattern: '^[1-9][0-9]{0,6}p[sm]$' }),
-    burst: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000 })),
-    key: Type.Optional(Type.Union([Type.Literal('app'), Type.Literal('ip'), Type.Literal('route')])),
-    /** When the store cannot count (Redis down): true (default) lets calls through, false answers 503. */
-    failOpen: Type.Optional(Type.Boolean()),
+    rate: about(Type.String({ pattern: '^[1-9][0-9]{0,6}p[sm]$', title: 'rate', examples: ['10ps', '600pm'] }), 'Calls per second (ps) or per minute (pm), spread evenly; a call too soon after the last gets 429.'),
+    burst: Type.Optional(about(Type.Integer({ minimum: 1, maximum: 100_000 }), 'Calls allowed at once before the rate applies.', { default: 1 })),
+    key: Type.Optional(about(Type.Union([Type.Literal('app'), Type.Literal('ip'), Type.Literal('route')]), 'Who is counted: each app, each client address, or the route as a whole. Default: ip on the token endpoint, else app.')),
+    failOpen: Type.Optional(about(Type.Boolean(), 'When the store cannot count (Redis down): true lets calls through, false answers 503.', { default: true })),
   },
   Strict,
 );

@@ -2,46 +2,45 @@
 // pointer, with constants or values from the request context. Header changes alone keep the body
 // streaming; body changes hold the answer whole.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { isJsonType, mediaType, TOKEN } from '../http/request.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 import { getAt, parsePointer, removeAt, setAt } from '../json/pointer.ts';
 import type { PolicyIssue, ResponseHandler, ResponsePolicy } from './policy.ts';
 
-const HeaderName = Type.String({ pattern: TOKEN.source });
-const Pointer = Type.String({ pattern: '^(/.*)?$' });
+const HeaderName = Type.String({ pattern: TOKEN.source, title: 'header name', examples: ['X-Request-Id'] });
+const Pointer = Type.String({ pattern: '^(/.*)?$', title: 'JSON pointer', examples: ['/data/id', ''] });
 const Source = Type.Union(['app', 'product', 'developer', 'clientId', 'subject', 'scope', 'route'].map((s) => Type.Literal(s)));
+
+const SetMembers = Type.Array(
+  Type.Union([
+    Type.Object({ pointer: about(Pointer, 'Where the value goes.'), value: about(Type.Unknown(), 'The value.') }, { ...Strict, required: ['pointer', 'value'] }),
+    Type.Object({ pointer: about(Pointer, 'Where the value goes.'), from: about(Source, 'What of the call the value is.') }, Strict),
+  ]),
+);
+
+const HeaderChanges = Type.Object(
+  {
+    set: Type.Optional(about(Type.Record(HeaderName, Type.String({ pattern: '^[\\t\\x20-\\x7e]*$', title: 'header value of printable ASCII', examples: ['no-store'] }), Strict), 'Headers set on the answer, by name.')),
+    remove: Type.Optional(about(Type.Array(HeaderName), 'Headers removed from the answer.')),
+  },
+  { ...Strict, minProperties: 1 },
+);
+
+const BodyChanges = Type.Object(
+  {
+    remove: Type.Optional(about(Type.Array(Pointer), 'Members removed from the JSON body, by JSON pointer.')),
+    rename: Type.Optional(about(Type.Record(Pointer, Pointer, Strict), 'Members moved, from pointer to pointer.')),
+    set: Type.Optional(about(SetMembers, 'Members set: each a value, or `from` what of the call (app, product, developer, clientId, subject, scope, route).')),
+  },
+  { ...Strict, minProperties: 1 },
+);
 
 const TransformResponseOptions = Type.Object(
   {
-    headers: Type.Optional(
-      Type.Object(
-        {
-          set: Type.Optional(Type.Record(HeaderName, Type.String({ pattern: '^[\\t\\x20-\\x7e]*$' }), Strict)),
-          remove: Type.Optional(Type.Array(HeaderName)),
-        },
-        { ...Strict, minProperties: 1 },
-      ),
-    ),
-    body: Type.Optional(
-      Type.Object(
-        {
-          remove: Type.Optional(Type.Array(Pointer)),
-          /** From pointer to pointer. */
-          rename: Type.Optional(Type.Record(Pointer, Pointer, Strict)),
-          set: Type.Optional(
-            Type.Array(
-              Type.Union([
-                Type.Object({ pointer: Pointer, value: Type.Unknown() }, { ...Strict, required: ['pointer', 'value'] }),
-                Type.Object({ pointer: Pointer, from: Source }, Strict),
-              ]),
-            ),
-          ),
-        },
-        { ...Strict, minProperties: 1 },
-      ),
-    ),
+    headers: Type.Optional(about(HeaderChanges, "Changes to the answer's headers.")),
+    body: Type.Optional(about(BodyChanges, 'Changes to a JSON body (other bodies pass as they are).')),
   },
   { ...Strict, minProperties: 1 },
 );

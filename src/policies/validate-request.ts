@@ -3,7 +3,7 @@
 // limit and a content type check. Failure: 400 problem+json listing every failure with a JSON
 // pointer; the upstream never sees it.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, tooLarge } from '../http/body.ts';
 import { ambiguousQuery, exactNumber, notPlainNumber } from '../http/query.ts';
@@ -19,16 +19,13 @@ const JsonSchema = Type.Unsafe<object>({ type: 'object' });
 
 const ValidateRequestOptions = Type.Object(
   {
-    /** JSON Schema of the query parameters as an object; values are coerced to the schema's types. */
-    query: Type.Optional(JsonSchema),
-    /** JSON Schema of the JSON body. */
-    body: Type.Optional(JsonSchema),
-    /** Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON): parameters of every kind, and bodies by content type. */
-    openapi: Type.Optional(Type.String({ minLength: 1 })),
-    /** Largest body accepted, in bytes (default 1 MiB, and never more than listen.maxBodySize); larger: 413. */
-    maxBodySize: Type.Optional(Type.Integer({ minimum: 0 })),
-    /** Media types a body may have (default application/json); others: 415. */
-    contentTypes: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$' }), { minItems: 1 })),
+    query: Type.Optional(about(JsonSchema, "JSON Schema of the query parameters as an object; values are coerced to the schema's types.")),
+    body: Type.Optional(about(JsonSchema, 'JSON Schema of the JSON body.')),
+    openapi: Type.Optional(about(Type.String({ minLength: 1 }), "Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON): parameters of every kind, and bodies by content type.")),
+    maxBodySize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'Largest body accepted, in bytes (default 1 MiB, and never more than listen.maxBodySize); larger: 413.')),
+    contentTypes: Type.Optional(
+      about(Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$', title: 'media type', examples: ['application/json'] }), { minItems: 1 }), 'Media types a body may have; others: 415.', { default: ['application/json'] }),
+    ),
   },
   { ...Strict, minProperties: 1 },
 );
@@ -132,7 +129,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
     if (options.body !== undefined && !types.some(isJsonType)) {
       issues.push({ path: ['contentTypes'], message: 'a body schema needs a JSON media type (application/json or application/*+json)' });
     }
-    const compiled = compile(options);
+    const compiled = site.compiled.once(options, () => compile(options));
     return 'path' in compiled ? [...issues, compiled] : issues;
   },
   create(options, env) {
@@ -143,7 +140,7 @@ export const validateRequest: RequestPolicy<typeof ValidateRequestOptions> = {
       if ('message' in found) throw new Error(`validateRequest on ${env.route}: ${found.message}`);
       return found.validators.request(found.operation, found.routePath, limit);
     }
-    const compiled = compile(options);
+    const compiled = env.compiled.once(options, () => compile(options));
     if ('path' in compiled) throw new Error(`validateRequest on ${env.route}: ${compiled.message}`);
     const { query: checkQuery, declared, integers, body: checkBody } = compiled;
     const bodyRequired = checkBody !== undefined;

@@ -3,7 +3,7 @@
 // OpenAPI 3 document: the route's own when the route comes from one, or the one `openapi` names.
 // `enforce`: an invalid answer never reaches the client (502); `report`: it is logged and passed through.
 import { Type } from '@sinclair/typebox';
-import { Strict } from '../fragments.ts';
+import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import { jsonBodyFailures } from '../json/body.ts';
 import { tryCompile, userAjv, type Failure, type SchemaCheck } from '../json/schema.ts';
@@ -13,11 +13,9 @@ import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 
 const ValidateResponseOptions = Type.Object(
   {
-    mode: Type.Optional(Type.Union([Type.Literal('enforce'), Type.Literal('report')])),
-    /** JSON Schemas by status: '200', '2XX', 'default'. */
-    responses: Type.Optional(Type.Record(Type.String({ pattern: '^([1-5][0-9X]{2}|default)$' }), Type.Unsafe<object>({ type: 'object' }), Strict)),
-    /** The OpenAPI 3 document (YAML or JSON) whose operation for this route's method and path says what its answers may be. */
-    openapi: Type.Optional(Type.String({ minLength: 1 })),
+    mode: Type.Optional(about(Type.Union([Type.Literal('enforce'), Type.Literal('report')]), 'enforce: an answer that does not match becomes 502; report: it passes, and the mismatch is logged.', { default: 'enforce' })),
+    responses: Type.Optional(about(Type.Record(Type.String({ pattern: '^([1-5][0-9X]{2}|default)$', title: 'status', examples: ['200', '2XX', 'default'] }), Type.Unsafe<object>({ type: 'object' }), Strict), "JSON Schemas by status: '200', '2XX', 'default'.")),
+    openapi: Type.Optional(about(Type.String({ minLength: 1 }), "The OpenAPI 3 document (YAML or JSON) whose operation for this route's method and path says what its answers may be.")),
   },
   Strict,
 );

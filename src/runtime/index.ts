@@ -5,9 +5,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { createAuthServerClient, type AuthServerClient } from '../authserver/client.ts';
+import { compiledOf } from '../config/compiled.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
-import { Documents } from '../openapi/validators.ts';
 import type { Services } from '../services.ts';
 import { createHandler, type InFlight } from './handler.ts';
 import { compileOAuthRoutes } from './oauth-routes.ts';
@@ -38,11 +38,11 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
 function compileWith(config: Config, services: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
   const { clock, logger, usage, metrics } = services;
   const configDir = path.dirname(config.file);
-  // The documents of this compilation: each compiled once, and each file a policy names read once.
-  const documents = new Documents();
+  // What the load compiled: its documents and their validators, and each policy's compiled options.
+  const { documents, policies: compiled } = compiledOf(config);
   // The OAuth endpoints first: they open nothing, so failing to compile them leaves no upstream pool open.
-  const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents });
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents }, services, oauthRoutes);
+  const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents, compiled });
+  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents, compiled }, services, oauthRoutes);
 
   // Calls this runtime has taken and not finished: close() waits for them.
   const calls: InFlight = { running: 0, idle: undefined };

@@ -11,7 +11,7 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
-import type { PolicyEnv } from '../policies/policy.ts';
+import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type CompiledRoute, type OwnPath } from './routes.ts';
 
@@ -22,6 +22,7 @@ export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' 
 export interface OAuthRouteSite {
   configDir: string;
   documents: Documents;
+  compiled: CompileCache;
 }
 
 /** These answers are written by the endpoints' own code, which knows nothing of request ids. */
@@ -32,7 +33,7 @@ function requestIdHeader(ctx: RequestContext): void {
 /** The OAuth endpoints' routes, by path; introspection only when someone may call it, the metadata only with an issuer. */
 export function compileOAuthRoutes(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, site: OAuthRouteSite): Map<string, OwnPath> {
   const { store, secretKey, clock, logger, metrics } = services;
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir: site.configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents: site.documents, clock, counters: store.counters, logger, maxBodySize: config.listen.maxBodySize };
+  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir: site.configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents: site.documents, compiled: site.compiled, clock, counters: store.counters, logger, maxBodySize: config.listen.maxBodySize };
   const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
   const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];

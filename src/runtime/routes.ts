@@ -8,7 +8,7 @@ import { createAuthorizeRoute, createBearerErrors, createVerifyToken, type Beare
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
-import { joinCounts, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import type { Store } from '../store/port/index.ts';
@@ -74,6 +74,8 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
   configDir: string;
   /** The compilation's documents: each compiled once for all its routes, and each file a policy names read once. */
   documents: Documents;
+  /** What the load made of the policies' options. */
+  compiled: CompileCache;
 };
 
 /** The services the route table's steps use. */
@@ -181,7 +183,7 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
   const { counters } = services.store;
   const { maxBodySize } = config.listen;
   const operation = operationSite(route, config.openapi, config.documents);
-  const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, clock, counters, logger, maxBodySize };
+  const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, compiled: config.compiled, clock, counters, logger, maxBodySize };
   const cors = compileOriginPolicy(route.policies, env);
   if (cors !== undefined) {
     // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.

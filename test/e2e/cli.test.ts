@@ -460,7 +460,7 @@ describe('gateway config check', () => {
 
   test('an unknown key', async () => {
     const yaml = configYaml().replace('  realm: test-realm\n', '  realm: test-realm\n  relam: typo\n');
-    await rejected(yaml, [`oauth.relam: unknown key (gateway.yaml:${lineOf(yaml, 'relam: typo')})`]);
+    await rejected(yaml, [`oauth.relam: unknown key; did you mean "realm"? (gateway.yaml:${lineOf(yaml, 'relam: typo')})`]);
   });
 
   test('a product route that does not exist', async () => {
@@ -475,7 +475,7 @@ describe('gateway config check', () => {
 
   test('a mock upstream with a bad status', async () => {
     const yaml = configYaml().replace('      body: { message: hello }\n', '      status: 999\n');
-    await rejected(yaml, [`upstreams.mock.mock.status: must be <= 599 (gateway.yaml:${lineOf(yaml, 'status: 999')})`]);
+    await rejected(yaml, [`upstreams.mock.mock.status: must be <= 599, found 999 (gateway.yaml:${lineOf(yaml, 'status: 999')})`]);
   });
 
   /** A bad duration: exactly one issue, on the duration's own path and line. */

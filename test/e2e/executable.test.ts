@@ -108,7 +108,7 @@ test('the executable: --version, --help, and a config error naming the YAML path
   writeFileSync(broken, 'listen:\n  port: eighty\n');
   const refused = run('config', 'check', '--config', broken);
   assert.equal(refused.status, 2);
-  assert.match(refused.stderr, /listen\.port: must be integer \(broken\.yaml:2\)/);
+  assert.match(refused.stderr, /listen\.port: must be an integer, found "eighty" \(broken\.yaml:2\)/);
 });
 
 test('the executable reloads its config through `gateway reload`, and refuses a broken one with its line', async () => {

@@ -1,0 +1,122 @@
+// The loaded configuration: every section checked, every default filled in, paths absolute.
+import type { PolicyEntry, GrantTypeName } from './schema.ts';
+import type { ApiDocument, Operation } from '../openapi/document.ts';
+import type { QuotaSettings } from '../policies/quota.ts';
+import type { StoreSettings } from '../store/open.ts';
+
+export interface AuthServerSettings {
+  name: string;
+  url: URL;
+  allowInsecureHttp: boolean;
+  timeoutMs: number;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  subjectField: string;
+  ca: string | undefined;
+}
+
+export type UpstreamSettings =
+  | {
+      kind: 'http';
+      name: string;
+      targets: readonly { origin: string; basePath: string }[];
+      retries: number;
+      failureThreshold: number;
+      cooldownMs: number;
+      connectTimeoutMs: number;
+      timeoutMs: number;
+      connections: number;
+      ca: string | undefined;
+      servername: string | undefined;
+    }
+  | { kind: 'mock'; name: string; status: number; headers: Readonly<Record<string, string>>; body: unknown }
+  | { kind: 'echo'; name: string };
+
+export interface RouteSettings {
+  name: string;
+  method: string;
+  path: string;
+  upstream: string;
+  scopes: readonly string[];
+  /** Only tokens with a subject (a user's) may call it. */
+  requireSubject: boolean;
+  /** Products whose tokens may call this route. */
+  products: ReadonlySet<string>;
+  policies: readonly PolicyEntry[];
+  /** The OpenAPI operation the route is (`api`: its document's name under `openapi`); undefined for a route written out. */
+  operation: { api: string; operation: Operation } | undefined;
+}
+
+export interface ProductSettings {
+  name: string;
+  displayName: string;
+  description: string;
+  routes: readonly string[];
+  scopes: readonly string[];
+  grants: ReadonlySet<GrantTypeName>;
+  authServer: string | undefined;
+  accessTokenLifetime: number;
+  refreshTokenLifetime: number;
+  refreshReuseGraceMs: number;
+  quota: QuotaSettings | undefined;
+  /** Shown in the developer portal. */
+  visible: boolean;
+  /** manual: apps registered in the portal start pending until an operator approves them. */
+  approval: 'auto' | 'manual';
+}
+
+export interface PortalSettings {
+  host: string;
+  port: number;
+  tls: { cert: string; key: string } | undefined;
+  title: string;
+  /** As configured; undefined: http(s)://localhost:<the port the portal listens on>. */
+  publicUrl: string | undefined;
+  gatewayUrl: string;
+  signup: 'open' | 'invited';
+  sessionLifetimeMs: number;
+  keyOverlapMs: number;
+  maxAppsPerDeveloper: number;
+}
+
+export type MailSettings = { from: string } & (
+  | { kind: 'smtp'; host: string; port: number; secure: boolean; allowPlaintext: boolean; auth: { user: string; pass: string } | undefined; ca: string | undefined }
+  | { kind: 'log' }
+);
+
+export interface Config {
+  file: string;
+  listen: {
+    host: string;
+    port: number;
+    trustedProxies: readonly string[];
+    maxBodySize: number;
+    dropHeaders: readonly string[];
+    publicHost: string | undefined;
+    /** How long a client may take to send its headers, and its whole request, and may stay idle between requests. */
+    timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
+    /** HTTPS with this certificate chain and key (absolute paths of PEM files). */
+    tls: { cert: string; key: string } | undefined;
+  };
+  /** How long a stop waits for calls in flight. */
+  shutdownTimeoutMs: number;
+  /** The admin listener's address; undefined: none. */
+  admin: { host: string; port: number } | undefined;
+  store: StoreSettings;
+  log: { level: string; access: boolean };
+  workers: number;
+  oauth: {
+    realm: string;
+    policies: readonly PolicyEntry[];
+    issuer: string | undefined;
+    introspectionClients: readonly { id: string; secret: string }[];
+  };
+  portal: PortalSettings | undefined;
+  mail: MailSettings | undefined;
+  authServers: ReadonlyMap<string, AuthServerSettings>;
+  upstreams: ReadonlyMap<string, UpstreamSettings>;
+  routes: ReadonlyMap<string, RouteSettings>;
+  /** The OpenAPI documents under `openapi`, read and resolved. */
+  openapi: ReadonlyMap<string, ApiDocument>;
+  products: ReadonlyMap<string, ProductSettings>;
+}
