@@ -83,7 +83,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
 }
 
 /** What `gateway admin` uses: the store, its key, the clock, the password hasher, and a logger for the audit lines. */
-export type AdminServices = Omit<AdminDeps, 'products' | 'portal'>;
+export type AdminServices = Omit<AdminDeps, 'products' | 'portal' | 'keyOverlapMs'>;
 
 /** The services of one `gateway admin` command: the store the config names, opened for a moment. */
 export async function createAdminServices(config: Config, logger: Logger): Promise<AdminServices> {

@@ -259,7 +259,7 @@ export async function configError(parts: ConfigParts): Promise<string> {
 /** What src/admin's operations need, from a running gateway and its config; the operator is `test`. */
 export function adminDeps(gateway: Gateway, config: Config): OperatorDeps {
   const { store, secretKey, clock, logger, passwords } = gateway.services;
-  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, operator: 'test' };
+  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
 }
 
 export function basic(id: string, secret: string): string {

@@ -30,13 +30,6 @@ export interface RotatedKey extends CreatedApp {
 /** An app by one of its keys, by its developer and name, or by its id (the portal's pages). */
 export type AppRef = { key: string } | { developer: string; name: string } | { id: string };
 
-/**
- * How long earlier keys keep working after a rotation when the config has no portal section, whose
- * keyOverlap sets it otherwise. The loader fills portal.keyOverlap only when there is a portal:
- * an operator's rotation without one still needs a value.
- */
-const NO_PORTAL_KEY_OVERLAP_MS = 86_400_000;
-
 function requireProduct(deps: AdminDeps, name: string): ProductSettings {
   const product = deps.products.get(name);
   if (product === undefined) {
@@ -181,7 +174,7 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
   const app = await findApp(deps, ref);
   if (isDeveloper(deps)) await requireChangeable(deps, app);
   const now = deps.clock();
-  const overlapUntil = now + (deps.portal?.keyOverlapMs ?? NO_PORTAL_KEY_OVERLAP_MS);
+  const overlapUntil = now + deps.keyOverlapMs;
   const key = newKey();
   const secret = newSecret();
   await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });

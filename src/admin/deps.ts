@@ -6,7 +6,7 @@ import type { App, Developer, Store } from '../store/port/index.ts';
 import type { AppRef, DeveloperActor, DeveloperRef, VisitorActor } from './audit.ts';
 import type { Passwords } from './passwords.ts';
 
-/** What the operations use: a few services, the config's products, and its portal settings (limits, sign-up, key overlap). */
+/** What the operations use: a few services, the config's products, and its portal settings (limits, sign-up) and key overlap. */
 export interface AdminDeps {
   store: Store;
   /** Key of the keyed hash of app secrets. */
@@ -17,6 +17,8 @@ export interface AdminDeps {
   passwords: Passwords;
   products: ReadonlyMap<string, ProductSettings>;
   portal: PortalSettings | undefined;
+  /** How long a rotated key keeps working (the config's keyOverlapMs). */
+  keyOverlapMs: number;
 }
 
 /** The portal's operations: the config has a portal section. */

@@ -43,7 +43,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
           const config = commandConfig(cmd, io);
           const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
           try {
-            await run({ ...services, products: config.products, portal: config.portal, operator: operatorName() }, cmd.opts(), cmd.args);
+            await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: operatorName() }, cmd.opts(), cmd.args);
           } finally {
             await services.store.close();
           }

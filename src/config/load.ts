@@ -12,7 +12,7 @@ import { ConfigError, inLineOrder, readFailure, type ConfigIssue, type Segments 
 import { schemaIssues } from './messages.ts';
 import { routeSections, tokenPolicies } from './routes.ts';
 import { configSchema, type ConfigFile } from './schema.ts';
-import { authServerSettings, createSite, listenSettings, mailSettings, plainSections, portalSettings, storeSettings, upstreamSettings } from './sections.ts';
+import { authServerSettings, createSite, keyOverlapMs, listenSettings, mailSettings, plainSections, portalSettings, storeSettings, upstreamSettings } from './sections.ts';
 import type { Config } from './types.ts';
 import { configValidator } from './validator.ts';
 import { formatPath, readYaml } from './yaml.ts';
@@ -64,6 +64,7 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
     store: storeSettings(c.store ?? {}, raw.store ?? {}, site),
     oauth: { realm: d(oauth.realm), policies: tokenPolicies(c, dir, compiled, report), issuer: oauth.issuer, introspectionClients: oauth.introspection?.clients ?? [] },
     portal: portalSettings(c, site),
+    keyOverlapMs: keyOverlapMs(c, site),
     mail: mailSettings(c.mail, dir),
     authServers,
     upstreams,

@@ -54,7 +54,7 @@ const ORIGIN = `^https?://(?:${HOST_NAME}|\\[[0-9A-Fa-f:.]+\\])${PORT}$`;
 /** An origin a CSP source can name: a CSP host-source has no bracketed IPv6 address. */
 const CSP_ORIGIN = `^https?://${HOST_NAME}${PORT}$`;
 
-const Portal = Type.Object(
+export const Portal = Type.Object(
   {
     listen: about(
       Type.Object(

@@ -10,7 +10,7 @@ import type { StoreSettings } from '../store/open.ts';
 import { serverOptions, type RedisSettings } from '../store/redis/db.ts';
 import { defaulted as d } from './defaults.ts';
 import { readFailure, type Report, type Segments } from './errors.ts';
-import type { AuthServerConfig, ConfigFile, DurationValue, MailConfig, StoreConfig, UpstreamConfig } from './schema.ts';
+import { Portal, type AuthServerConfig, type ConfigFile, type DurationValue, type MailConfig, type StoreConfig, type UpstreamConfig } from './schema.ts';
 import type { AuthServerSettings, Config, MailSettings, UpstreamSettings } from './types.ts';
 
 /** What a section is read with: the config file's folder, and where to report a problem. */
@@ -87,6 +87,11 @@ export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdown
     log: { level: d(log.level), access: d(log.access) },
     workers: c.workers === 'auto' ? availableParallelism() : d(c.workers),
   };
+}
+
+/** portal.keyOverlap, or the schema's default for it: operators rotate keys whether or not the file has a portal. */
+export function keyOverlapMs(c: ConfigFile, site: Site): number {
+  return site.duration(c.portal?.keyOverlap ?? (Portal.properties.keyOverlap.default as DurationValue), ['portal', 'keyOverlap']);
 }
 
 export function portalSettings(c: ConfigFile, site: Site): Config['portal'] {

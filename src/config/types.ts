@@ -112,6 +112,8 @@ export interface Config {
     introspectionClients: readonly { id: string; secret: string }[];
   };
   portal: PortalSettings | undefined;
+  /** How long a rotated key keeps working: portal.keyOverlap, or its default when the file has no portal (`gateway admin keys rotate` runs without one). */
+  keyOverlapMs: number;
   mail: MailSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;

@@ -89,6 +89,7 @@ function portalContext(portal: PortalSettings, services: PortalServices, catalog
     logger: services.logger,
     passwords: services.passwords,
     portal,
+    keyOverlapMs: portal.keyOverlapMs,
     get products() {
       return catalog().products;
     },

@@ -74,7 +74,7 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       instances.push(...(await Promise.all([serve(file), serve(file)])));
       const config = loadConfigFile(file, { env: {} });
       store = openStore(config.store);
-      admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, operator: 'test' };
+      admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
       await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
       app = await newApp('shared');
     });
