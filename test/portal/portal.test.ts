@@ -396,7 +396,7 @@ describe('portal', () => {
     assert.equal(otherSession.status, 410);
     assert.equal(shownPair(otherSession).secret, undefined);
 
-    for (const altered of [`${sealed.slice(0, -2)}${sealed.endsWith('AA') ? 'BB' : 'AA'}`, `A${sealed.slice(1)}`, 'x', '', '%%%']) {
+    for (const altered of [`${sealed.slice(0, -2)}${sealed.endsWith('AA') ? 'BB' : 'AA'}`, `${sealed.startsWith('A') ? 'B' : 'A'}${sealed.slice(1)}`, 'x', '', '%%%']) {
       const owner = new Visitor(base);
       owner.cookie = visitor.cookie;
       owner.cookies.set('portal-reveal', altered);
