@@ -4,6 +4,7 @@
 // the host's thread; each worker thread (worker.ts) runs one of its own.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import type { Config } from '../config/load.ts';
 import { checkCertificate, listen, type Listener, type TlsFiles } from '../http/listener.ts';
 import { compileRuntime, type Runtime } from '../runtime/index.ts';
@@ -71,16 +72,10 @@ export async function startServing(config: Config, services: Services, options: 
     if (closing) return { ok: false, errors: ['the gateway is stopping'] };
     const next = nextConfig(config, options.env, text);
     if (!next.ok) return next;
-    let compiled: Runtime | undefined;
     try {
-      // The certificate files may have changed since the file was loaded: read again, and tried here.
-      const tls = next.config.listen.tls && readTls(next.config.listen.tls);
-      if (tls !== undefined) checkCertificate(tls);
-      compiled = compileRuntime(next.config, services);
-      prepared = { config: next.config, runtime: compiled, tls };
+      prepared = compile(next.config, services);
       return next;
     } catch (err) {
-      void compiled?.close();
       return { ok: false, errors: [`the config could not be applied: ${(err as Error).message}`] };
     }
   }
@@ -112,16 +107,8 @@ export async function startServing(config: Config, services: Services, options: 
     const deadline = performance.now() + timeoutMs;
     discard();
     await listener.drain(timeoutMs);
-    // Calls still running, on this config or one a reload replaced, get what is left of the
-    // timeout; then their upstream calls are cut, so that the store closes under none.
-    const runtimes = [runtime, ...retiring];
-    const closed = Promise.all(runtimes.map((r) => r.close()));
-    const left = Math.max(0, deadline - performance.now());
-    if ((await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
-      logger.warn('stopping: cutting the calls still in flight at the end of shutdownTimeout');
-      for (const r of runtimes) r.cut();
-      await closed;
-    }
+    // Calls still running, on this config or one a reload replaced, get what is left of the timeout.
+    await closeRuntimes([runtime, ...retiring], deadline, logger);
   }
 
   return {
@@ -135,6 +122,24 @@ export async function startServing(config: Config, services: Services, options: 
     discard,
     close,
   };
+}
+
+/** `config` compiled, its certificate files read again (they may have changed since the file was loaded) and tried; throws why it cannot serve. */
+function compile(config: Config, services: Services): Compiled {
+  const tls = config.listen.tls && readTls(config.listen.tls);
+  if (tls !== undefined) checkCertificate(tls);
+  return { config, runtime: compileRuntime(config, services), tls };
+}
+
+/** Closes `runtimes` once their calls are done; at `deadline` their upstream calls are cut, so that the store closes under none. */
+async function closeRuntimes(runtimes: Runtime[], deadline: number, logger: Logger): Promise<void> {
+  const closed = Promise.all(runtimes.map((r) => r.close()));
+  const left = Math.max(0, deadline - performance.now());
+  if ((await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
+    logger.warn('stopping: cutting the calls still in flight at the end of shutdownTimeout');
+    for (const r of runtimes) r.cut();
+    await closed;
+  }
 }
 
 /** One thread serves: the host's own. */

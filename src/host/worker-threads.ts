@@ -85,10 +85,57 @@ function allListening(workers: Worker[]): Promise<void[]> {
   );
 }
 
-/** `config.workers` threads serving `text`; the host's thread listens on nothing itself. */
+/** Asks every worker that has not exited; one that exits or does not answer within `timeoutMs` answers undefined. */
+function askAll<T extends 'prepared' | 'metrics'>(
+  workers: Worker[],
+  exited: Set<Worker>,
+  id: number,
+  question: (id: number) => ToWorker,
+  answer: T,
+  timeoutMs: number,
+): Promise<(Extract<FromWorker, { type: T }> | undefined)[]> {
+  return Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<Extract<FromWorker, { type: T }> | undefined>((resolve) => {
+          if (exited.has(w)) return resolve(undefined);
+          const done = (message: Extract<FromWorker, { type: T }> | undefined) => {
+            clearTimeout(timer);
+            w.off('message', hear).off('exit', gone);
+            resolve(message);
+          };
+          const hear = (message: FromWorker) => {
+            if (message.type === answer && 'id' in message && message.id === id) done(message as Extract<FromWorker, { type: T }>);
+          };
+          const gone = () => done(undefined);
+          const timer = setTimeout(gone, timeoutMs);
+          w.on('message', hear).once('exit', gone);
+          w.postMessage(question(id));
+        }),
+    ),
+  );
+}
+
+/** Tells every worker that has not exited to stop, and resolves when all have exited. */
+function stopAll(workers: Worker[], exited: Set<Worker>, timeoutMs: number): Promise<void[]> {
+  return Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          if (exited.has(w)) return resolve();
+          // A worker that cannot save and close in time is ended: the process must stop.
+          const timer = setTimeout(() => void w.terminate(), timeoutMs + STOP_MARGIN_MS);
+          w.once('exit', () => (clearTimeout(timer), resolve()));
+          w.postMessage({ type: 'stop' } satisfies ToWorker);
+        }),
+    ),
+  );
+}
+
+/** `config.workers` threads serving `configText`; the host's thread listens on nothing itself. */
 export async function workerThreads(
   config: Config,
-  text: string,
+  configText: string,
   services: Services,
   options: { env: Record<string, string | undefined>; port: number | undefined },
   starting: Closers,
@@ -97,23 +144,12 @@ export async function workerThreads(
   // Every worker must bind the same port: choose it now when the config says "any".
   const wanted = options.port ?? config.listen.port;
   const port = wanted === 0 ? await freePort(config.listen.host) : wanted;
-  const workers = Array.from({ length: config.workers }, () => startWorker({ configFile: config.file, configText: text, env: options.env, port, shared: services.shared }));
+  const workers = Array.from({ length: config.workers }, () => startWorker({ configFile: config.file, configText, env: options.env, port, shared: services.shared }));
   const exited = new Set<Worker>();
   let stopping = false;
-  const stop = (timeoutMs: number) => {
+  const stop = async (timeoutMs: number) => {
     stopping = true;
-    return Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            if (exited.has(w)) return resolve();
-            // A worker that cannot save and close in time is ended: the process must stop.
-            const timer = setTimeout(() => void w.terminate(), timeoutMs + STOP_MARGIN_MS);
-            w.once('exit', () => (clearTimeout(timer), resolve()));
-            w.postMessage({ type: 'stop' } satisfies ToWorker);
-          }),
-      ),
-    ).then(() => {});
+    await stopAll(workers, exited, timeoutMs);
   };
   starting.add(() => stop(0));
   await starting.open(() => allListening(workers), async () => {});
@@ -127,45 +163,21 @@ export async function workerThreads(
   });
 
   let asked = 0;
-  /** Asks every worker still running; one that exits or does not answer within `timeoutMs` answers undefined. */
-  function ask<T extends 'prepared' | 'metrics'>(question: (id: number) => ToWorker, answer: T, timeoutMs: number): Promise<(Extract<FromWorker, { type: T }> | undefined)[]> {
-    const id = ++asked;
-    return Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<Extract<FromWorker, { type: T }> | undefined>((resolve) => {
-            if (exited.has(w)) return resolve(undefined);
-            const done = (message: Extract<FromWorker, { type: T }> | undefined) => {
-              clearTimeout(timer);
-              w.off('message', hear).off('exit', gone);
-              resolve(message);
-            };
-            const hear = (message: FromWorker) => {
-              if (message.type === answer && 'id' in message && message.id === id) done(message as Extract<FromWorker, { type: T }>);
-            };
-            const gone = () => done(undefined);
-            const timer = setTimeout(gone, timeoutMs);
-            w.on('message', hear).once('exit', gone);
-            w.postMessage(question(id));
-          }),
-      ),
-    );
-  }
-
+  const ask = <T extends 'prepared' | 'metrics'>(question: (id: number) => ToWorker, answer: T, timeoutMs: number) => askAll(workers, exited, ++asked, question, answer, timeoutMs);
   const tell = (message: ToWorker) => {
     for (const w of workers) if (!exited.has(w)) w.postMessage(message);
   };
 
   async function prepare(current: Config): Promise<Prepared> {
-    let next: string;
+    let text: string;
     try {
-      next = readFileSync(current.file, 'utf8');
+      text = readFileSync(current.file, 'utf8');
     } catch (err) {
       return { ok: false, errors: [`cannot read ${current.file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`] };
     }
-    const loaded = nextConfig(current, options.env, next);
+    const loaded = nextConfig(current, options.env, text);
     if (!loaded.ok) return loaded;
-    const answers = await ask((id) => ({ type: 'prepare', id, text: next }), 'prepared', PREPARE_TIMEOUT_MS);
+    const answers = await ask((id) => ({ type: 'prepare', id, text }), 'prepared', PREPARE_TIMEOUT_MS);
     const errors = answers.flatMap((a, i) => (a === undefined ? [`worker ${i}: no answer`] : a.result.ok ? [] : a.result.errors.map((e) => `worker ${i}: ${e}`)));
     if (errors.length === 0) return loaded;
     tell({ type: 'discard' });
