@@ -2,4 +2,4 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../src/worker.ts');
+await import('../src/host/worker.ts');

@@ -17,7 +17,7 @@ import { build, type Plugin } from 'esbuild';
 import { inject } from 'postject';
 import { configSchema } from '../src/config/schema.ts';
 import { CONFIG_AJV_OPTIONS } from '../src/config/validator.ts';
-import { WORKER_ASSET } from '../src/workers.ts';
+import { WORKER_ASSET } from '../src/host/worker-threads.ts';
 
 /**
  * V8 settings the gateway runs with: semi-spaces of 8 MB instead of V8's default, which grow to
@@ -49,7 +49,7 @@ const precompiledConfigValidator: Plugin = {
 
 export async function buildBundles(outdir = DIST): Promise<void> {
   await build({
-    entryPoints: { gateway: path.join(ROOT, 'cmd/gateway.ts'), worker: path.join(ROOT, 'src/worker.ts') },
+    entryPoints: { gateway: path.join(ROOT, 'cmd/gateway.ts'), worker: path.join(ROOT, 'src/host/worker.ts') },
     outdir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
@@ -76,14 +76,14 @@ export async function buildExecutable(outdir = DIST): Promise<string> {
   const work = path.join(outdir, 'sea');
   mkdirSync(work, { recursive: true });
   await build({
-    entryPoints: { gateway: path.join(ROOT, 'cmd/gateway.ts'), worker: path.join(ROOT, 'src/worker.ts') },
+    entryPoints: { gateway: path.join(ROOT, 'cmd/gateway.ts'), worker: path.join(ROOT, 'src/host/worker.ts') },
     outdir: work,
     outExtension: { '.js': '.cjs' },
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node24',
-    // import.meta is read only outside the executable (src/workers.ts asks isSea() first).
+    // import.meta is read only outside the executable (src/host/worker-threads.ts asks isSea() first).
     logOverride: { 'empty-import-meta': 'silent' },
     minifyWhitespace: true,
     legalComments: 'none',

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { createApp, createDeveloper, type OperatorDeps } from '../src/admin/operations.ts';
 import { ConfigError, loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
-import { startGateway, type Gateway } from '../src/main.ts';
+import { startGateway, type Gateway } from '../src/host/index.ts';
 
 export function tempDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-test-'));

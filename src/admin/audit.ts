@@ -1,6 +1,6 @@
 // The audit trail: one log line for every change an operator (`gateway admin`) or a developer (the
 // portal) makes to developers, apps and keys, and for every portal login, failed or not. Shaped as
-// the config reload's line (src/main.ts logReload): `audit` names the action, the rest says who
+// the config reload's line (src/runtime/reload.ts reloadQueue): `audit` names the action, the rest says who
 // and to what. Fields name things by their public ids only: never a secret, password, token,
 // invitation code, mailed link or session id; the logger's redaction is not relied on.
 import type { Logger } from 'pino';

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { startGateway, type Gateway } from '../main.ts';
-import { startWorkers, type Workers } from '../workers.ts';
+import { startGateway, type Gateway } from '../host/index.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, type CliIo } from './io.ts';
 
@@ -28,15 +27,12 @@ export function registerRun(program: Command, io: CliIo): void {
       const env = { ...io.env };
       // Each reload logs its own result; a failed one leaves the running config serving. A SIGHUP
       // during the start (which would otherwise end the process) waits for it.
-      let gateway: Gateway | Workers | undefined;
+      let gateway: Gateway | undefined;
       let asked = false;
       const reload = () => (gateway === undefined ? (asked = true) : void gateway.reload());
       process.on('SIGHUP', reload);
       try {
-        gateway =
-          config.workers > 1
-            ? await startWorkers(config, { env, ...(port === undefined ? {} : { port }) })
-            : await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
+        gateway = await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
       } catch (err) {
         process.off('SIGHUP', reload);
         throw err;

@@ -73,6 +73,23 @@ export async function freePort(host: string): Promise<number> {
   return port;
 }
 
+/** Per open connection: answers not yet finished, since when it has had none, and the bytes it had read by then. */
+interface Connection {
+  answers: Set<ServerResponse>;
+  idleSince: number;
+  bytesRead: number;
+}
+
+/** What a listener knows of its connections, for a drain. */
+interface Connections {
+  open: Map<Socket, Connection>;
+  /** Connections still in their TLS handshake, which `open` does not hold yet: a drain ends them too. */
+  handshaking: Set<Socket>;
+  draining: boolean;
+  /** The drain has finished: a handshake that ends now finds no one to serve it. */
+  drained: boolean;
+}
+
 export async function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   host: string,
@@ -80,12 +97,35 @@ export async function listen(
   options: { reusePort?: boolean; tls?: TlsFiles | undefined; timeouts: ListenerTimeouts; onError: (err: unknown) => void },
 ): Promise<Listener> {
   const { reusePort = false, tls } = options;
-  /** Per open connection: answers not yet finished, since when it has had none, and the bytes it had read by then. */
-  const connections = new Map<Socket, { answers: Set<ServerResponse>; idleSince: number; bytesRead: number }>();
-  let draining = false;
+  const connections: Connections = { open: new Map(), handshaking: new Set(), draining: false, drained: false };
+  const server = createHttpServer(tls, options.timeouts, serving(connections, handler, options.onError));
+  const setTimeouts = (timeouts: ListenerTimeouts) => applyTimeouts(server, timeouts);
+  setTimeouts(options.timeouts);
+  track(server, tls !== undefined, connections);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port, host, reusePort }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  let drained: Promise<void> | undefined;
+  return {
+    port: address.port,
+    url: listenerUrl(address.address, address.port, tls !== undefined),
+    setCertificate(files) {
+      (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
+    },
+    setTimeouts,
+    drain: (timeoutMs) => (drained ??= drain(server, connections, timeoutMs)),
+  };
+}
 
-  const serve = (req: IncomingMessage, res: ServerResponse) => {
-    const state = connections.get(req.socket);
+/** The request listener: each answer counted on its connection, the last ones said to be last. */
+function serving(connections: Connections, handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>, onError: (err: unknown) => void) {
+  return function serve(req: IncomingMessage, res: ServerResponse): void {
+    const state = connections.open.get(req.socket);
     if (state !== undefined) {
       state.answers.add(res);
       res.once('close', () => {
@@ -95,114 +135,101 @@ export async function listen(
       });
     }
     // RFC 9112 §9.6: the last answer on this connection says so.
-    if (draining) endsConnection(res);
+    if (connections.draining) endsConnection(res);
     // A handler answers every failure itself; one that throws anyway must not take the process down.
     handler(req, res).catch((err: unknown) => {
       res.destroy();
-      options.onError(err);
+      onError(err);
     });
   };
+}
+
+function createHttpServer(tls: TlsFiles | undefined, timeouts: ListenerTimeouts, serve: (req: IncomingMessage, res: ServerResponse) => void): Server | TlsServer {
   // A slow sender cannot hold a connection for minutes. Node looks for expired requests only every
   // connectionsCheckingInterval (30 s by default), which let a trickled header live 29 s against
   // a documented 10; checked twice a second, each limit holds within a second.
   const settings = {
-    headersTimeout: options.timeouts.headersMs,
-    requestTimeout: options.timeouts.requestMs,
-    connectionsCheckingInterval: Math.min(500, options.timeouts.headersMs),
-    keepAliveTimeout: options.timeouts.keepAliveMs,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    connectionsCheckingInterval: Math.min(500, timeouts.headersMs),
+    keepAliveTimeout: timeouts.keepAliveMs,
   };
   // The TLS handshake comes before the headers and gets their limit: Node's own is 120 s, in which
   // a client that connects and says nothing holds its socket. Set once: a reload does not change it.
-  const server: Server | TlsServer =
-    tls === undefined
-      ? createServer(settings, serve)
-      : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: options.timeouts.headersMs }, serve);
-  const setTimeouts = (timeouts: ListenerTimeouts) => {
-    server.headersTimeout = timeouts.headersMs;
-    server.requestTimeout = timeouts.requestMs;
-    server.keepAliveTimeout = timeouts.keepAliveMs;
-    // A client that stops reading its answer: once the socket's buffers are full nothing moves, and
-    // after the request timeout without traffic either way the connection closes, handing the
-    // upstream connection it held back to its pool. Else 128 such clients froze an upstream for good.
-    server.timeout = timeouts.requestMs;
-  };
-  setTimeouts(options.timeouts);
-  server.on(tls === undefined ? 'connection' : 'secureConnection', (socket: Socket) => {
-    // A handshake that ends after the drain has finished finds no one to serve it.
-    if (drainedAll) return void socket.destroy();
-    connections.set(socket, { answers: new Set(), idleSince: performance.now(), bytesRead: 0 });
-    socket.once('close', () => connections.delete(socket));
+  return tls === undefined
+    ? createServer(settings, serve)
+    : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: timeouts.headersMs }, serve);
+}
+
+function applyTimeouts(server: Server | TlsServer, timeouts: ListenerTimeouts): void {
+  server.headersTimeout = timeouts.headersMs;
+  server.requestTimeout = timeouts.requestMs;
+  server.keepAliveTimeout = timeouts.keepAliveMs;
+  // A client that stops reading its answer: once the socket's buffers are full nothing moves, and
+  // after the request timeout without traffic either way the connection closes, handing the
+  // upstream connection it held back to its pool. Else 128 such clients froze an upstream for good.
+  server.timeout = timeouts.requestMs;
+}
+
+/** Keeps `connections` up to date: open once ready to serve (after the handshake over TLS), handshaking before. */
+function track(server: Server | TlsServer, tls: boolean, connections: Connections): void {
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    if (connections.drained) return void socket.destroy();
+    connections.open.set(socket, { answers: new Set(), idleSince: performance.now(), bytesRead: 0 });
+    socket.once('close', () => connections.open.delete(socket));
   });
-  // Connections still in their TLS handshake, which `connections` does not hold yet: a drain ends them too.
-  const handshaking = new Set<Socket>();
-  if (tls !== undefined) {
+  if (tls) {
     server.on('connection', (socket: Socket) => {
-      handshaking.add(socket);
-      socket.once('close', () => handshaking.delete(socket));
-      socket.once('secure', () => handshaking.delete(socket));
+      connections.handshaking.add(socket);
+      socket.once('close', () => connections.handshaking.delete(socket));
+      socket.once('secure', () => connections.handshaking.delete(socket));
     });
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, reusePort }, () => {
-      server.off('error', reject);
+}
+
+/** Listener.drain, once per listener. */
+function drain(server: Server | TlsServer, connections: Connections, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    connections.draining = true;
+    // Stops accepting without http.Server's close, which would also close the idle connections at once.
+    NetServer.prototype.close.call(server);
+    // Answers already on their way but not yet begun end their connection too.
+    for (const { answers } of connections.open.values()) for (const res of answers) if (!res.headersSent) endsConnection(res);
+    const check = () => {
+      closeIdle(connections.open);
+      if (connections.open.size === 0) finish();
+    };
+    // The first look comes a check later: bytes already on the wire when the drain began are read by then.
+    const checker = setInterval(check, DRAIN_CHECK_MS);
+    const deadline = setTimeout(() => {
+      server.closeAllConnections();
+      finish();
+    }, timeoutMs);
+    function finish() {
+      connections.drained = true;
+      for (const socket of connections.handshaking) socket.destroy();
+      clearInterval(checker);
+      clearTimeout(deadline);
+      // Releases what http.Server keeps for its connections (the timeout checker); nothing accepts any more.
+      server.close();
       resolve();
-    });
+    }
+    if (connections.open.size === 0) finish();
   });
-  const address = server.address() as AddressInfo;
+}
 
-  let drained: Promise<void> | undefined;
-  let drainedAll = false;
-  function drain(timeoutMs: number): Promise<void> {
-    drained ??= new Promise<void>((resolve) => {
-      draining = true;
-      // Stops accepting without http.Server's close, which would also close the idle connections at once.
-      NetServer.prototype.close.call(server);
-      // Answers already on their way but not yet begun end their connection too.
-      for (const { answers } of connections.values()) for (const res of answers) if (!res.headersSent) endsConnection(res);
-      const check = () => {
-        const now = performance.now();
-        for (const [socket, state] of connections) {
-          if (state.answers.size > 0) continue;
-          // Bytes of a next request count as activity: a request being sent is answered, not reset.
-          if (socket.bytesRead !== state.bytesRead) {
-            state.bytesRead = socket.bytesRead;
-            state.idleSince = now;
-          } else if (now - state.idleSince >= DRAIN_IDLE_MS) {
-            socket.destroy();
-          }
-        }
-        if (connections.size === 0) finish();
-      };
-      // The first look comes a check later: bytes already on the wire when the drain began are read by then.
-      const checker = setInterval(check, DRAIN_CHECK_MS);
-      const deadline = setTimeout(() => {
-        server.closeAllConnections();
-        finish();
-      }, timeoutMs);
-      function finish() {
-        drainedAll = true;
-        for (const socket of handshaking) socket.destroy();
-        clearInterval(checker);
-        clearTimeout(deadline);
-        // Releases what http.Server keeps for its connections (the timeout checker); nothing accepts any more.
-        server.close();
-        resolve();
-      }
-      if (connections.size === 0) finish();
-    });
-    return drained;
+/** Closes the connections idle for DRAIN_IDLE_MS; bytes of a next request count as activity: a request being sent is answered, not reset. */
+function closeIdle(open: Map<Socket, Connection>): void {
+  const now = performance.now();
+  for (const [socket, state] of open) {
+    if (state.answers.size > 0) continue;
+    if (socket.bytesRead !== state.bytesRead) {
+      state.bytesRead = socket.bytesRead;
+      state.idleSince = now;
+    } else if (now - state.idleSince >= DRAIN_IDLE_MS) {
+      socket.destroy();
+    }
   }
-
-  return {
-    port: address.port,
-    url: listenerUrl(address.address, address.port, tls !== undefined),
-    setCertificate(files) {
-      (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
-    },
-    setTimeouts,
-    drain,
-  };
 }
 
 /** Fails with the reason when the chain and key are not a usable pair (checked before a reload swaps them in). */

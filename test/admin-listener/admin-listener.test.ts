@@ -10,8 +10,7 @@ import { describe, test } from 'node:test';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway } from '../../src/main.ts';
-import { startWorkers } from '../../src/workers.ts';
+import { startGateway } from '../../src/host/index.ts';
 import { bearer, call, configYaml, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway } from '../helpers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -448,7 +447,7 @@ describe('metrics', () => {
     const temp = tempDir();
     const file = path.join(temp.dir, 'gateway.yaml');
     writeFileSync(file, `${configYaml().replace('log:\n  level: info', 'log:\n  level: silent')}\nworkers: 2\n`);
-    const workers = await startWorkers(loadConfigFile(file, { env: {} }), { env: {}, adminPort: 0, logger: createLogger('silent') });
+    const workers = await startGateway({ config: loadConfigFile(file, { env: {} }), env: {}, adminPort: 0, logger: createLogger('silent') });
     try {
       // A new connection per call (agent: false), so the kernel spreads them over both threads.
       const status = () =>

@@ -10,7 +10,7 @@ import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { loadDocument } from '../../src/openapi/document.ts';
 import { createOrdersBackend } from '../../scripts/demo-backend/server.ts';
 import { adminDeps, bearer, call, closeServer, listenOn, startAuthServer, tempDir, tokenRequest, type Answer, type AuthServer } from '../helpers.ts';

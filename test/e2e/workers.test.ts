@@ -12,12 +12,12 @@ import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/port/index.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
-import { startWorkers, type Workers } from '../../src/workers.ts';
+import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { configYaml, tempDir, tokenRequest } from '../helpers.ts';
 
 describe('workers: 2', () => {
   const dir = tempDir();
-  let workers: Workers;
+  let workers: Gateway;
   let store: Store;
   let admin: OperatorDeps;
   // A new connection per call (agent: false), so the kernel spreads the calls over both workers.
@@ -40,7 +40,7 @@ describe('workers: 2', () => {
     );
     const config = loadConfigFile(file, { env: {} });
     assert.equal(config.workers, 2);
-    workers = await startWorkers(config, { env: {}, adminPort: 0, logger: createLogger('silent') });
+    workers = await startGateway({ config, env: {}, adminPort: 0, logger: createLogger('silent') });
     store = openStore(config.store);
     admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });

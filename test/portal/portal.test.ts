@@ -9,7 +9,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { actingAs, createApp, createDeveloper, deleteApp, inviteDeveloper, listApps, setAppStatus, setDeveloperStatus } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway } from '../../src/main.ts';
+import { startGateway } from '../../src/host/index.ts';
 import { bearer, call, startTestGateway, TEST_REDIS_URL, tokenRequest, type TestGateway } from '../helpers.ts';
 import { linkIn, signUpAndConfirm, startMailbox, type Mailbox } from './mailbox.ts';
 import { Visitor, type Page } from './visitor.ts';

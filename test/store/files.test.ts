@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { adminDeps, configYaml, tempDir, tokenRequest } from '../helpers.ts';
 
 const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
