@@ -8,7 +8,7 @@ import { main } from '../../src/cli/program.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway } from '../../src/main.ts';
+import { startGateway } from '../../src/host/index.ts';
 import { configYaml, tempDir } from '../helpers.ts';
 
 /** Runs `gateway reload` on `file` with `env`: its exit code and what it wrote. */

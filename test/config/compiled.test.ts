@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway } from '../../src/main.ts';
+import { startGateway } from '../../src/host/index.ts';
 import { configYaml, tempDir } from '../helpers.ts';
 
 const SHOP = `openapi: 3.0.3

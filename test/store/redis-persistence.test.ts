@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
-import { startGateway, type Gateway } from '../../src/main.ts';
+import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { call, configYaml, tempDir } from '../helpers.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 
