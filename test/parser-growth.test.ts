@@ -155,12 +155,12 @@ paths:
     ['form: a field repeated', (n) => form(fill(n, 'tag=7&', '', 'limit=1')), 'accepted'],
     ['form: a field repeated, written with fractions', (n) => form(fill(n, 'tag=7.0&', '', 'limit=1')), '400 /body/tag/0 must be a plain decimal integer, without a fraction'],
     ['form: many fields the schema does not declare', (n) => form(fill(n, 'x[]=1&', '', 'limit=1')), '400 /body/x[] is given more than once'],
-    ['multipart: a number with a long run of zeros', (n) => multipart(part('limit', fill(n, '0', '1.', '1')) + '--XX--\r\n'), '400 /body/limit must be a plain decimal number, exactly representable'],
+    ['multipart: a number with a long run of zeros', (n) => multipart(`${part('limit', fill(n, '0', '1.', '1'))}--XX--\r\n`), '400 /body/limit must be a plain decimal number, exactly representable'],
     ['multipart: a field repeated, past 1,000 parts', (n) => multipart(fill(n, part('tag', '7'), '', '--XX--\r\n')), '400 /body has more than 1000 parts'],
     // What made the old part-header scan quadratic; read in one pass, it is refused at its first part.
     ['multipart: boundaries with no blank line until the end', (n) => multipart(fill(n, '--XX\r\n', '', '\r\n')), '400 /body has a part without a blank line after its headers'],
     ['multipart: a part with many header lines', (n) => multipart(`--XX\r\n${fill(n, 'X-A: b\r\n')}Content-Disposition: form-data; name="limit"\r\n\r\n1\r\n--XX--\r\n`), '400 /body has a part whose headers are longer than 8 KiB'],
-    ['multipart: content full of near-boundaries', (n) => multipart(part('upload', fill(n, '\r\n--X\r\n-'), '; filename="a"') + '--XX--\r\n'), 'accepted'],
+    ['multipart: content full of near-boundaries', (n) => multipart(`${part('upload', fill(n, '\r\n--X\r\n-'), '; filename="a"')}--XX--\r\n`), 'accepted'],
     ['multipart: many files', (n) => multipart(fill(n, part('upload', 'x', '; filename="a"'), '', '--XX--\r\n')), '400 /body/upload is given more than once'],
   ];
   for (const [what, make, answer] of cases) {

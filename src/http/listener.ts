@@ -1,7 +1,7 @@
 // A listener (HTTP or HTTPS) that can be drained: it stops accepting, answers whatever still
 // arrives on an open connection with `Connection: close`, and closes a keep-alive connection only
 // once it has stayed idle, so that a request the client has already sent is answered, not reset.
-import { createServer, Server, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import { createServer as createNetServer, Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import { createSecureContext } from 'node:tls';

@@ -50,7 +50,7 @@ export async function registerForm(ctx: PortalContext, r: Request): Promise<Answ
 
 /** The route's app, the developer's own; another developer's is as absent as an unknown one. */
 async function ownApp(ctx: PortalContext, r: Request): Promise<AppDetails | undefined> {
-  return findApp(asDeveloper(ctx, r), { id: r.params['id']! }).catch((err: unknown) => {
+  return findApp(asDeveloper(ctx, r), { id: r.params.id! }).catch((err: unknown) => {
     if (err instanceof AdminError && err.code === 'unknown_app') return undefined;
     throw err;
   });
@@ -125,7 +125,7 @@ export const deleteForm = withApp(async (ctx, r, app) => {
 });
 
 export const revokeForm = withApp(async (ctx, r, app) => {
-  const key = r.params['key']!;
+  const key = r.params.key!;
   if (!app.credentials.some((c) => c.key === key)) return notFound(r);
   await revokeKey(asDeveloper(ctx, r), key).catch((err: unknown) => {
     if (!(err instanceof AdminError && err.code === 'already_revoked')) throw err;

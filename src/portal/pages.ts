@@ -21,7 +21,7 @@ const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${
 /** A duration in the largest whole unit: "24 hours", "90 minutes". */
 const span = (ms: number) => (ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(ms / 86_400_000, 'day') : ms % 3_600_000 === 0 ? plural(ms / 3_600_000, 'hour') : plural(Math.round(ms / 60_000), 'minute'));
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const dateTime = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+const dateTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 function layout(frame: Frame, title: string, body: Html): Html {
   const { portal, developer } = frame;

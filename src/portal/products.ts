@@ -13,14 +13,14 @@ export const REFERENCE = /^\/products\/(?<name>[A-Za-z0-9_.-]+)\/reference$/;
 export const productsPage = async (ctx: PortalContext, r: Request) => page(200, pages.productsPage(r.frame, visible(ctx)));
 
 export async function productPage(ctx: PortalContext, r: Request): Promise<Answer> {
-  const p = visibleProduct(ctx, r.params['name']);
+  const p = visibleProduct(ctx, r.params.name);
   if (p === undefined) return notFound(r);
   return page(200, pages.productPage(r.frame, p, p.routes.map((name) => ctx.catalog().routes.get(name)!)));
 }
 
 /** /products/{name}/reference: the product's operations from OpenAPI documents; not found when it has none. */
 export async function referencePage(ctx: PortalContext, r: Request): Promise<Answer> {
-  const product = visibleProduct(ctx, r.params['name']);
+  const product = visibleProduct(ctx, r.params.name);
   if (product === undefined) return notFound(r);
   const docs = referenceDocuments(ctx, product);
   if (docs.length === 0) return notFound(r);

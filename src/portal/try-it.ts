@@ -84,7 +84,6 @@ export function curlLine(input: {
     if (where === 'path') {
       if (value !== '') path = path.replace(`{${name}}`, encodeURIComponent(value));
     } else if (value === '') {
-      continue;
     } else if (where === 'query') {
       for (const v of repeat ? value.split(',').map((x) => x.trim()) : [value]) query.append(name, v);
     } else if (where === 'header') {

@@ -13,7 +13,7 @@ import type { Documents } from '../openapi/validators.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
-import { compileOriginPolicy, compilePolicies, type CompiledRoute, type OwnPath } from './routes.ts';
+import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
 
 /** The services the OAuth endpoints use. */
 export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics'>;

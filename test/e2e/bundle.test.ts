@@ -51,7 +51,7 @@ test('the bundle\'s config validator, generated at build time, reports exactly w
   const broken = {
     'unknown key': good.replace('  realm: test-realm\n', '  realm: test-realm\n  bogus: 1\n'),
     'bad route name': good.replace('routes:\n', 'routes:\n  "bad name!": { method: GET, path: /x, upstream: backend }\n'),
-    'missing key and wrong type': good.replace(/listen:\n(  .*\n)+/, 'listen:\n  host: 127.0.0.1\n  trustedProxies: nope\n'),
+    'missing key and wrong type': good.replace(/listen:\n( {2}.*\n)+/, 'listen:\n  host: 127.0.0.1\n  trustedProxies: nope\n'),
     'enum and pattern': good.replace('method: GET', 'method: FETCH').replace(/path: \/v1\/hello/, 'path: v1/hello'),
     'unknown policy': good.replace('routes:\n', 'routes:\n  p: { method: GET, path: /p, upstream: backend, policies: [{ quota: { limit: 1, interval: minute }, spikeArrest: { rate: 1ps } }, { nope: {} }] }\n'),
     'bad upstream': good.replace('upstreams:\n', 'upstreams:\n  weird: { mock: { status: 99 }, url: http://x }\n'),

@@ -54,9 +54,9 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       const yaml = configYaml({
         authServerUrl: authServer.url,
         routes: [
-          '  q:\n    method: GET\n    path: /v1/q\n    upstream: mock\n    policies:\n      - quota: { limit: ' + QUOTA + ', interval: hour }',
-          '  qr:\n    method: GET\n    path: /v1/qr\n    upstream: mock\n    policies:\n      - quota: { limit: ' + QUOTA + ', interval: day, window: rolling }',
-          '  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 1pm, burst: ' + BURST + ' }',
+          `  q:\n    method: GET\n    path: /v1/q\n    upstream: mock\n    policies:\n      - quota: { limit: ${QUOTA}, interval: hour }`,
+          `  qr:\n    method: GET\n    path: /v1/qr\n    upstream: mock\n    policies:\n      - quota: { limit: ${QUOTA}, interval: day, window: rolling }`,
+          `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 1pm, burst: ${BURST} }`,
           '  closed:\n    method: GET\n    path: /v1/closed\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps, failOpen: false }',
           // Joined into one count: it fails open only if every one of its counts does.
           '  mixed:\n    method: GET\n    path: /v1/mixed\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps }\n      - spikeArrest: { rate: 100ps, burst: 100, failOpen: false }',

@@ -77,7 +77,7 @@ describe('revocation and introspection', () => {
   });
 
   test('revocation: unknown token 200; no token 400; no or bad client 401 with a challenge; GET 405', async () => {
-    assert.equal((await revoke('gwat_' + 'A'.repeat(64))).status, 200);
+    assert.equal((await revoke(`gwat_${'A'.repeat(64)}`)).status, 200);
     assert.equal((await revoke('not-even-a-token')).status, 200);
     const missing = await call(`${gw.url}/oauth2/revoke`, form({}, credentials(app)));
     assert.equal(missing.status, 400);
@@ -112,7 +112,7 @@ describe('revocation and introspection', () => {
   test('introspection: unknown, revoked, refresh and malformed tokens are {"active":false} and nothing else', async () => {
     const tokens = await passwordTokens();
     await revoke(tokens.refresh_token);
-    for (const token of [tokens.access_token, tokens.refresh_token, 'gwat_' + 'B'.repeat(64), 'garbage']) {
+    for (const token of [tokens.access_token, tokens.refresh_token, `gwat_${'B'.repeat(64)}`, 'garbage']) {
       const res = await introspect(token);
       assert.equal(res.status, 200);
       assert.equal(res.text, '{"active":false}');

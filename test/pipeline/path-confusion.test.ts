@@ -66,13 +66,13 @@ describe('path-confusion', () => {
     const admin = await upstreamFor('user');
     gw = await startTestGateway({
       upstreams: `  avatar-svc:\n    url: ${avatar}\n  files-svc:\n    url: ${files}\n  admin-svc:\n    url: ${admin}\n`,
-      routes: [
+      routes: `${[
         '  avatar:\n    method: GET\n    path: /v1/users/{id}/avatar\n    upstream: avatar-svc',
         '  files:\n    method: GET\n    path: /v1/files/{name}\n    upstream: files-svc',
         '  user:\n    method: GET\n    path: /v1/users/{id}\n    upstream: admin-svc\n    scopes: [users:admin]',
         '  user-admin:\n    method: GET\n    path: /v1/users/admin\n    upstream: admin-svc\n    scopes: [users:admin]',
         '  files-export:\n    method: GET\n    path: /v1/files/$export\n    upstream: admin-svc\n    scopes: [users:admin]',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
       products: '  profiles:\n    routes: [avatar, files]\n  users:\n    routes: [user, user-admin, files-export]\n    scopes: [users:admin]\n',
     });
     const app = await gw.client('profiles', 'profiles-app');

@@ -158,7 +158,7 @@ describe('protected routes', () => {
     const gzip = await post({ 'content-encoding': 'gzip' }, 'x');
     assert.equal(gzip.status, 415);
     assert.equal(gzip.body.detail, 'a form body must not be compressed');
-    const large = 'a=' + 'x'.repeat(64 * 1024);
+    const large = `a=${'x'.repeat(64 * 1024)}`;
     const chunkedLarge = await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${large.length.toString(16)}\r\n${large}\r\n0\r\n\r\n`);
     assert.match(chunkedLarge, /^HTTP\/1\.1 413 /);
     assert.match(chunkedLarge, /a form body on a protected route is limited to 65536 bytes/);

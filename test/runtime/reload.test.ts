@@ -30,7 +30,7 @@ describe('reload', () => {
     configYaml({
       upstreamUrl: upstream.url,
       upstreams: `  slow:\n    url: ${upstream.url}\n    timeout: 10s\n`,
-      routes: routes(parts.quota ?? 5).replace(parts.withSlow === false ? /  slow:\n(    .*\n)+/ : /^$/, ''),
+      routes: routes(parts.quota ?? 5).replace(parts.withSlow === false ? / {2}slow:\n( {4}.*\n)+/ : /^$/, ''),
     })
       .replace('log:\n  level: info', `log:\n  level: ${parts.level ?? 'info'}`)
       .replace('routes: [hello, echo, backend, admin-only]', `routes: [hello, echo, backend, admin-only, counted${parts.withSlow === false ? '' : ', slow'}]`);

@@ -1,7 +1,7 @@
 // The portal's script (served as /assets/portal.js, compiled by scripts/portal-assets.ts). The
 // pages work without it: it adds the copy buttons, and the try-it panels' forms (their curl lines
 // are on the page without it). A classic script, not a module: no imports, no exports.
-'use strict';
+
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   const source = document.getElementById(button.dataset.copy!);
   if (!source || !navigator.clipboard) continue;
@@ -26,7 +26,7 @@ interface Call {
 const reference = document.querySelector<HTMLElement>('.reference');
 if (reference) {
   const gateway = reference.dataset.gateway!;
-  const quote = (s: string) => "'" + s.replace(/'/g, "'\\''") + "'";
+  const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
   // RFC 6749 §2.3.1: the key and secret are form-encoded before they are joined for Basic.
   const formEncode = (s: string) => new URLSearchParams([['', s]]).toString().slice(1);
 
@@ -39,9 +39,8 @@ if (reference) {
       const name = input.dataset.name!;
       const value = input.value;
       if (where === 'path') {
-        if (value !== '') path = path.replace('{' + name + '}', encodeURIComponent(value));
+        if (value !== '') path = path.replace(`{${name}}`, encodeURIComponent(value));
       } else if (value === '') {
-        continue;
       } else if (where === 'query') {
         for (const v of input.hasAttribute('data-repeat') ? value.split(',').map((x) => x.trim()) : [value]) query.append(name, v);
       } else if (where === 'header') {
@@ -51,13 +50,13 @@ if (reference) {
     const search = query.toString();
     const textarea = panel.querySelector<HTMLTextAreaElement>('textarea[data-body]');
     const body = textarea ? { text: textarea.value, type: textarea.dataset.type } : { text: '', type: undefined };
-    return { method: panel.dataset.method!, url: gateway + path + (search === '' ? '' : '?' + search), headers, body };
+    return { method: panel.dataset.method!, url: gateway + path + (search === '' ? '' : `?${search}`), headers, body };
   };
 
   const curl = (call: Call) => {
-    const parts = ['curl' + (call.method === 'GET' ? '' : ' -X ' + call.method) + ' ' + quote(call.url), '-H "Authorization: Bearer $TOKEN"'];
-    for (const [name, value] of call.headers) parts.push('-H ' + quote(name + ': ' + value));
-    if (call.body.text !== '' && call.body.type !== undefined) parts.push('-H ' + quote('Content-Type: ' + call.body.type), '--data-binary ' + quote(call.body.text));
+    const parts = [`curl${call.method === 'GET' ? '' : ` -X ${call.method}`} ${quote(call.url)}`, '-H "Authorization: Bearer $TOKEN"'];
+    for (const [name, value] of call.headers) parts.push(`-H ${quote(`${name}: ${value}`)}`);
+    if (call.body.text !== '' && call.body.type !== undefined) parts.push(`-H ${quote(`Content-Type: ${call.body.type}`)}`, `--data-binary ${quote(call.body.text)}`);
     return parts.join(' \\\n  ');
   };
 
@@ -82,9 +81,9 @@ if (reference) {
         body = JSON.stringify(JSON.parse(text), null, 2);
       } catch {}
     }
-    const headers = [...res.headers].map(([name, value]) => name + ': ' + value).join('\n');
+    const headers = [...res.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
     result.replaceChildren(
-      element('p', res.status + (res.statusText ? ' ' + res.statusText : ''), 'try-status ' + (res.ok ? 'ok' : 'failed')),
+      element('p', res.status + (res.statusText ? ` ${res.statusText}` : ''), `try-status ${res.ok ? 'ok' : 'failed'}`),
       element('p', note, 'hint'),
       element('h6', 'Response headers'),
       element('pre', headers || '(none this page may read)', 'try-headers'),
@@ -94,7 +93,7 @@ if (reference) {
     result.hidden = false;
   };
 
-  const field = (form: HTMLFormElement, name: string) => form.querySelector<HTMLInputElement | HTMLSelectElement>('[data-field="' + name + '"]');
+  const field = (form: HTMLFormElement, name: string) => form.querySelector<HTMLInputElement | HTMLSelectElement>(`[data-field="${name}"]`);
 
   /** What the token endpoint answers, as far as this page reads it. */
   interface TokenAnswer {
@@ -109,7 +108,7 @@ if (reference) {
     const secret = field(form, 'secret');
     if (!app || !secret) return;
     const missing = [...form.querySelectorAll<HTMLInputElement>('input[data-in][required]')].filter((i) => i.value === '').map((i) => i.dataset.name);
-    if (missing.length > 0) return problem(result, 'Fill in ' + missing.join(', ') + ' first.');
+    if (missing.length > 0) return problem(result, `Fill in ${missing.join(', ')} first.`);
     if (secret.value === '') return problem(result, "Type your app's secret first: the portal does not have it.");
     const grant = panel.dataset.grant!;
     const params = new URLSearchParams({ grant_type: grant });
@@ -118,25 +117,25 @@ if (reference) {
       params.set('password', field(form, 'password')!.value);
     }
     if (panel.dataset.scopes) params.set('scope', panel.dataset.scopes);
-    const tokenUrl = gateway + '/oauth2/token';
+    const tokenUrl = `${gateway}/oauth2/token`;
     let res;
     try {
       res = await fetch(tokenUrl, {
         method: 'POST',
-        headers: { authorization: 'Basic ' + btoa(formEncode(app.value) + ':' + formEncode(secret.value)), 'content-type': 'application/x-www-form-urlencoded' },
+        headers: { authorization: `Basic ${btoa(`${formEncode(app.value)}:${formEncode(secret.value)}`)}`, 'content-type': 'application/x-www-form-urlencoded' },
         body: params.toString(),
         credentials: 'omit',
         cache: 'no-store',
       });
     } catch {
-      return problem(result, 'This page could not reach the token endpoint ' + tokenUrl + ". The gateway must allow this portal's origin (" + location.origin + ') in a cors policy under oauth.policies; or else it is not reachable from this browser.');
+      return problem(result, `This page could not reach the token endpoint ${tokenUrl}. The gateway must allow this portal's origin (${location.origin}) in a cors policy under oauth.policies; or else it is not reachable from this browser.`);
     }
     const answer: TokenAnswer = (await res.json().catch(() => null)) ?? {};
     if (!res.ok || typeof answer.access_token !== 'string') {
-      return problem(result, 'The token endpoint refused: ' + res.status + (answer.error ? ' ' + answer.error : '') + (answer.error_description ? ': ' + answer.error_description : '') + '.');
+      return problem(result, `The token endpoint refused: ${res.status}${answer.error ? ` ${answer.error}` : ''}${answer.error_description ? `: ${answer.error_description}` : ''}.`);
     }
     const call = request(panel);
-    const headers: Record<string, string> = { authorization: 'Bearer ' + answer.access_token };
+    const headers: Record<string, string> = { authorization: `Bearer ${answer.access_token}` };
     for (const [name, value] of call.headers) headers[name] = value;
     const init: RequestInit = { method: call.method, headers, credentials: 'omit', cache: 'no-store' };
     if (call.body.text !== '' && call.method !== 'GET' && call.method !== 'HEAD') {
@@ -147,18 +146,18 @@ if (reference) {
       new Headers(headers);
     } catch (err) {
       // A value typed into a header field that HTTP cannot carry: not the gateway's doing.
-      return problem(result, 'A header of this call cannot be sent: ' + (err as Error).message);
+      return problem(result, `A header of this call cannot be sent: ${(err as Error).message}`);
     }
     try {
       res = await fetch(call.url, init);
     } catch {
       return problem(
         result,
-        'This page could not read the answer of ' + call.method + ' ' + call.url + ". The route must allow this portal's origin (" + location.origin + ') in its cors policy, with every header this call sends (' + Object.keys(headers).join(', ') + '); or else the gateway is not reachable from this browser.',
+        `This page could not read the answer of ${call.method} ${call.url}. The route must allow this portal's origin (${location.origin}) in its cors policy, with every header this call sends (${Object.keys(headers).join(', ')}); or else the gateway is not reachable from this browser.`,
       );
     }
     const text = await res.text();
-    showAnswer(result, res, text, 'With a token of ' + app.value + (answer.scope ? ' for ' + answer.scope : '') + ". Only the headers the route's cors policy exposes can be read here.");
+    showAnswer(result, res, text, `With a token of ${app.value}${answer.scope ? ` for ${answer.scope}` : ''}. Only the headers the route's cors policy exposes can be read here.`);
   }
 
   for (const panel of reference.querySelectorAll<HTMLElement>('.try')) {
@@ -179,7 +178,7 @@ if (reference) {
       try {
         await send(panel, form, result);
       } catch (err) {
-        problem(result, 'The call could not be made: ' + (err as Error).message);
+        problem(result, `The call could not be made: ${(err as Error).message}`);
       } finally {
         button.disabled = false;
       }
@@ -189,7 +188,7 @@ if (reference) {
   // One app, secret and user for every panel of the page: typed once, kept in the page only.
   for (const input of reference.querySelectorAll<HTMLInputElement>('[data-field]')) {
     input.addEventListener('input', () => {
-      for (const other of reference.querySelectorAll<HTMLInputElement>('[data-field="' + input.dataset.field + '"]')) if (other !== input) other.value = input.value;
+      for (const other of reference.querySelectorAll<HTMLInputElement>(`[data-field="${input.dataset.field}"]`)) if (other !== input) other.value = input.value;
     });
   }
 }

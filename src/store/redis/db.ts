@@ -19,7 +19,7 @@
 // every message published before it; on a Cluster, whose subscription has a connection of its
 // own, a message published on a channel only this instance hears.
 import { createHash, randomUUID } from 'node:crypto';
-import { Cluster, Redis, ReplyError } from 'ioredis';
+import { Cluster, type Redis, ReplyError } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
 import { redisAdvice } from './advice.ts';
 import { connect, type RedisOptions, type RedisSettings } from './connection.ts';

@@ -1,7 +1,7 @@
 // Attempts counted against accounts on Redis: one hash per account, all under the hash tag `{t}`,
 // so that one script counts an attempt against every account of a call at once, on Cluster too.
 // The backoff is nextAttemptAt (src/store/port/throttles.ts), step for step.
-import { type AttemptAccount, type AttemptResult, type ThrottleStore } from '../port/index.ts';
+import type { AttemptAccount, AttemptResult, ThrottleStore } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
 const accountKey = (account: string) => `{t}a:${account}`;

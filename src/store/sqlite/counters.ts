@@ -1,7 +1,7 @@
 // Quota windows and hourly usage on SQLite. Quota and spike-arrest counts live in the shared
 // in-memory table (src/store/counter-table.ts); the thread that maintains the store saves the
 // table's quota windows here every second and at close, and loads them at start.
-import { CounterTable, type QuotaWindow } from '../counter-table.ts';
+import type { CounterTable, QuotaWindow } from '../counter-table.ts';
 import type { UsageCount, UsageStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 

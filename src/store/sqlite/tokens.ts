@@ -121,7 +121,7 @@ export class SqliteTokens implements TokenStore {
   async rotateRefreshToken(req: RotateRequest): Promise<RotateResult> {
     return this.#db.write((): RotateResult => {
       const row = this.#refreshToken.get(req.hash) as Row | undefined;
-      if (!row || row.kind !== 'refresh' || row.app_id !== req.appId || row.revoked_at !== null || row.credential_status !== 'approved') {
+      if (row?.kind !== 'refresh' || row.app_id !== req.appId || row.revoked_at !== null || row.credential_status !== 'approved') {
         return { ok: false, reason: 'invalid' };
       }
       // A rotated key's refresh tokens end with its overlap, as its access tokens do.
