@@ -185,7 +185,9 @@ async function alternate(cases: Record<string, Case>): Promise<Record<string, Fi
   for (let round = 1; round <= rounds; round++) {
     for (const [name, c] of Object.entries(cases)) {
       const figures = await measure(c.load, c.child);
-      (samples[name] ??= []).push(figures);
+      const list = samples[name] ?? [];
+      samples[name] = list;
+      list.push(figures);
       process.stderr.write(`round ${round}/${rounds} ${name.padEnd(11)} ${String(figures.rps).padStart(7)} req/s${figures.errors > 0 ? `  (${figures.errors} errors)` : ''}\n`);
     }
   }
@@ -238,7 +240,11 @@ async function startup(dir: string, executable: string): Promise<string[]> {
   const example = await prepareExample(dir, executable, { gateway: await freePort('127.0.0.1'), portal: await freePort('127.0.0.1') });
   const samples: Record<string, StartFigures[]> = {};
   for (let round = 1; round <= Math.max(rounds, 3); round++) {
-    for (const [name, command] of Object.entries(commands)) (samples[name] ??= []).push(await startOnce(command, example));
+    for (const [name, command] of Object.entries(commands)) {
+      const list = samples[name] ?? [];
+      samples[name] = list;
+      list.push(await startOnce(command, example));
+    }
   }
   const figures = Object.fromEntries(
     Object.entries(samples).map(([name, list]) => [

@@ -24,7 +24,7 @@ import type { RequestContext } from '../src/pipeline/context.ts';
 import { presentedCredentials } from '../src/oauth/client-auth.ts';
 import { OAuthError } from '../src/oauth/errors.ts';
 import { parseForm } from '../src/oauth/form.ts';
-import { call, configYaml, startTestGateway, tempDir, type TestGateway } from './helpers.ts';
+import { call, configYaml, startTestGateway, tempDir, type Answer, type TestGateway } from './helpers.ts';
 
 const RUNS = { numRuns: 500 };
 // Characters that matter to each parser, mixed with anything at all.
@@ -146,8 +146,14 @@ function clientText(chars: string): fc.Arbitrary<string> {
 
 /** What a parameter reader may answer: a string, a list or an object of strings; absent; or an error. */
 function assertRead(read: Read, what: string): void {
-  if ('error' in read) return assert.equal(typeof read.error, 'string', what);
-  if ('absent' in read) return assert.equal(read.absent, true, what);
+  if ('error' in read) {
+    assert.equal(typeof read.error, 'string', what);
+    return;
+  }
+  if ('absent' in read) {
+    assert.equal(read.absent, true, what);
+    return;
+  }
   const { value } = read;
   if (typeof value === 'string') return;
   const items = Array.isArray(value) ? value : Object.values(value);
@@ -337,7 +343,9 @@ paths:
           `--XX--${epilogue}`;
         const bytes = Buffer.from(text);
         let read: ReturnType<typeof readMultipart> | undefined;
-        within(() => void (read = readMultipart(bytes, 'XX')))();
+        within(() => {
+          read = readMultipart(bytes, 'XX');
+        })();
         if (read === undefined || 'problem' in read) return;
         let theirs: [string, string][];
         try {
@@ -365,7 +373,7 @@ describe('fuzzing over HTTP: never a 500', () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: pathChars, maxLength: 30 }), fc.boolean(), async (path, withToken) => {
         const target = `/${encodeURI(path).replace(/%25/g, '%')}`;
-        let res;
+        let res: Answer;
         try {
           res = await call(`${gw.url}${target}`, withToken ? { headers: { authorization: 'Bearer gwat_x' } } : {});
         } catch {
@@ -384,7 +392,7 @@ describe('fuzzing over HTTP: never a 500', () => {
         fc.string({ maxLength: 80 }),
         fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=latin1', 'application/json', 'text/plain', ''),
         async (authorization, body, type) => {
-          let res;
+          let res: Answer;
           try {
             res = await call(`${gw.url}/oauth2/token`, { method: 'POST', headers: { authorization: `Basic ${authorization}`, 'content-type': type }, body });
           } catch {

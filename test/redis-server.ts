@@ -107,7 +107,10 @@ export async function startRedisCluster(): Promise<RedisCluster> {
 async function accepting(port: number): Promise<void> {
   for (let waited = 0; ; waited += 50) {
     const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => (socket.destroy(), resolve(true)));
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
       socket.once('error', () => resolve(false));
     });
     if (open) return;

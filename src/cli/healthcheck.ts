@@ -6,6 +6,7 @@
 import { request } from 'node:http';
 import type { Command } from 'commander';
 import { ConfigError } from '../config/load.ts';
+import type { Config } from '../config/types.ts';
 import { loopbackFor } from '../http/listener.ts';
 import { OAUTH_PATHS } from '../oauth/endpoint.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
@@ -55,7 +56,7 @@ function givenUrl(text: string): Target {
 }
 
 function configuredListener(cmd: Command, io: CliIo): Target {
-  let config;
+  let config: Config;
   try {
     config = commandConfig(cmd, io);
   } catch (err) {

@@ -29,7 +29,10 @@ export function registerRun(program: Command, io: CliIo): void {
       // during the start (which would otherwise end the process) waits for it.
       let gateway: Gateway | undefined;
       let asked = false;
-      const reload = () => (gateway === undefined ? (asked = true) : void gateway.reload());
+      const reload = () => {
+        if (gateway === undefined) asked = true;
+        else void gateway.reload();
+      };
       process.on('SIGHUP', reload);
       try {
         gateway = await startGateway({ config, env, ...(port === undefined ? {} : { port }) });

@@ -67,7 +67,10 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
   const scopes = new Set(d(p.scopes));
   if (p.routes === undefined && p.openapi === undefined) report(['products', name], 'needs "routes", "openapi" or both');
   (p.openapi ?? []).forEach((api, i) => {
-    if (c.openapi?.[api] === undefined) return report(['products', name, 'openapi', i], `unknown OpenAPI document "${api}" (not under openapi)`);
+    if (c.openapi?.[api] === undefined) {
+      report(['products', name, 'openapi', i], `unknown OpenAPI document "${api}" (not under openapi)`);
+      return;
+    }
     for (const route of declared.values()) {
       if (route.operation?.api !== api || members.includes(route.name)) continue;
       members.push(route.name);
@@ -77,7 +80,10 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
   });
   (p.routes ?? []).forEach((routeName, i) => {
     const route = declared.get(routeName);
-    if (route === undefined) return report(['products', name, 'routes', i], `unknown route "${routeName}"`);
+    if (route === undefined) {
+      report(['products', name, 'routes', i], `unknown route "${routeName}"`);
+      return;
+    }
     if (!members.includes(routeName)) members.push(routeName);
     if (route.operation !== undefined) for (const s of route.scopes) scopes.add(s);
     for (const s of route.scopes) {

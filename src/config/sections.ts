@@ -185,7 +185,9 @@ function redisConnection(s: StoreConfig, report: Report): RedisSettings['connect
     return { kind: 'sentinel', name, nodes, login };
   }
   if (s.cluster !== undefined) {
-    s.cluster.forEach((url, i) => checkUrl(url, ['store', 'cluster', i], true));
+    s.cluster.forEach((url, i) => {
+      checkUrl(url, ['store', 'cluster', i], true);
+    });
     return { kind: 'cluster', urls: s.cluster };
   }
   const url = s.url ?? '';

@@ -73,7 +73,10 @@ function allListening(workers: Worker[]): Promise<void[]> {
     workers.map(
       (w, i) =>
         new Promise<void>((resolve, reject) => {
-          const failed = (err: Error) => (w.off('message', listening), reject(err));
+          const failed = (err: Error) => {
+            w.off('message', listening);
+            reject(err);
+          };
           const early = (code: number) => failed(new Error(`worker ${i} exited with code ${code} before listening`));
           const listening = () => {
             w.off('error', failed).off('exit', early);
@@ -125,7 +128,10 @@ function stopAll(workers: Worker[], exited: Set<Worker>, timeoutMs: number): Pro
           if (exited.has(w)) return resolve();
           // A worker that cannot save and close in time is ended: the process must stop.
           const timer = setTimeout(() => void w.terminate(), timeoutMs + STOP_MARGIN_MS);
-          w.once('exit', () => (clearTimeout(timer), resolve()));
+          w.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
           w.postMessage({ type: 'stop' } satisfies ToWorker);
         }),
     ),

@@ -23,7 +23,7 @@ const SUB_DELIM_ESCAPES = new RegExp(SUB_DELIM_ESCAPE.source, 'g');
 
 /** The path with its escaped sub-delims, ':' and '@' written as themselves: as a decoding router reads it. */
 export function decodeSubDelims(path: string): string {
-  return path.replace(SUB_DELIM_ESCAPES, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
+  return path.replace(SUB_DELIM_ESCAPES, (escaped) => String.fromCharCode(parseInt(escaped.slice(1), 16)));
 }
 
 // The query keeps what RFC 3986 §3.4 allows, and '[' ']', which clients send raw in keys; never

@@ -29,7 +29,7 @@ export function isFormContentType(value: string | undefined): boolean {
 export function contentCharset(value: string): string | undefined {
   const semi = value.indexOf(';');
   if (semi === -1) return undefined;
-  return /(?:^|;)\s*charset\s*=\s*"?([^";]+)"?/i.exec(value.slice(semi))?.[1]!.trim();
+  return /(?:^|;)\s*charset\s*=\s*"?([^";]+)"?/i.exec(value.slice(semi))?.[1]?.trim();
 }
 
 /** Form-decoding of one value: '+' is a space, then percent-decoding (UTF-8). */

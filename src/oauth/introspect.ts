@@ -2,6 +2,7 @@
 // it stands for. Callers authenticate with the credentials the YAML declares under
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
+import type { ActiveToken } from '../store/port/index.ts';
 import { presentedCredentials } from './client-auth.ts';
 import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type OAuthEnv } from './endpoint.ts';
 import { invalidClient, invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
@@ -37,7 +38,7 @@ export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, in
       const token = ctx.form.get('token');
       if (token === undefined) throw invalidRequest("parameter 'token' is required");
       const digest = tokenDigest(PREFIX.access, token);
-      let active;
+      let active: ActiveToken | undefined;
       try {
         active = digest === undefined ? undefined : await env.store.cache.findAccessToken(digest, ctx.now);
       } catch (err) {

@@ -101,7 +101,12 @@ export function collectFiles(start: SourceFile, files: Map<string, SourceFile>, 
 
 /** Calls `found` with each $ref string and the pointer of the object holding it. */
 function walk(value: unknown, pointer: string, found: (ref: string, pointer: string) => void): void {
-  if (Array.isArray(value)) return value.forEach((v, i) => walk(v, `${pointer}/${i}`, found));
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => {
+      walk(v, `${pointer}/${i}`, found);
+    });
+    return;
+  }
   if (value === null || typeof value !== 'object') return;
   for (const [key, v] of Object.entries(value)) {
     if (key === '$ref' && typeof v === 'string') found(v, `${pointer}/$ref`);

@@ -21,13 +21,19 @@ export class Documents {
   /** The document in `file` (an absolute path), read the first time; throws DocumentError. */
   load(file: string): ApiDocument {
     let doc = this.#read.get(file);
-    if (doc === undefined) this.#read.set(file, (doc = loadDocument(file)));
+    if (doc === undefined) {
+      doc = loadDocument(file);
+      this.#read.set(file, doc);
+    }
     return doc;
   }
 
   validators(doc: ApiDocument): DocumentValidators {
     let found = this.#validators.get(doc);
-    if (found === undefined) this.#validators.set(doc, (found = new DocumentValidators(doc)));
+    if (found === undefined) {
+      found = new DocumentValidators(doc);
+      this.#validators.set(doc, found);
+    }
     return found;
   }
 }
@@ -71,7 +77,13 @@ export class DocumentValidators {
   }
 
   #compile(kind: AjvKind, schema: object, what: string): SchemaCheck {
-    const ajv = kind === 'coercing' ? this.#coercing : kind === 'strict' ? this.#strict : (this.#answers ??= documentAjvs(this.#doc, false, 'response'));
+    let ajv: Ajvs;
+    if (kind === 'coercing') ajv = this.#coercing;
+    else if (kind === 'strict') ajv = this.#strict;
+    else {
+      this.#answers ??= documentAjvs(this.#doc, false, 'response');
+      ajv = this.#answers;
+    }
     const key = `${kind} ${JSON.stringify(schema)}`;
     let check = this.#checks.get(key);
     if (check !== undefined) return check;

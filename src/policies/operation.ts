@@ -7,7 +7,7 @@ import type { OperationSite, PolicyIssue, PolicySite } from './policy.ts';
 
 export function siteOperation(file: string | undefined, site: PolicySite): OperationSite | PolicyIssue | undefined {
   if (file === undefined) return site.operation;
-  let document;
+  let document: ApiDocument;
   try {
     document = site.documents.load(path.resolve(site.configDir, file));
   } catch (err) {

@@ -95,12 +95,16 @@ export const transformResponse: ResponsePolicy<typeof TransformResponseOptions> 
     const bad = (path: (string | number)[], pointer: string) => {
       if (parsePointer(pointer)?.length === 0) issues.push({ path, message: 'must point below the root' });
     };
-    options.body?.remove?.forEach((p, i) => bad(['body', 'remove', i], p));
+    options.body?.remove?.forEach((p, i) => {
+      bad(['body', 'remove', i], p);
+    });
     for (const [from, to] of Object.entries(options.body?.rename ?? {})) {
       bad(['body', 'rename', from], from);
       bad(['body', 'rename', from], to);
     }
-    options.body?.set?.forEach((s, i) => bad(['body', 'set', i, 'pointer'], s.pointer));
+    options.body?.set?.forEach((s, i) => {
+      bad(['body', 'set', i, 'pointer'], s.pointer);
+    });
     return issues;
   },
   create(options, env) {

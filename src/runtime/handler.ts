@@ -163,7 +163,10 @@ function createObserver(metrics: Metrics) {
     classes[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!.inc();
     if (upstream !== undefined && ctx.upstreamMs !== undefined) {
       let timer = upstreams.get(upstream);
-      if (timer === undefined) upstreams.set(upstream, (timer = metrics.upstreamDuration.series(upstream)));
+      if (timer === undefined) {
+        timer = metrics.upstreamDuration.series(upstream);
+        upstreams.set(upstream, timer);
+      }
       timer.observe(ctx.upstreamMs / 1000);
     }
     if (failure !== undefined) metrics.failed(failure, compiled?.surface ?? 'request', upstream);

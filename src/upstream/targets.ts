@@ -40,7 +40,10 @@ export function createResponder(target: Target, handlers: readonly ResponseHandl
   const headerHooks = handlers.flatMap((h) => (h.headers === undefined ? [] : [h.headers]));
   if (!handlers.some((h) => h.body !== undefined)) {
     if (headerHooks.length === 0) return (ctx) => target.stream(ctx, noHooks);
-    return (ctx) => target.stream(ctx, (response) => headerHooks.forEach((hook) => hook(ctx, response)));
+    return (ctx) =>
+      target.stream(ctx, (response) => {
+        for (const hook of headerHooks) hook(ctx, response);
+      });
   }
   return async function respondHeld(ctx: RequestContext): Promise<void> {
     let response = await target.fetch(ctx);

@@ -248,7 +248,14 @@ describe('admin listener address', () => {
     writeFileSync(file, yaml);
     const config = loadConfigFile(file, { env: {} });
     const gateway = await startGateway({ config, adminPort: 0, logger: createLogger('silent') });
-    return { config, gateway, close: async () => (await gateway.close(), temp.remove()) };
+    return {
+      config,
+      gateway,
+      close: async () => {
+        await gateway.close();
+        temp.remove();
+      },
+    };
   }
 
   test('without an admin section it binds 127.0.0.1 (port 9901 unless overridden), even when the gateway listens on every address', async (t) => {
@@ -267,7 +274,10 @@ describe('admin listener address', () => {
       if (external === undefined) return t.diagnostic('no non-loopback IPv4 address here: the external reach is not checked');
       const reach = (port: string) =>
         new Promise<string>((resolve) => {
-          const req = httpRequest({ host: external, port, path: '/healthz' }, (res) => (res.resume(), resolve(String(res.statusCode))));
+          const req = httpRequest({ host: external, port, path: '/healthz' }, (res) => {
+            res.resume();
+            resolve(String(res.statusCode));
+          });
           req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
           req.end();
         });
@@ -422,7 +432,12 @@ describe('metrics', () => {
         const socket = connectTcp(Number(port), '127.0.0.1', () =>
           socket.write(`GET /v1/backend/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${access}\r\nX-Request-Id: left-1\r\n\r\n`),
         );
-        socket.on('data', (c: Buffer) => c.toString().includes('first part') && (socket.destroy(), resolve()));
+        socket.on('data', (c: Buffer) => {
+          if (c.toString().includes('first part')) {
+            socket.destroy();
+            resolve();
+          }
+        });
         socket.on('error', reject);
       });
       // The rest of the answer finds the client gone.

@@ -275,7 +275,7 @@ describe('API reference in Chromium', { skip: missing }, () => {
     const [gatewayPort, portalPort] = [await freePort('127.0.0.1'), await freePort('127.0.0.1')];
     gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     const portalOrigin = `http://127.0.0.1:${portalPort}`;
-    upstream = await startUpstream((req, res, body) => {
+    upstream = await startUpstream((_req, res, body) => {
       res.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'pets' }).end(JSON.stringify({ id: 7, changed: true, received: JSON.parse(body || 'null') }));
     });
     const temp = tempDir();

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { loadConfigFile } from '../../src/config/load.ts';
+import type { Config } from '../../src/config/types.ts';
 import { createLogger } from '../../src/log.ts';
 import { startGateway } from '../../src/host/index.ts';
 import { configYaml, tempDir } from '../helpers.ts';
@@ -48,7 +49,7 @@ test('a load compiles each document and each validateRequest once, and the runti
   );
   loadConfigFile(file, { env: {} }); // the config file's own validator compiles on the first load
   const compiles = countCompiles();
-  let config;
+  let config: Config;
   let atLoad: number;
   try {
     config = loadConfigFile(file, { env: {} });

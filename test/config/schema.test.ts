@@ -11,6 +11,14 @@ test('the published editor schema is the schema the loader validates with', () =
   assert.deepEqual(published, editorSchema(), 'run `npx gateway config schema > gateway.schema.json`');
 });
 
+/** What the defaults test reads of the filled config. */
+interface Filled {
+  listen: { host: string };
+  upstreams: { u: { healthCheck: unknown } };
+  admin: unknown;
+  routes: { r: { requireSubject: boolean; policies: [{ spikeArrest: unknown }] } };
+}
+
 interface Node {
   description?: string;
   properties?: Record<string, Node>;
@@ -41,7 +49,7 @@ test('defaults go into a new object: the input is left as it was, and policy opt
   const options = { rate: '10ps' };
   const raw = { listen: { port: 1 }, upstreams: { u: { url: 'http://127.0.0.1:9' } }, products: {}, routes: { r: { method: 'GET', path: '/', upstream: 'u', policies: [{ spikeArrest: options }] } } };
   const before = structuredClone(raw);
-  const filled = withDefaults(configSchema, raw, new Set([policySchema])) as unknown as Record<string, any>;
+  const filled = withDefaults(configSchema, raw, new Set([policySchema])) as unknown as Filled;
   assert.deepEqual(raw, before);
   assert.equal(filled.listen.host, '0.0.0.0');
   assert.deepEqual(filled.upstreams.u.healthCheck, { failures: 3, cooldown: '10s' });

@@ -350,8 +350,10 @@ function unitFile(text: string): Map<string, Map<string, string[]>> {
   let section: Map<string, string[]> | undefined;
   for (const line of text.split('\n').map((l) => l.trim())) {
     if (line === '' || /^[#;]/.test(line)) continue;
-    if (/^\[.+\]$/.test(line)) settings.set(line.slice(1, -1), (section = new Map()));
-    else {
+    if (/^\[.+\]$/.test(line)) {
+      section = new Map();
+      settings.set(line.slice(1, -1), section);
+    } else {
       const [, name, value] = /^([A-Za-z]+)=(.*)$/.exec(line) ?? assert.fail(`not a setting: ${line}`);
       assert.ok(section, `${name} outside a section`);
       section.set(name!, [...(section.get(name!) ?? []), value!]);

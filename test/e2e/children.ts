@@ -127,7 +127,13 @@ export async function serve(config: string, options: { args?: readonly string[];
         if (found !== undefined) return Promise.resolve(found);
         return new Promise((resolve, reject) => {
           const timer = setTimeout(() => reject(new Error(`no such log line within ${CHILD_TIMEOUT_MS} ms`)), CHILD_TIMEOUT_MS);
-          waiting.add({ matches, resolve: (entry) => (clearTimeout(timer), resolve(entry)) });
+          waiting.add({
+            matches,
+            resolve: (entry) => {
+              clearTimeout(timer);
+              resolve(entry);
+            },
+          });
         });
       },
     };

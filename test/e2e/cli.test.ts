@@ -429,7 +429,9 @@ describe('gateway admin and control characters', () => {
 
 describe('gateway config check', () => {
   const spaces: Workspace[] = [];
-  after(() => spaces.forEach((s) => s.remove()));
+  after(() => {
+    for (const s of spaces) s.remove();
+  });
 
   /** A workspace with `yaml`; `check` runs `config check` on it. */
   function withConfig(yaml: string) {

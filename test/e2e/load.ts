@@ -79,8 +79,15 @@ export function keepAliveLoad(url: string, path: string, headers: Record<string,
   const all = Promise.all(loops).then(() => tally);
   return {
     tally,
-    reached: (count) => new Promise<void>((resolve) => (waiters.push({ count, resolve }), answered())),
-    stop: () => ((running = false), all),
+    reached: (count) =>
+      new Promise<void>((resolve) => {
+        waiters.push({ count, resolve });
+        answered();
+      }),
+    stop: () => {
+      running = false;
+      return all;
+    },
     refusedAll: () => all,
   };
 }

@@ -103,7 +103,11 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       return Promise.all(Array.from({ length: count }, (_, i) => call(`${instances[i % 3]!.url}${path}`, { headers: bearer(token) }).then((r) => r.status)));
     }
 
-    const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+    const tally = (statuses: number[]) => {
+      const t: Record<number, number> = {};
+      for (const s of statuses) t[s] = (t[s] ?? 0) + 1;
+      return t;
+    };
 
     test('an app registered once gets tokens from every instance, and each token works on every instance', async () => {
       for (const issuer of instances) {

@@ -13,7 +13,12 @@ function rawConnection(port: number) {
   const socket: Socket = connect(port, '127.0.0.1');
   let text = '';
   let isClosed = false;
-  const closed = new Promise<void>((resolve) => socket.once('close', () => ((isClosed = true), resolve())));
+  const closed = new Promise<void>((resolve) =>
+    socket.once('close', () => {
+      isClosed = true;
+      resolve();
+    }),
+  );
   socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
   socket.on('error', () => {});
   return {

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfigFile } from '../../src/config/load.ts';
-import { bearer, call, configYaml, rawExchange, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { bearer, call, configYaml, rawExchange, startTestGateway, startUpstream, tempDir, tokenRequest, type Answer, type TestGateway, type Upstream } from '../helpers.ts';
 
 const ORDERS = `openapi: 3.0.3
 info: { title: Orders, version: '1.0' }
@@ -246,7 +246,7 @@ describe('request bodies are refused when an upstream parser could read them oth
   });
 
   /** Sends the request; the answer, and whether the upstream received it. */
-  async function send(url: string, init: RequestInit): Promise<{ status: number; body: any; reached: boolean }> {
+  async function send(url: string, init: RequestInit): Promise<{ status: number; body: Answer['body']; reached: boolean }> {
     const before = upstream.received.length;
     const answer = await call(`${gateway.url}${url}`, { ...init, headers: { ...bearer(token), ...(init.headers as Record<string, string>) } });
     return { status: answer.status, body: answer.body, reached: upstream.received.length > before };

@@ -54,8 +54,11 @@ describe('RedisCounters', { skip }, () => {
       await server.start();
       // Until the client has reconnected (its next attempt is at most a second away), calls fail as above.
       const deadline = Date.now() + BOUND_MS;
-      let back: unknown;
-      while ((back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
+      let back: unknown = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2));
+      while (back instanceof StoreUnavailable && Date.now() < deadline) {
+        await sleep(50);
+        back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2));
+      }
       // The restarted server kept nothing (no persistence), its scripts included: they are loaded again.
       assert.deepEqual(back, { value: { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 } });
       assert.deepEqual(await spike(counters, 'spike|a', 100, 1, T0), { allowed: true, retryAfterMs: 0 });
@@ -75,8 +78,11 @@ describe('RedisCounters', { skip }, () => {
       }
       await Promise.all(cluster.nodes.map((node) => node.start()));
       const deadline = Date.now() + BOUND_MS;
-      let back: unknown;
-      while ((back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2))) instanceof StoreUnavailable && Date.now() < deadline) await sleep(50);
+      let back: unknown = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2));
+      while (back instanceof StoreUnavailable && Date.now() < deadline) {
+        await sleep(50);
+        back = await settled(consumeQuota(counters, 'quota|a', 5, minute, T0 + 2));
+      }
       // The nodes kept nothing: a count of 1 shows that the calls refused while they were down were not sent once they were back.
       assert.deepEqual(back, { value: { allowed: true, limit: 5, remaining: 4, resetAt: T0 + 40_000, retryAt: T0 + 40_000 } });
     } finally {

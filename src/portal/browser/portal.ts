@@ -118,7 +118,7 @@ if (reference) {
     }
     if (panel.dataset.scopes) params.set('scope', panel.dataset.scopes);
     const tokenUrl = `${gateway}/oauth2/token`;
-    let res;
+    let res: Response;
     try {
       res = await fetch(tokenUrl, {
         method: 'POST',

@@ -194,7 +194,10 @@ export class RedisUsage implements UsageStore {
     const byApp = new Map<string, (string | number)[]>();
     for (const c of counts) {
       let args = byApp.get(c.appId);
-      if (args === undefined) byApp.set(c.appId, (args = [USAGE_KEPT_MS]));
+      if (args === undefined) {
+        args = [USAGE_KEPT_MS];
+        byApp.set(c.appId, args);
+      }
       args.push(String(c.hour), c.count);
     }
     // Issued together, so auto-pipelining sends them in one round trip.

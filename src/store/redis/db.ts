@@ -305,9 +305,9 @@ export class RedisDb implements ChangeFeed {
   readonly #sweep = () => {
     this.#timer = undefined;
     const now = performance.now();
-    let oldest: Waiting | undefined;
     // #settle moves the head past every settled command: the head is always one still waiting.
-    while ((oldest = this.#waiting[this.#head]) !== undefined && now - oldest.at >= this.#timeoutMs) {
+    let oldest: Waiting | undefined = this.#waiting[this.#head];
+    while (oldest !== undefined && now - oldest.at >= this.#timeoutMs) {
       this.#settle(oldest);
       if (!this.#stalled) {
         this.#stalled = true;
@@ -315,6 +315,7 @@ export class RedisDb implements ChangeFeed {
         this.client.ping().then(this.#answered, () => {});
       }
       oldest.reject(this.#failure(new Error(TIMED_OUT)));
+      oldest = this.#waiting[this.#head];
     }
     if (oldest !== undefined) this.#timer = setTimeout(this.#sweep, Math.max(1, oldest.at + this.#timeoutMs - now));
   };

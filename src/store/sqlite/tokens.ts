@@ -89,8 +89,17 @@ export class SqliteTokens implements TokenStore {
         });
       })
       .then(
-        () => batch.forEach(({ resolve, reject }, i) => (failed.has(i) ? reject(failure(failed.get(i))) : resolve())),
-        (err: unknown) => batch.forEach(({ reject }) => reject(err)),
+        () => {
+          batch.forEach(({ resolve, reject }, i) => {
+            if (failed.has(i)) reject(failure(failed.get(i)));
+            else resolve();
+          });
+        },
+        (err: unknown) => {
+          batch.forEach(({ reject }) => {
+            reject(err);
+          });
+        },
       );
   }
 
