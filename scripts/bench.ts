@@ -74,8 +74,8 @@ async function start(core: number, script: string, argv: string[], ready: (child
   const command = [NODE, ...RUNTIME_FLAGS, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
   const child =
     pinned && core >= 0
-    ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-    : spawn(command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+      : spawn(command[0]!, command.slice(1), { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   await ready(child);
   return child;
 }
@@ -291,7 +291,13 @@ async function main(): Promise<void> {
      * A gateway (the bundle) on `core` with its own store, an app registered through the CLI, and
      * one token; with `line`, the route of the openapi pair besides the bench route.
      */
-    async function startGatewayCase(name: string, core: number, extra = '', store = `{ path: ./${name}.db }`, line?: LineRoute): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
+    async function startGatewayCase(
+      name: string,
+      core: number,
+      extra = '',
+      store = `{ path: ./${name}.db }`,
+      line?: LineRoute,
+    ): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
       const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
       writeFileSync(
@@ -340,8 +346,14 @@ ${line?.openapi ?? ''}${extra}`,
       body,
     });
     // The load's request passes both; a body the document refuses is refused by the validating gateway only.
-    for (const [g, refused] of [[validated, 400], [unvalidated, 200]] as const) {
-      for (const [body, status] of [[LINE_BODY, 200], [LINE_REFUSED_BODY, refused]] as const) {
+    for (const [g, refused] of [
+      [validated, 400],
+      [unvalidated, 200],
+    ] as const) {
+      for (const [body, status] of [
+        [LINE_BODY, 200],
+        [LINE_REFUSED_BODY, refused],
+      ] as const) {
         const { url, ...init } = lineLoad(g, body);
         const answer = await fetch(url, init);
         if (answer.status !== status) throw new Error(`${url}: ${answer.status} where ${status} was expected: ${await answer.text()}`);
@@ -498,7 +510,6 @@ ${line?.openapi ?? ''}${extra}`,
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
 
 /** A redis-server of the bench's own on a spare port, on core 1 with the load; undefined without redis-server. */
 async function startRedisServer(dir: string): Promise<{ child: ChildProcess; port: number } | undefined> {

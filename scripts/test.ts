@@ -16,7 +16,9 @@ if (!(part in PARTS)) {
   console.error(`usage: scripts/test.ts [${Object.keys(PARTS).join('|')}] [node --test options…]`);
   process.exit(2);
 }
-const files = globSync('test/**/*.test.ts').sort().filter(PARTS[part as keyof typeof PARTS]);
+const files = globSync('test/**/*.test.ts')
+  .sort()
+  .filter(PARTS[part as keyof typeof PARTS]);
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...process.argv.slice(3), ...files], { stdio: 'inherit' });
 child.on('exit', (code, signal) => {
   process.exitCode = code ?? (signal === null ? 1 : 128);

@@ -53,8 +53,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const logger = options.logger ?? createLogger(config.log.level);
   const clock = options.clock ?? Date.now;
   const shared = role.kind === 'worker' ? role.shared : storeShared(config.store);
-  const store =
-    options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) });
+  const store = options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) });
   const secretKey = await sharedSecretKey(store, config.store.secretKeyFile).catch(async (err: unknown) => {
     await store.close();
     throw err;

@@ -30,7 +30,14 @@ function links(text: string): string[] {
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchors(text: string): Set<string> {
-  return new Set([...prose(text).matchAll(/^#{1,6} (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/ /g, '-')));
+  return new Set(
+    [...prose(text).matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\- ]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
 }
 
 const MANUAL = ['README.md', 'SECURITY.md', ...pages()];
@@ -43,17 +50,28 @@ describe('the manual', () => {
 
   test("README.md starts with the two commands, set up and run, and test, which are npm's scripts and what CI runs", () => {
     const first = /^```sh\n([\s\S]*?)^```$/m.exec(read('README.md'))?.[1] ?? assert.fail('a sh block');
-    const commands = first.split('\n').filter((l) => l !== '').map((l) => l.replace(/\s+#.*$/, ''));
+    const commands = first
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => l.replace(/\s+#.*$/, ''));
     assert.deepEqual(commands, ['npm ci && npm start', 'npm test']);
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     assert.match(scripts.start ?? '', /--config gateway\.example\.yaml$/);
     assert.ok(scripts.test);
-    assert.deepEqual(read('.ci/run').split('\n').filter((l) => /^npm /.test(l)), ['npm ci', 'npm test']);
+    assert.deepEqual(
+      read('.ci/run')
+        .split('\n')
+        .filter((l) => /^npm /.test(l)),
+      ['npm ci', 'npm test'],
+    );
   });
 
   test('every page of docs/ is linked from README.md', () => {
     const linked = new Set(links(read('README.md')).map((target) => path.posix.normalize(target.split('#')[0]!)));
-    assert.deepEqual(pages().filter((page) => !linked.has(page)), []);
+    assert.deepEqual(
+      pages().filter((page) => !linked.has(page)),
+      [],
+    );
   });
 
   test('every relative link of README.md, SECURITY.md and docs/ leads to a file, and to a heading of it when it names one', () => {

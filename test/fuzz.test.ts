@@ -29,18 +29,28 @@ import { call, configYaml, startTestGateway, tempDir, type Answer, type TestGate
 const RUNS = { numRuns: 500 };
 // Characters that matter to each parser, mixed with anything at all.
 const pathChars = fc.constantFrom('/', '.', '%', '2', 'e', 'E', 'f', 'F', '5', 'c', '0', ';', '\\', '?', '&', '=', 'a', 'v', '1', '\0', ' ', '~');
-const pathLike = fc.oneof(fc.string({ unit: pathChars, maxLength: 40 }).map((s) => `/${s}`), fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
+const pathLike = fc.oneof(
+  fc.string({ unit: pathChars, maxLength: 40 }).map((s) => `/${s}`),
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+);
 
 describe('fuzzing', () => {
   test('config loader: any text is a Config or a ConfigError naming where', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.jsonValue({ maxDepth: 4 }).map((v) => stringify(v))), (text) => {
-        try {
-          parseConfig(text, 'fuzz.yaml', { env: {} });
-        } catch (err) {
-          assert.ok(err instanceof ConfigError, `${(err as Error).name}: ${(err as Error).message}`);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string({ maxLength: 200 }),
+          fc.jsonValue({ maxDepth: 4 }).map((v) => stringify(v)),
+        ),
+        (text) => {
+          try {
+            parseConfig(text, 'fuzz.yaml', { env: {} });
+          } catch (err) {
+            assert.ok(err instanceof ConfigError, `${(err as Error).name}: ${(err as Error).message}`);
+          }
+        },
+      ),
       RUNS,
     );
   });
@@ -48,18 +58,28 @@ describe('fuzzing', () => {
   test('config loader: a valid config with one value replaced is a Config or a ConfigError', () => {
     const base = configYaml();
     const lines = base.split('\n');
-    const valueLines = lines.map((l, i) => [l, i] as const).filter(([l]) => /:\s*\S/.test(l)).map(([, i]) => i);
+    const valueLines = lines
+      .map((l, i) => [l, i] as const)
+      .filter(([l]) => /:\s*\S/.test(l))
+      .map(([, i]) => i);
     fc.assert(
-      fc.property(fc.constantFrom(...valueLines), fc.oneof(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v))), (index, value) => {
-        const mutated = [...lines];
-        mutated[index] = mutated[index]!.replace(/:\s*.*$/, `: ${value}`);
-        try {
-          parseConfig(mutated.join('\n'), 'fuzz.yaml', { env: {} });
-        } catch (err) {
-          assert.ok(err instanceof ConfigError, `${(err as Error).name}: ${(err as Error).message}`);
-          for (const issue of err.issues) assert.ok(issue.message.length > 0);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...valueLines),
+        fc.oneof(
+          fc.string({ maxLength: 30 }),
+          fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+        ),
+        (index, value) => {
+          const mutated = [...lines];
+          mutated[index] = mutated[index]!.replace(/:\s*.*$/, `: ${value}`);
+          try {
+            parseConfig(mutated.join('\n'), 'fuzz.yaml', { env: {} });
+          } catch (err) {
+            assert.ok(err instanceof ConfigError, `${(err as Error).name}: ${(err as Error).message}`);
+            for (const issue of err.issues) assert.ok(issue.message.length > 0);
+          }
+        },
+      ),
       RUNS,
     );
   });
@@ -157,7 +177,10 @@ function assertRead(read: Read, what: string): void {
   const { value } = read;
   if (typeof value === 'string') return;
   const items = Array.isArray(value) ? value : Object.values(value);
-  assert.ok(items.every((item) => typeof item === 'string'), what);
+  assert.ok(
+    items.every((item) => typeof item === 'string'),
+    what,
+  );
 }
 
 /** A reader of every style each location allows, with every shape and explode it may have (OAS 3.1.1 "Style Values"). */
@@ -244,7 +267,10 @@ describe('fuzzing every parser of client bytes, each input within a time bound',
   });
 
   test('JSON bodies: any bytes are the value JSON.parse makes of them, or a failure with a pointer', () => {
-    const jsonText = fc.oneof(clientText('{}[]",:0123456789.eE+-\\u d8 tnf'), fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)));
+    const jsonText = fc.oneof(
+      clientText('{}[]",:0123456789.eE+-\\u d8 tnf'),
+      fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)),
+    );
     fc.assert(
       fc.property(
         jsonText,
@@ -317,14 +343,7 @@ paths:
   test('multipart bodies: any bytes are parts or a problem; what readMultipart accepts, undici reads alike', async () => {
     const name = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ';', '=', '"', '\\', '%', 'é', '*'), minLength: 0, maxLength: 6 });
     const value = fc.string({ unit: fc.constantFrom('1', 'x', '\r', '\n', '-', 'X', ' ', 'é'), maxLength: 12 });
-    const header = fc.constantFrom(
-      '',
-      'Content-Type: text/plain\r\n',
-      'Content-Type: text/plain; charset=iso-8859-1\r\n',
-      'Content-Transfer-Encoding: base64\r\n',
-      ' folded\r\n',
-      'X-A: b\r\n',
-    );
+    const header = fc.constantFrom('', 'Content-Type: text/plain\r\n', 'Content-Type: text/plain; charset=iso-8859-1\r\n', 'Content-Transfer-Encoding: base64\r\n', ' folded\r\n', 'X-A: b\r\n');
     const part = fc.record({ name, value, header, file: fc.option(name), quoted: fc.boolean() });
     const body = fc.record({
       parts: fc.array(part, { maxLength: 4 }),

@@ -333,7 +333,11 @@ export function bearer(token: string): { authorization: string } {
  */
 export async function storedText(dir: string): Promise<string> {
   if (TEST_REDIS_URL === undefined) {
-    return ['gateway.db', 'gateway.db-wal'].map((f) => path.join(dir, f)).filter((f) => existsSync(f)).map((f) => readFileSync(f).toString('latin1')).join('');
+    return ['gateway.db', 'gateway.db-wal']
+      .map((f) => path.join(dir, f))
+      .filter((f) => existsSync(f))
+      .map((f) => readFileSync(f).toString('latin1'))
+      .join('');
   }
   const prefix = /keyPrefix: "([^"]+)"/.exec(readFileSync(path.join(dir, 'gateway.yaml'), 'utf8'))![1]!;
   const client = new Redis(TEST_REDIS_URL);
@@ -342,7 +346,15 @@ export async function storedText(dir: string): Promise<string> {
     for (const key of await client.keys(`${prefix}*`)) {
       const type = await client.type(key);
       const values =
-        type === 'string' ? [await client.get(key)] : type === 'hash' ? Object.entries(await client.hgetall(key)).flat() : type === 'set' ? await client.smembers(key) : type === 'zset' ? await client.zrange(key, '0', '-1') : [];
+        type === 'string'
+          ? [await client.get(key)]
+          : type === 'hash'
+            ? Object.entries(await client.hgetall(key)).flat()
+            : type === 'set'
+              ? await client.smembers(key)
+              : type === 'zset'
+                ? await client.zrange(key, '0', '-1')
+                : [];
       parts.push(key, ...values.map(String));
     }
     return parts.join('\n');

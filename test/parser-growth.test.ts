@@ -102,7 +102,7 @@ describe('parser growth: a JSON body (limit: listen.maxBodySize)', () => {
   for (const [what, make] of cases) test(what, () => assertLinear(LIMITS.body, make, (body) => parseJsonBody(body, '/body')));
 });
 
-describe('parser growth: an OpenAPI operation\'s request (limit: listen.maxBodySize)', () => {
+describe("parser growth: an OpenAPI operation's request (limit: listen.maxBodySize)", () => {
   const temp = tempDir();
   after(() => temp.remove());
   const file = path.join(temp.dir, 'growth.yaml');
@@ -130,7 +130,12 @@ paths:
   const doc = documents.load(file);
   const step = documents.validators(doc).request(doc.operations[0]!, '/items', LIMITS.body);
   const request = (headers: Record<string, string>, body: string | undefined, query = ''): RequestContext =>
-    ({ req: { headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) } }, path: '/items', query, body: body === undefined ? undefined : Buffer.from(body, 'latin1') }) as unknown as RequestContext;
+    ({
+      req: { headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) } },
+      path: '/items',
+      query,
+      body: body === undefined ? undefined : Buffer.from(body, 'latin1'),
+    }) as unknown as RequestContext;
   const form = (body: string) => request({ 'content-type': 'application/x-www-form-urlencoded' }, body);
   /** What the step answers, awaited: 'accepted', or the refusal's status and first failure. */
   async function outcome(ctx: RequestContext): Promise<string> {
@@ -159,7 +164,11 @@ paths:
     ['multipart: a field repeated, past 1,000 parts', (n) => multipart(fill(n, part('tag', '7'), '', '--XX--\r\n')), '400 /body has more than 1000 parts'],
     // What made the old part-header scan quadratic; read in one pass, it is refused at its first part.
     ['multipart: boundaries with no blank line until the end', (n) => multipart(fill(n, '--XX\r\n', '', '\r\n')), '400 /body has a part without a blank line after its headers'],
-    ['multipart: a part with many header lines', (n) => multipart(`--XX\r\n${fill(n, 'X-A: b\r\n')}Content-Disposition: form-data; name="limit"\r\n\r\n1\r\n--XX--\r\n`), '400 /body has a part whose headers are longer than 8 KiB'],
+    [
+      'multipart: a part with many header lines',
+      (n) => multipart(`--XX\r\n${fill(n, 'X-A: b\r\n')}Content-Disposition: form-data; name="limit"\r\n\r\n1\r\n--XX--\r\n`),
+      '400 /body has a part whose headers are longer than 8 KiB',
+    ],
     ['multipart: content full of near-boundaries', (n) => multipart(`${part('upload', fill(n, '\r\n--X\r\n-'), '; filename="a"')}--XX--\r\n`), 'accepted'],
     ['multipart: many files', (n) => multipart(fill(n, part('upload', 'x', '; filename="a"'), '', '--XX--\r\n')), '400 /body/upload is given more than once'],
   ];
@@ -210,18 +219,26 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
       compileParameter({ name: 'q', in: 'query', shape: 'object', otherQueryNames: [] }),
     ];
     for (const unit of ['q=1&', 'q=a,b,c%2C&', 'q[a]=1&', 'q=%7C|%7C&', 'a=1;', '&&']) {
-      await assertLinear(LIMITS.target, (n) => fill(n, unit), (query) => {
-        queryObject(query);
-        const parsedQuery = parseQuery(query);
-        for (const read of readers) read({ path: {}, headers: {}, parsedQuery });
-      });
+      await assertLinear(
+        LIMITS.target,
+        (n) => fill(n, unit),
+        (query) => {
+          queryObject(query);
+          const parsedQuery = parseQuery(query);
+          for (const read of readers) read({ path: {}, headers: {}, parsedQuery });
+        },
+      );
     }
   });
 
   test('headers: Content-Type parameters, cookies, Basic credentials, X-Forwarded-For, header and cookie parameters of every style', async () => {
     await assertLinear(LIMITS.headers, (n) => fill(n, '; a=b', 'multipart/form-data'), mediaParameters);
     await assertLinear(LIMITS.headers, (n) => fill(n, '\\"', 'text/plain; a="'), mediaParameters);
-    await assertLinear(LIMITS.headers, (n) => fill(n, 'a=1; '), (header) => cookieValues(header, 'a'));
+    await assertLinear(
+      LIMITS.headers,
+      (n) => fill(n, 'a=1; '),
+      (header) => cookieValues(header, 'a'),
+    );
     const basic = (n: number) => ({ headers: { authorization: `Basic ${Buffer.from(fill(n * 0.75, '%41', 'id:')).toString('base64')}` }, rawHeaders: [] }) as unknown as IncomingMessage;
     await assertLinear(LIMITS.headers, basic, (req) => presentedCredentials(req, new Map()));
     const clientIp = createClientIp(['10.0.0.0/8']);
@@ -233,9 +250,13 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
       compileParameter({ name: 'a', in: 'cookie', shape: 'object', explode: false }),
     ];
     for (const unit of ['a,b,', 'k=v,', 'a=1; ', '%61=1; ']) {
-      await assertLinear(LIMITS.headers, (n) => fill(n, unit), (value) => {
-        for (const read of readers) read({ path: {}, headers: { 'x-a': value, cookie: value }, parsedQuery: parseQuery('') });
-      });
+      await assertLinear(
+        LIMITS.headers,
+        (n) => fill(n, unit),
+        (value) => {
+          for (const read of readers) read({ path: {}, headers: { 'x-a': value, cookie: value }, parsedQuery: parseQuery('') });
+        },
+      );
     }
   });
 });
@@ -243,13 +264,17 @@ describe('parser growth: the request line and headers (limits: 8 KiB target, 16 
 describe('parser growth: forms of the OAuth endpoints, the portal and a protected route', () => {
   test('form bodies: many fields, one long field', async () => {
     for (const unit of ['a=1&', 'tag=1&', '%41%42=%43&', '+']) {
-      await assertLinear(LIMITS.oauthForm, (n) => fill(n, unit), (body) => {
-        try {
-          parseForm(body);
-        } catch (err) {
-          ignore(err);
-        }
-      });
+      await assertLinear(
+        LIMITS.oauthForm,
+        (n) => fill(n, unit),
+        (body) => {
+          try {
+            parseForm(body);
+          } catch (err) {
+            ignore(err);
+          }
+        },
+      );
       await assertLinear(LIMITS.bearerForm, (n) => fill(n, unit), formFields);
     }
   });
@@ -261,20 +286,33 @@ describe('parser growth: forms of the OAuth endpoints, the portal and a protecte
       ['\r\n--X', '--XX\r\nContent-Disposition: form-data; name="a"\r\n\r\n', '\r\n--XX--\r\n'],
       ['X-A: b\r\n', '--XX\r\n', 'Content-Disposition: form-data; name="a"\r\n\r\n1\r\n--XX--\r\n'],
     ] as const) {
-      await assertLinear(LIMITS.body, (n) => Buffer.from(fill(n, unit, head, tail)), (body) => readMultipart(body, 'XX'));
+      await assertLinear(
+        LIMITS.body,
+        (n) => Buffer.from(fill(n, unit, head, tail)),
+        (body) => readMultipart(body, 'XX'),
+      );
     }
   });
 
   // The address is held to 254 characters before its pattern, which is quadratic in the length, runs.
   test('a portal sign-up address: dots and at-signs', async () => {
-    for (const [unit, tail] of [['a.', '@'], ['a.', ' x'], ['.@', '']]) {
-      await assertLinear(LIMITS.oauthForm, (n) => fill(n, unit!, 'a@', tail), (email) => {
-        try {
-          normaliseEmail(email);
-        } catch (err) {
-          ignore(err);
-        }
-      }, true);
+    for (const [unit, tail] of [
+      ['a.', '@'],
+      ['a.', ' x'],
+      ['.@', ''],
+    ]) {
+      await assertLinear(
+        LIMITS.oauthForm,
+        (n) => fill(n, unit!, 'a@', tail),
+        (email) => {
+          try {
+            normaliseEmail(email);
+          } catch (err) {
+            ignore(err);
+          }
+        },
+        true,
+      );
     }
   });
 });

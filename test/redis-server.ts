@@ -43,7 +43,16 @@ export async function startRedis(options: { cluster?: boolean; durable?: boolean
   const temp = tempDir();
   let child: ChildProcess | undefined;
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', temp.dir, '--save', '', '--protected-mode', 'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    temp.dir,
+    '--save',
+    '',
+    '--protected-mode',
+    'no',
     ...(options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
     ...(options.password === undefined ? [] : ['--requirepass', options.password]),
     ...(options.tls === undefined ? [] : ['--port', '0', '--tls-port', String(port), '--tls-cert-file', options.tls.cert, '--tls-key-file', options.tls.key, '--tls-auth-clients', 'no']),

@@ -120,10 +120,7 @@ export async function confirmEmail(deps: AdminDeps, input: { token: string; emai
  * if it has an active account, is made by `later`, which the caller runs after it has answered,
  * so that the answer takes as long whether or not the address has an account.
  */
-export async function requestPasswordReset(
-  deps: AdminDeps,
-  input: { email: string; clientIp: string },
-): Promise<{ later: () => Promise<{ developer: Developer; token: string } | undefined> }> {
+export async function requestPasswordReset(deps: AdminDeps, input: { email: string; clientIp: string }): Promise<{ later: () => Promise<{ developer: Developer; token: string } | undefined> }> {
   const email = normaliseEmail(input.email);
   await countMailRequest(deps, input.clientIp);
   const actor = asVisitor(input.clientIp);

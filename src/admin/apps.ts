@@ -39,8 +39,7 @@ function requireProduct(deps: AdminDeps, name: string): ProductSettings {
   return product;
 }
 
-const disabledApp = (app: App) =>
-  new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
+const disabledApp = (app: App) => new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
 
 /** Inserts the app with a new key and secret; the store refuses a taken name, or an app beyond `maxApps`. */
 async function insertApp(deps: AdminDeps, dev: Developer, name: string, product: ProductSettings, options: { approval: Approval; maxApps?: number }): Promise<CreatedApp> {

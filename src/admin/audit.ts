@@ -36,9 +36,7 @@ interface Lines {
   'developer.disable': { actor: OperatorActor; developer: DeveloperRef };
   'developer.enable': { actor: OperatorActor; developer: DeveloperRef };
   /** `taken`: the address already had an account, which was left as it was (its owner was mailed). */
-  'developer.signup':
-    | { actor: VisitorActor; developer: DeveloperRef; signup: 'open'; result: 'created' | 'taken' }
-    | { actor: VisitorActor; developer: DeveloperRef; signup: 'invitation' };
+  'developer.signup': { actor: VisitorActor; developer: DeveloperRef; signup: 'open'; result: 'created' | 'taken' } | { actor: VisitorActor; developer: DeveloperRef; signup: 'invitation' };
   'developer.confirm': { actor: VisitorActor; developer: DeveloperRef };
   'developer.login': { actor: VisitorActor; developer: DeveloperRef };
   /** Every password check the login throttle counts as failed; `form` is where the password was typed. */
@@ -51,9 +49,7 @@ interface Lines {
   'developer.logout': { actor: DeveloperActor; developer: DeveloperRef };
   'developer.password_change': { actor: DeveloperActor; developer: DeveloperRef };
   /** Written once the link is made, or known not to be: after the visitor has had the answer. */
-  'developer.reset_request':
-    | { actor: VisitorActor; developer: DeveloperRef; result: 'link_made' }
-    | { actor: VisitorActor; email: string; result: 'no_active_account' };
+  'developer.reset_request': { actor: VisitorActor; developer: DeveloperRef; result: 'link_made' } | { actor: VisitorActor; email: string; result: 'no_active_account' };
   'developer.reset': { actor: VisitorActor; developer: DeveloperRef };
   'app.register': AppLine<OperatorActor | DeveloperActor> & { key: string; approval: Approval };
   'app.approve': AppLine<OperatorActor>;

@@ -1,7 +1,19 @@
 // Operations on developers, apps and keys, shared by `gateway admin` and the developer portal, by part:
 // apps and keys (./apps.ts), developers (./developers.ts), portal accounts (./accounts.ts), and the
 // rules for what people type (./inputs.ts). One import for the callers that use several.
-export { acceptInvitation, changePassword, CONFIRM_LINK_VALID_MS, confirmEmail, INVITATION_VALID_MS, inviteDeveloper, logIn, openSignUp, requestPasswordReset, RESET_LINK_VALID_MS, resetPassword } from './accounts.ts';
+export {
+  acceptInvitation,
+  changePassword,
+  CONFIRM_LINK_VALID_MS,
+  confirmEmail,
+  INVITATION_VALID_MS,
+  inviteDeveloper,
+  logIn,
+  openSignUp,
+  requestPasswordReset,
+  RESET_LINK_VALID_MS,
+  resetPassword,
+} from './accounts.ts';
 export type { Login, SignUpResult } from './accounts.ts';
 export { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus } from './apps.ts';
 export type { AppDetails, AppRef, CreatedApp, RotatedKey } from './apps.ts';

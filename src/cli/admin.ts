@@ -99,7 +99,10 @@ function registerDevelopers(admin: Command, { leaf, show }: Leaves): void {
     const list = await listDevelopers(deps);
     show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'verified', 'created']));
   });
-  for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+  for (const [verb, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
     leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (deps, opts, args) => {
       const dev = await setDeveloperStatus(deps, args[0]!, status);
       show(opts, dev, () => `developer ${dev.email} is ${dev.status}`);
@@ -131,7 +134,12 @@ function registerApps(admin: Command, { leaf, show }: Leaves): void {
         .filter((c) => isLive(c, deps.clock()))
         .map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`))
         .join(', ');
-    show(opts, list, () => table(list.map((app) => ({ ...appRow(app), keys: keys(app) })), ['developer', 'name', 'product', 'status', 'created', 'keys']));
+    show(opts, list, () =>
+      table(
+        list.map((app) => ({ ...appRow(app), keys: keys(app) })),
+        ['developer', 'name', 'product', 'status', 'created', 'keys'],
+      ),
+    );
   }).option('--developer <email>', "only this developer's apps");
   byName(
     leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (deps, opts, args) => {
@@ -148,19 +156,32 @@ function registerApps(admin: Command, { leaf, show }: Leaves): void {
       );
     }),
   );
-  for (const [verb, status] of [['disable', 'disabled'], ['enable', 'active']] as const) {
+  for (const [verb, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
     byName(
-      leaf<Common & { developer?: string; name?: string }>(apps, `${verb} [key]`, `${verb} an app${verb === 'disable' ? ': no new tokens, and its tokens stop working' : ''}`, async (deps, opts, args) => {
-        const app = await setAppStatus(deps, appRef(args, opts), status);
-        show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is ${app.status}`);
-      }),
+      leaf<Common & { developer?: string; name?: string }>(
+        apps,
+        `${verb} [key]`,
+        `${verb} an app${verb === 'disable' ? ': no new tokens, and its tokens stop working' : ''}`,
+        async (deps, opts, args) => {
+          const app = await setAppStatus(deps, appRef(args, opts), status);
+          show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is ${app.status}`);
+        },
+      ),
     );
   }
   byName(
-    leaf<Common & { developer?: string; name?: string }>(apps, 'approve [key]', 'approve an app registered in the portal for a product with approval: manual; its keys work at once', async (deps, opts, args) => {
-      const app = await approveApp(deps, appRef(args, opts));
-      show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
-    }),
+    leaf<Common & { developer?: string; name?: string }>(
+      apps,
+      'approve [key]',
+      'approve an app registered in the portal for a product with approval: manual; its keys work at once',
+      async (deps, opts, args) => {
+        const app = await approveApp(deps, appRef(args, opts));
+        show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
+      },
+    ),
   );
   byName(
     leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (deps, opts, args) => {
@@ -173,17 +194,22 @@ function registerApps(admin: Command, { leaf, show }: Leaves): void {
 function registerKeys(admin: Command, { leaf, show }: Leaves): void {
   const keys = admin.command('keys').description('app keys (client credentials)');
   byName(
-    leaf<Common & { developer?: string; name?: string }>(keys, 'rotate [key]', "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends", async (deps, opts, args) => {
-      const rotated = await rotateKey(deps, appRef(args, opts));
-      show(opts, { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil }, () =>
-        [
-          `new key for app "${rotated.app.name}" of ${rotated.app.developerEmail}`,
-          `key:    ${rotated.key}`,
-          `secret: ${rotated.secret}`,
-          `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
-        ].join('\n'),
-      );
-    }),
+    leaf<Common & { developer?: string; name?: string }>(
+      keys,
+      'rotate [key]',
+      "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends",
+      async (deps, opts, args) => {
+        const rotated = await rotateKey(deps, appRef(args, opts));
+        show(opts, { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil }, () =>
+          [
+            `new key for app "${rotated.app.name}" of ${rotated.app.developerEmail}`,
+            `key:    ${rotated.key}`,
+            `secret: ${rotated.secret}`,
+            `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
+          ].join('\n'),
+        );
+      },
+    ),
   );
   leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (deps, opts, args) => {
     await revokeKey(deps, args[0]!);
@@ -195,7 +221,7 @@ function registerKeys(admin: Command, { leaf, show }: Leaves): void {
 function registerBackup(admin: Command, io: CliIo, show: Leaves['show']): void {
   admin
     .command('backup')
-    .description("copy the live database and its secret key file, consistently, while the gateway serves")
+    .description('copy the live database and its secret key file, consistently, while the gateway serves')
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
     .option('--json', 'machine-readable output')
     .requiredOption('--to <file>', 'the copy; its key file is <file>.key')

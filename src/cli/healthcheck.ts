@@ -17,7 +17,9 @@ const TIMEOUT_MS = 2000;
 export function registerHealthcheck(program: Command, io: CliIo): void {
   program
     .command('healthcheck')
-    .description(`exit 0 if the gateway the config describes answers within ${TIMEOUT_MS / 1000} s (${OAUTH_PATHS.metadata} with 200, or without oauth.issuer a GET of ${OAUTH_PATHS.token} with 405), else 1`)
+    .description(
+      `exit 0 if the gateway the config describes answers within ${TIMEOUT_MS / 1000} s (${OAUTH_PATHS.metadata} with 200, or without oauth.issuer a GET of ${OAUTH_PATHS.token} with 405), else 1`,
+    )
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
     .option('--url <url>', 'ask the gateway at this address instead of the one the config listens on')
     .action(async (opts: { url?: string }, cmd: Command) => {

@@ -27,7 +27,11 @@ export function table(unsafeRows: readonly Record<string, string>[], columns: re
   // Escaped before measuring, so the columns line up with what the terminal shows.
   const rows = unsafeRows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, escapeUnsafe(v)])));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => r[c] ?? '')))].join('\n');
 }
 

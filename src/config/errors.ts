@@ -12,11 +12,7 @@ export class ConfigError extends Error {
   readonly issues: readonly ConfigIssue[];
   constructor(file: string, issues: ConfigIssue[]) {
     const where = path.basename(file);
-    super(
-      issues
-        .map((i) => `${i.path ? `${i.path}: ` : ''}${i.message}${i.line === undefined ? '' : ` (${where}:${i.line})`}`)
-        .join('\n'),
-    );
+    super(issues.map((i) => `${i.path ? `${i.path}: ` : ''}${i.message}${i.line === undefined ? '' : ` (${where}:${i.line})`}`).join('\n'));
     this.issues = issues;
   }
 }

@@ -52,7 +52,13 @@ export function schemaIssues(errors: readonly ErrorObject[], lineAt: (segments: 
   });
 }
 
-const pointerOf = (yamlPath: string) => (yamlPath === '' ? '' : `/${yamlPath.replace(/\[(\d+)\]/g, '.$1').split('.').join('/')}`);
+const pointerOf = (yamlPath: string) =>
+  yamlPath === ''
+    ? ''
+    : `/${yamlPath
+        .replace(/\[(\d+)\]/g, '.$1')
+        .split('.')
+        .join('/')}`;
 
 function unknownKey(key: string, parent: SchemaNode, known: readonly string[], guess: string | undefined): string {
   // In a map of user-chosen names (routes, products, …) the key is a name, not a keyword.
@@ -104,7 +110,11 @@ function valueMessage(e: ErrorObject, segments: Segments): string {
 
 const TYPE_NAMES: Record<string, string> = { object: 'a mapping', array: 'a list', integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', null: 'null' };
 
-const typeName = (type: string) => type.split(',').map((t) => TYPE_NAMES[t] ?? t).join(' or ');
+const typeName = (type: string) =>
+  type
+    .split(',')
+    .map((t) => TYPE_NAMES[t] ?? t)
+    .join(' or ');
 
 const article = (noun: string) => `${/^[aeio]/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
@@ -160,8 +170,7 @@ function pickUnionBranch(errors: readonly ErrorObject[]): ErrorObject[] {
   let kept = errors.filter((e) => e.keyword !== 'anyOf');
   for (const union of unions) {
     const prefix = `${union.schemaPath}/`;
-    const inside = (e: ErrorObject) =>
-      e.schemaPath.startsWith(prefix) && (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`));
+    const inside = (e: ErrorObject) => e.schemaPath.startsWith(prefix) && (e.instancePath === union.instancePath || e.instancePath.startsWith(`${union.instancePath}/`));
     const branches = new Map<string, ErrorObject[]>();
     for (const e of kept) {
       if (!inside(e)) continue;
@@ -169,8 +178,7 @@ function pickUnionBranch(errors: readonly ErrorObject[]): ErrorObject[] {
       branches.set(branch, [...(branches.get(branch) ?? []), e]);
     }
     // A branch whose type does not even match the value is the least likely intent.
-    const score = (list: ErrorObject[]) =>
-      list.length + (list.some((e) => e.keyword === 'type' && e.instancePath === union.instancePath) ? 100 : 0);
+    const score = (list: ErrorObject[]) => list.length + (list.some((e) => e.keyword === 'type' && e.instancePath === union.instancePath) ? 100 : 0);
     const best = [...branches.values()].sort((a, b) => score(a) - score(b))[0];
     if (best !== undefined) kept = kept.filter((e) => !inside(e) || best.includes(e));
   }

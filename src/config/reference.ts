@@ -37,7 +37,7 @@ export function configReference(): string {
     '',
     '<!-- Generated from src/config/schema.ts by `npm run docs:config`; do not edit by hand. -->',
     '',
-    'The gateway reads one YAML file (`gateway --config gateway.yaml`). Every value accepts `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`. Relative paths are resolved against the file\'s folder. `gateway config check` validates a file; `gateway config schema` prints the JSON Schema for editors (`gateway.schema.json`). `<name>` stands for a name you choose: letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 64 characters. A duration is seconds as an integer, or a number with a unit: `500ms`, `30s`, `5m`, `1h`, `1d`.',
+    "The gateway reads one YAML file (`gateway --config gateway.yaml`). Every value accepts `${VAR}` and `${VAR:-default}`; `$${` is a literal `${`. Relative paths are resolved against the file's folder. `gateway config check` validates a file; `gateway config schema` prints the JSON Schema for editors (`gateway.schema.json`). `<name>` stands for a name you choose: letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 64 characters. A duration is seconds as an integer, or a number with a unit: `500ms`, `30s`, `5m`, `1h`, `1d`.",
     '',
   ];
   for (const [key, node] of Object.entries(root.properties ?? {})) {
@@ -73,7 +73,12 @@ function options(node: Node, at: string, policies: Node): Row[] {
 }
 
 function row(path: string, node: Node, required: boolean): Row {
-  return { path, type: typeOf(node), default: required ? 'required' : node.default === undefined ? '' : `\`${typeof node.default === 'string' ? node.default : JSON.stringify(node.default)}\``, description: node.description ?? '' };
+  return {
+    path,
+    type: typeOf(node),
+    default: required ? 'required' : node.default === undefined ? '' : `\`${typeof node.default === 'string' ? node.default : JSON.stringify(node.default)}\``,
+    description: node.description ?? '',
+  };
 }
 
 function typeOf(node: Node): string {

@@ -23,7 +23,13 @@ export interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policie
 const named = (route: DeclaredRoute) => (route.operation === undefined ? `route "${route.name}"` : `operation ${describe(route.operation.operation)} of openapi.${route.operation.api}`);
 
 /** Every route: each operation of each OpenAPI document, then those written out under `routes`; with the products that offer them. */
-export function routeSections(c: ConfigFile, site: Site, upstreams: ReadonlySet<string>, authServers: ReadonlyMap<string, AuthServerSettings>, compiled: Compiled): Pick<Config, 'routes' | 'openapi' | 'products'> {
+export function routeSections(
+  c: ConfigFile,
+  site: Site,
+  upstreams: ReadonlySet<string>,
+  authServers: ReadonlyMap<string, AuthServerSettings>,
+  compiled: Compiled,
+): Pick<Config, 'routes' | 'openapi' | 'products'> {
   const { report, dir } = site;
   const declared = new Map<string, DeclaredRoute>();
   const seenPaths = new Map<string, string>();
@@ -39,7 +45,17 @@ export function routeSections(c: ConfigFile, site: Site, upstreams: ReadonlySet<
   const documents = readDocuments(c, dir, compiled.documents, declare, upstreams, report);
   for (const [name, r] of Object.entries(d(c.routes))) {
     if (!upstreams.has(r.upstream)) report(['routes', name, 'upstream'], `unknown upstream "${r.upstream}"`);
-    declare({ name, method: r.method, path: r.path, upstream: r.upstream, scopes: d(r.scopes), requireSubject: d(r.requireSubject), policies: [{ at: ['routes', name, 'policies'], entries: d(r.policies) }], at: ['routes', name], operation: undefined });
+    declare({
+      name,
+      method: r.method,
+      path: r.path,
+      upstream: r.upstream,
+      scopes: d(r.scopes),
+      requireSubject: d(r.requireSubject),
+      policies: [{ at: ['routes', name, 'policies'], entries: d(r.policies) }],
+      at: ['routes', name],
+      operation: undefined,
+    });
   }
   compileOperations(documents, declared.values(), compiled.documents, report);
 
@@ -54,7 +70,15 @@ export function routeSections(c: ConfigFile, site: Site, upstreams: ReadonlySet<
 
   const routes = new Map<string, RouteSettings>();
   for (const r of declared.values()) {
-    const policySite: PolicySite = { configDir: dir, tokenEndpoint: false, method: r.method, path: r.path, operation: operationSite(r, documents, compiled.documents), documents: compiled.documents, compiled: compiled.policies };
+    const policySite: PolicySite = {
+      configDir: dir,
+      tokenEndpoint: false,
+      method: r.method,
+      path: r.path,
+      operation: operationSite(r, documents, compiled.documents),
+      documents: compiled.documents,
+      compiled: compiled.policies,
+    };
     const { at: _, policies: lists, ...route } = r;
     routes.set(r.name, { ...route, products: routeProducts.get(r.name) ?? new Set(), policies: lists.flatMap((list) => checkPolicies(list.entries, list.at, policySite, report)) });
   }

@@ -13,7 +13,7 @@ const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('
 const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
 const TlsPair = Type.Object({ cert: PemFile('The certificate chain'), key: PemFile('The private key') }, Strict);
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-const HeaderName = Type.String({ pattern: '^[!#$%&\'*+.^_`|~0-9A-Za-z-]+$', title: 'header name', examples: ['X-Request-Id'] });
+const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", title: 'header name', examples: ['X-Request-Id'] });
 
 const Listener = Type.Object(
   {
@@ -21,7 +21,9 @@ const Listener = Type.Object(
     port: about(Port, 'The port the gateway listens on; 0: any free port.'),
     trustedProxies: Type.Optional(about(Type.Array(Type.String({ minLength: 1 })), 'Peers whose X-Forwarded-For is believed: addresses or CIDR ranges of your load balancers.', { default: [] })),
     maxBodySize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'Largest request body a route forwards, in bytes; a larger Content-Length gets 413 at once.', { default: 10 * 1024 * 1024 })),
-    dropHeaders: Type.Optional(about(Type.Array(HeaderName, { uniqueItems: true }), 'Request headers never forwarded, besides the built-in list of client-identity headers (True-Client-IP, X-Remote-User…).', { default: [] })),
+    dropHeaders: Type.Optional(
+      about(Type.Array(HeaderName, { uniqueItems: true }), 'Request headers never forwarded, besides the built-in list of client-identity headers (True-Client-IP, X-Remote-User…).', { default: [] }),
+    ),
     publicHost: Type.Optional(
       about(
         Type.String({ pattern: '^([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?$', title: 'host[:port]', examples: ['api.example.com', 'api.example.com:8443'] }),
@@ -30,7 +32,9 @@ const Listener = Type.Object(
     ),
     headersTimeout: Type.Optional(about(Duration, 'A client that has not sent its headers within this time gets 408.', { default: '10s' })),
     requestTimeout: Type.Optional(about(Duration, 'A client that has not sent its whole request within this time gets 408.', { default: '60s' })),
-    keepAliveTimeout: Type.Optional(about(Duration, "How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout (commonly 60s), so that it is the balancer that closes it.", { default: '65s' })),
+    keepAliveTimeout: Type.Optional(
+      about(Duration, "How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout (commonly 60s), so that it is the balancer that closes it.", { default: '65s' }),
+    ),
     tls: Type.Optional(about(TlsPair, 'Serve HTTPS (TLS 1.2 or later) with this certificate chain and key; a reload reads them again. Absent: plain HTTP.')),
   },
   Strict,
@@ -93,7 +97,10 @@ export const Portal = Type.Object(
   Strict,
 );
 
-const Address = about(Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$', title: 'mail address', examples: ['portal@example.com', 'Developers <portal@example.com>'] }), 'The sender: an address, or `Name <address>`.');
+const Address = about(
+  Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\r\\n]*@[^\\r\\n]*$', title: 'mail address', examples: ['portal@example.com', 'Developers <portal@example.com>'] }),
+  'The sender: an address, or `Name <address>`.',
+);
 
 const Mail = Type.Union([
   Type.Object(
@@ -157,10 +164,19 @@ const Store = Type.Object(
         'redis: the Sentinels that name the primary `name`, and the login of the primary.',
       ),
     ),
-    keyPrefix: Type.Optional(about(Type.String({ pattern: '^[^{}]*$', title: 'prefix without braces', examples: ['gateway:', 'staging:'] }), "redis: starts every key and the changes channel; no braces, which would change the keys' hash tags.", { default: 'gateway:' })),
+    keyPrefix: Type.Optional(
+      about(
+        Type.String({ pattern: '^[^{}]*$', title: 'prefix without braces', examples: ['gateway:', 'staging:'] }),
+        "redis: starts every key and the changes channel; no braces, which would change the keys' hash tags.",
+        { default: 'gateway:' },
+      ),
+    ),
     timeout: Type.Optional(about(Duration, 'redis: how long one command may take before the call is answered 503.', { default: '1s' })),
     secretKeyFile: Type.Optional(
-      about(Type.String({ minLength: 1 }), 'File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. Every gateway of one store needs the same. Default: beside the sqlite file (<path>.key), or data/gateway.key with redis.'),
+      about(
+        Type.String({ minLength: 1 }),
+        'File holding the key for the keyed hash of app secrets; created (mode 0600) when missing. Every gateway of one store needs the same. Default: beside the sqlite file (<path>.key), or data/gateway.key with redis.',
+      ),
     ),
     tokenCacheSize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'How many verified tokens each gateway keeps in memory; 0: none.', { default: 100_000 })),
   },
@@ -177,7 +193,11 @@ const Log = Type.Object(
 
 const OAuth = Type.Object(
   {
-    realm: Type.Optional(about(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$', title: 'realm without quotes or backslashes', examples: ['gateway'] }), 'The realm of WWW-Authenticate challenges.', { default: 'gateway' })),
+    realm: Type.Optional(
+      about(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$', title: 'realm without quotes or backslashes', examples: ['gateway'] }), 'The realm of WWW-Authenticate challenges.', {
+        default: 'gateway',
+      }),
+    ),
     issuer: Type.Optional(
       about(
         Type.String({ pattern: '^https://[^/?#]+$|^http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?$', title: 'issuer URL', examples: ['https://api.example.com', 'http://localhost:8080'] }),
@@ -189,7 +209,13 @@ const OAuth = Type.Object(
         Type.Object(
           {
             clients: about(
-              Type.Array(Type.Object({ id: about(Type.String({ minLength: 1 }), 'The client id (HTTP Basic user).'), secret: about(Type.String({ minLength: 16 }), 'Its secret, 16 characters or more.') }, Strict), { minItems: 1 }),
+              Type.Array(
+                Type.Object(
+                  { id: about(Type.String({ minLength: 1 }), 'The client id (HTTP Basic user).'), secret: about(Type.String({ minLength: 16 }), 'Its secret, 16 characters or more.') },
+                  Strict,
+                ),
+                { minItems: 1 },
+              ),
               'Who may call the endpoint.',
             ),
           },
@@ -233,7 +259,9 @@ const HttpUpstream = Type.Object(
     timeout: Type.Optional(about(Duration, "How long the upstream's answer may take before the call gets 504.", { default: '30s' })),
     connections: Type.Optional(about(Type.Integer({ minimum: 1 }), 'Most connections open to each target.', { default: 128 })),
     tls: Type.Optional(about(Tls, 'How the targets of https URLs are checked.')),
-    retries: Type.Optional(about(Type.Integer({ minimum: 0, maximum: 10 }), 'Further targets tried when one cannot be reached; idempotent methods only, before any answer. Default: 1 with several targets, else 0.')),
+    retries: Type.Optional(
+      about(Type.Integer({ minimum: 0, maximum: 10 }), 'Further targets tried when one cannot be reached; idempotent methods only, before any answer. Default: 1 with several targets, else 0.'),
+    ),
     healthCheck: Type.Optional(
       about(
         Type.Object({ failures: about(Type.Integer({ minimum: 1 }), 'Failures in a row that take a target out.'), cooldown: about(Duration, 'How long it stays out.') }, Strict),
@@ -270,7 +298,7 @@ const Route = Type.Object(
   {
     method: about(Method, 'The HTTP method.'),
     path: about(
-      Type.String({ pattern: '^(/([A-Za-z0-9._~!$&\'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$', title: 'path', examples: ['/v1/orders', '/v1/orders/{id}'] }),
+      Type.String({ pattern: "^(/([A-Za-z0-9._~!$&'()*+,=:@-]+|\\{[A-Za-z_][A-Za-z0-9_]*\\}))+$|^/$", title: 'path', examples: ['/v1/orders', '/v1/orders/{id}'] }),
       'Exact path, or segments of the form {name}.',
     ),
     upstream: about(Name, 'The upstream (a name under `upstreams`) the calls go to.'),
@@ -288,11 +316,14 @@ const OpenApi = Type.Object(
     file: about(Type.String({ minLength: 1 }), 'The document (YAML or JSON); its $refs to files beside it are followed.'),
     upstream: about(Name, "The upstream (a name under `upstreams`) the operations' calls go to."),
     basePath: Type.Optional(
-      about(Type.String({ pattern: '^(/[A-Za-z0-9._~!$&\'()*+,=:@-]+)*$', title: 'path', examples: ['/v1'] }), "Put before every path of the document (default: the path of its first server's URL, such as /v1)."),
+      about(
+        Type.String({ pattern: "^(/[A-Za-z0-9._~!$&'()*+,=:@-]+)*$", title: 'path', examples: ['/v1'] }),
+        "Put before every path of the document (default: the path of its first server's URL, such as /v1).",
+      ),
     ),
     policies: Type.Optional(about(Type.Array(policySchema), 'Policies of every operation; then those of each of its tags, then its own (`operations`).', { default: [] })),
     tags: Type.Optional(about(Type.Record(Type.String({ minLength: 1 }), Policies, Strict), "Policies of the operations with a tag, by the tag's name.")),
-    operations: Type.Optional(about(Type.Record(Name, Policies, Strict), "Policies of one operation, by its operationId.")),
+    operations: Type.Optional(about(Type.Record(Name, Policies, Strict), 'Policies of one operation, by its operationId.')),
     requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user may call its operations.', { default: false })),
   },
   Strict,
@@ -327,10 +358,14 @@ export const configSchema = Type.Object(
     listen: about(Listener, 'Where the gateway serves the routes and the OAuth endpoints.'),
     store: Type.Optional(about(Store, 'Where the gateway keeps developers, apps, tokens and counts.', { default: {} })),
     log: Type.Optional(about(Log, 'What the gateway logs (JSON lines on standard output).', { default: {} })),
-    workers: Type.Optional(about(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })]), 'Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core.', { default: 1 })),
+    workers: Type.Optional(
+      about(Type.Union([Type.Literal('auto'), Type.Integer({ minimum: 1, maximum: 256 })]), 'Worker threads sharing the listening port (SO_REUSEPORT), quotas and spike arrests; auto: one per core.', {
+        default: 1,
+      }),
+    ),
     oauth: Type.Optional(about(OAuth, 'The token, revocation and introspection endpoints.', { default: {} })),
     shutdownTimeout: Type.Optional(about(Duration, 'How long a stop (SIGTERM, SIGINT) waits for calls in flight before it cuts them.', { default: '30s' })),
-    admin: Type.Optional(about(Admin, 'The operators\' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise; false: none.', { default: {} })),
+    admin: Type.Optional(about(Admin, "The operators' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise; false: none.", { default: {} })),
     portal: Type.Optional(about(Portal, 'The developer portal; absent: none.')),
     mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
     authServers: Type.Optional(about(Type.Record(Name, AuthServer, Strict), 'Authorization servers that check usernames and passwords for the password grant, by name.', { default: {} })),

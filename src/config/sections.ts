@@ -251,7 +251,10 @@ function upstream(name: string, u: UpstreamConfig, site: Site): UpstreamSettings
 /** What keeps the chain and key from serving TLS, and the key of `tls` it concerns (none: the pair); undefined when they can. */
 function certificateProblem(certFile: string, keyFile: string): { at: ['cert'] | ['key'] | []; message: string } | undefined {
   const files: Partial<TlsFiles> = {};
-  for (const [at, file] of [['cert', certFile], ['key', keyFile]] as const) {
+  for (const [at, file] of [
+    ['cert', certFile],
+    ['key', keyFile],
+  ] as const) {
     try {
       files[at] = readFileSync(file);
     } catch (err) {

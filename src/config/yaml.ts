@@ -41,11 +41,7 @@ export function readYaml(text: string, file: string, env: Readonly<Record<string
 // that was wholly substituted is re-read as YAML, so `port: ${PORT:-8080}` stays a number.
 const ENV_REF = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-function substituteEnv(
-  doc: Document,
-  env: Readonly<Record<string, string | undefined>>,
-  report: (yamlPath: string, message: string, node: Node) => void,
-): void {
+function substituteEnv(doc: Document, env: Readonly<Record<string, string | undefined>>, report: (yamlPath: string, message: string, node: Node) => void): void {
   visit(doc, {
     Scalar(_key, node, ancestors) {
       if (typeof node.value !== 'string' || !node.value.includes('${')) return;

@@ -50,7 +50,10 @@ interface Compiled {
 /** Compiles `config` and listens; what it opens is added to `starting`. */
 export async function startServing(config: Config, services: Services, options: ServingOptions, starting: Closers): Promise<Serving> {
   const { logger } = services;
-  let runtime = await starting.open(async () => compileRuntime(config, services), (r) => r.close());
+  let runtime = await starting.open(
+    async () => compileRuntime(config, services),
+    (r) => r.close(),
+  );
   const listener: Listener = await starting.open(
     () =>
       listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {

@@ -61,7 +61,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const serving = { env, port: options.port };
   const topology: Topology = once === undefined ? await inProcess(config, services, serving, starting) : await workerThreads(config, once.text, services, serving, starting);
   // The portal runs on this thread whatever the topology; worker threads add their calls to the store's usage counts themselves.
-  const portal = await starting.open(() => startPortal(config, services, () => config), (p) => p?.drain(0));
+  const portal = await starting.open(
+    () => startPortal(config, services, () => config),
+    (p) => p?.drain(0),
+  );
 
   let stopping: Promise<void> | undefined;
   const reload = reloadQueue(

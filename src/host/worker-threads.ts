@@ -32,12 +32,7 @@ export interface WorkerData {
  * worker prepares (compiles) the same text, and only when all could does each commit; else each
  * discards, and none has changed.
  */
-export type ToWorker =
-  | { type: 'prepare'; id: number; text: string }
-  | { type: 'commit' }
-  | { type: 'discard' }
-  | { type: 'metrics'; id: number }
-  | { type: 'stop' };
+export type ToWorker = { type: 'prepare'; id: number; text: string } | { type: 'commit' } | { type: 'discard' } | { type: 'metrics'; id: number } | { type: 'stop' };
 export type FromWorker = { type: 'listening' } | { type: 'prepared'; id: number; result: ReloadResult } | { type: 'metrics'; id: number; metrics: MetricsJson };
 
 /** How long the host waits for a worker to prepare a reload (it compiles the whole config). */
@@ -158,7 +153,10 @@ export async function workerThreads(
     await stopAll(workers, exited, timeoutMs);
   };
   starting.add(() => stop(0));
-  await starting.open(() => allListening(workers), async () => {});
+  await starting.open(
+    () => allListening(workers),
+    async () => {},
+  );
   // After the start: a worker that ends is one the gateway no longer has; it says so and is not ready.
   workers.forEach((w, i) => {
     w.on('error', (err) => logger.error({ err, worker: i }, 'a worker failed'));

@@ -156,9 +156,7 @@ function createHttpServer(tls: TlsFiles | undefined, timeouts: ListenerTimeouts,
   };
   // The TLS handshake comes before the headers and gets their limit: Node's own is 120 s, in which
   // a client that connects and says nothing holds its socket. Set once: a reload does not change it.
-  return tls === undefined
-    ? createServer(settings, serve)
-    : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: timeouts.headersMs }, serve);
+  return tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: timeouts.headersMs }, serve);
 }
 
 function applyTimeouts(server: Server | TlsServer, timeouts: ListenerTimeouts): void {

@@ -56,7 +56,8 @@ export function readMultipart(body: Buffer, boundary: string | undefined): { par
     const end = text.indexOf(delimiter, start);
     if (end === -1) return { problem: 'has no closing boundary' };
     const blank = text.slice(start, Math.min(end, start + MAX_PART_HEADERS + 4)).indexOf('\r\n\r\n');
-    if (blank === -1) return { problem: end - start > MAX_PART_HEADERS ? `has a part whose headers are longer than ${MAX_PART_HEADERS / 1024} KiB` : 'has a part without a blank line after its headers' };
+    if (blank === -1)
+      return { problem: end - start > MAX_PART_HEADERS ? `has a part whose headers are longer than ${MAX_PART_HEADERS / 1024} KiB` : 'has a part without a blank line after its headers' };
     const part = readPart(body.subarray(start, start + blank), body.subarray(start + blank + 4, end));
     if ('problem' in part) return part;
     parts.push(part);

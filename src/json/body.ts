@@ -51,7 +51,12 @@ interface Level {
 function ambiguity(text: string, prefix: string): Failure | undefined {
   const stack: Level[] = [];
   // Where the scan is; `levels`: the pointer of an enclosing value (an object, for a member's name).
-  const pointer = (levels = stack.length) => prefix + stack.slice(0, levels).map((l) => `/${typeof l.at === 'number' ? l.at : escapeToken(l.at)}`).join('');
+  const pointer = (levels = stack.length) =>
+    prefix +
+    stack
+      .slice(0, levels)
+      .map((l) => `/${typeof l.at === 'number' ? l.at : escapeToken(l.at)}`)
+      .join('');
   let expectName = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;

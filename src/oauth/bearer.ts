@@ -31,8 +31,7 @@ export function createBearerErrors(realm: string) {
   return {
     /** §3.1: a request without authentication gets a challenge without an error code. */
     missing: () => new GatewayError(401, 'unauthorized', 'a bearer token is required', { headers: challenge() }),
-    invalidRequest: (description: string) =>
-      new GatewayError(400, 'invalid_request', description, { headers: challenge('invalid_request', description) }),
+    invalidRequest: (description: string) => new GatewayError(400, 'invalid_request', description, { headers: challenge('invalid_request', description) }),
     invalidToken: () =>
       new GatewayError(401, 'invalid_token', 'the access token is invalid, expired or revoked', {
         headers: challenge('invalid_token', 'the access token is invalid, expired or revoked'),

@@ -48,12 +48,7 @@ const MISSING_HASH = Buffer.alloc(32);
 const KEY_SHAPE = /^[A-Za-z0-9]{32}$/;
 
 /** The client if the key exists, the secret matches and the credential, app and developer are enabled. */
-export async function authenticateClient(
-  store: Store,
-  secretKey: KeyObject,
-  presented: PresentedCredentials,
-  now: number,
-): Promise<Client> {
+export async function authenticateClient(store: Store, secretKey: KeyObject, presented: PresentedCredentials, now: number): Promise<Client> {
   // Only the shape of key this gateway makes is looked up; the secret is hashed either way.
   const client = KEY_SHAPE.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
   // Hash and compare even for an unknown key, so both failures cost the same.

@@ -9,10 +9,8 @@ export class OAuthError extends GatewayError {}
 
 // The seed's section 7 makes every credential failure a 401, invalid_grant included.
 export const invalidRequest = (description: string, status = 400) => new OAuthError(status, 'invalid_request', description);
-export const invalidClient = (detail?: string) =>
-  new OAuthError(401, 'invalid_client', 'client authentication failed', detail === undefined ? {} : { detail });
-export const invalidGrant = (description: string, detail?: string) =>
-  new OAuthError(401, 'invalid_grant', description, detail === undefined ? {} : { detail });
+export const invalidClient = (detail?: string) => new OAuthError(401, 'invalid_client', 'client authentication failed', detail === undefined ? {} : { detail });
+export const invalidGrant = (description: string, detail?: string) => new OAuthError(401, 'invalid_grant', description, detail === undefined ? {} : { detail });
 export const unauthorizedClient = (description: string) => new OAuthError(400, 'unauthorized_client', description);
 export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
@@ -41,9 +39,7 @@ export function sendOAuthError(res: ServerResponse, thrown: unknown, challenge: 
   const exposed = err instanceof OAuthError ? err.expose : err.expose && err.status < 500;
   const status = exposed ? err.status : 500;
   const code = err instanceof OAuthError || !(status === 400 || status === 413) ? err.code : 'invalid_request';
-  const body = exposed
-    ? { error: code, error_description: describable(err.message) }
-    : { error: 'server_error', error_description: 'internal error' };
+  const body = exposed ? { error: code, error_description: describable(err.message) } : { error: 'server_error', error_description: 'internal error' };
   const payload = JSON.stringify(body);
   const headers: Record<string, string | number> = {
     ...(exposed ? err.headers : undefined),

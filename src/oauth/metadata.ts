@@ -25,9 +25,7 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    ...(introspectionServed(oauth)
-      ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS }
-      : {}),
+    ...(introspectionServed(oauth) ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS } : {}),
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
     // Required by §2; there is no authorization endpoint, so no response type.

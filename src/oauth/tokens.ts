@@ -33,12 +33,7 @@ export function mintPair(product: ProductSettings, now: number): Minted {
 }
 
 /** RFC 6749 §5.1; `scope` is included when it differs from what was asked for (§3.3). */
-export function tokenBody(
-  product: ProductSettings,
-  minted: { access: string; refresh?: string },
-  granted: string,
-  requested: readonly string[] | undefined,
-): TokenResponseBody {
+export function tokenBody(product: ProductSettings, minted: { access: string; refresh?: string }, granted: string, requested: readonly string[] | undefined): TokenResponseBody {
   const body: TokenResponseBody = { access_token: minted.access, token_type: 'Bearer', expires_in: product.accessTokenLifetime };
   if (minted.refresh !== undefined) {
     body.refresh_token = minted.refresh;

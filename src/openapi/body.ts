@@ -71,7 +71,14 @@ function formChecker(range: 'application/x-www-form-urlencoded' | 'multipart/for
     check(body, contentType, found) {
       const text = range === 'multipart/form-data' ? '' : body.toString('latin1');
       // As in a query: URLSearchParams makes U+FFFD of what is not UTF-8, which an upstream reads otherwise.
-      const unreadable = range === 'multipart/form-data' ? undefined : /[^\x00-\x7f]/.test(text) ? 'must be ASCII, other characters percent-encoded as UTF-8' : decodesAsUtf8(text) ? undefined : 'has a percent-escape that is malformed or not UTF-8';
+      const unreadable =
+        range === 'multipart/form-data'
+          ? undefined
+          : /[^\x00-\x7f]/.test(text)
+            ? 'must be ASCII, other characters percent-encoded as UTF-8'
+            : decodesAsUtf8(text)
+              ? undefined
+              : 'has a percent-escape that is malformed or not UTF-8';
       if (unreadable !== undefined) {
         found.push({ in: 'body', pointer: '/body', message: unreadable });
         return;
@@ -125,7 +132,12 @@ function multipartFields(body: Buffer, contentType: string, files: ReadonlySet<s
   const fields: [string, string][] = [];
   for (const part of read.parts) {
     if (part.kind === 'file' && !files.has(part.name)) {
-      found.push({ in: 'body', name: part.name, pointer: `/body/${escapeToken(part.name)}`, message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)' });
+      found.push({
+        in: 'body',
+        name: part.name,
+        pointer: `/body/${escapeToken(part.name)}`,
+        message: 'is a file, and the schema does not describe a file here (format: binary, contentMediaType or contentEncoding)',
+      });
       if (found.length >= MAX_FAILURES) return undefined;
     } else fields.push([part.name, part.kind === 'file' ? part.filename : part.value]);
   }

@@ -55,8 +55,7 @@ export function exactNumbers(params: readonly Numeric[], values: Record<string, 
       value.forEach((v, i) => {
         exactNumberAt(p, v, (raw as string[])[i], `/${i}`, found);
       });
-    }
-    else if (value !== null && typeof value === 'object') {
+    } else if (value !== null && typeof value === 'object') {
       // An object's integer rule is each property's own: the object's schema is no integer.
       for (const key in value) exactNumberAt(p, (value as ObjectMap)[key], (raw as Record<string, string>)[key], `/${escapeToken(key)}`, found, p.integerProperties?.has(key) === true);
     } else exactNumberAt(p, value, raw, '', found);

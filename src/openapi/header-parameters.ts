@@ -29,7 +29,8 @@ export function cookieReader(p: Compiled): Reader {
     const header = own(request.headers, 'cookie');
     if (header === undefined) return ABSENT;
     const text = typeof header === 'string' ? header : header.join('; ');
-    if (!wellFormedCookies(text)) return { error: `${p.where}: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently` };
+    if (!wellFormedCookies(text))
+      return { error: `${p.where}: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently` };
     const raw = cookieValue(text, p.name);
     if (raw === undefined) return ABSENT;
     if (raw === MORE_THAN_ONCE) return { error: `${p.where} is given more than once` };

@@ -118,4 +118,3 @@ export function compileParameter(spec: ParameterSpec): (request: RawRequest) => 
       return formReader(p);
   }
 }
-

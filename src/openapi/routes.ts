@@ -57,7 +57,13 @@ export function operationRoutes<P>(api: string, settings: OpenApiSettings<P>, do
       continue;
     }
     const full = `${basePath}${op.path}`;
-    if (full !== '/' && !full.split('/').slice(1).every((s) => SEGMENT.test(s))) {
+    if (
+      full !== '/' &&
+      !full
+        .split('/')
+        .slice(1)
+        .every((s) => SEGMENT.test(s))
+    ) {
       report([...at, 'file'], `the path of ${describe(op)} has a segment the gateway cannot route (each is plain characters or one {name})`);
       continue;
     }

@@ -45,7 +45,10 @@ function asJsonSchema(value: unknown, how: SchemaReading): unknown {
   const out: ObjectMap = {};
   for (const [key, v] of Object.entries(value)) out[key] = DATA.has(key) ? v : asJsonSchema(v, how);
   if (how.version === '3.0') {
-    for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    for (const [flag, bound] of [
+      ['exclusiveMinimum', 'minimum'],
+      ['exclusiveMaximum', 'maximum'],
+    ] as const) {
       if (typeof out[flag] !== 'boolean') continue;
       if (out[flag] === true && typeof out[bound] === 'number') {
         out[flag] = out[bound];

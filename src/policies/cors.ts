@@ -16,7 +16,12 @@ const Tokens = Type.Array(Type.String({ pattern: TOKEN.source, title: 'header na
 const CorsOptions = Type.Object(
   {
     origins: about(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }), "Exact origins (scheme://host[:port]), or ['*'] for any origin without credentials."),
-    methods: Type.Optional(about(Type.Array(Type.String({ pattern: TOKEN.source, title: 'method', examples: ['GET', 'POST'] }), { minItems: 1 }), "The methods a preflight may ask for; default: the route's method (POST on the OAuth endpoints).")),
+    methods: Type.Optional(
+      about(
+        Type.Array(Type.String({ pattern: TOKEN.source, title: 'method', examples: ['GET', 'POST'] }), { minItems: 1 }),
+        "The methods a preflight may ask for; default: the route's method (POST on the OAuth endpoints).",
+      ),
+    ),
     headers: Type.Optional(about(Tokens, 'The request headers a page may send.', { default: ['Authorization', 'Content-Type'] })),
     exposeHeaders: Type.Optional(about(Tokens, 'The response headers a page may read besides the safelisted ones.', { default: [] })),
     credentials: Type.Optional(about(Type.Boolean(), 'Whether a page may send cookies or HTTP authentication it holds, and read the answer.', { default: false })),

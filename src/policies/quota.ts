@@ -19,7 +19,11 @@ export const QuotaOptions = Type.Object(
       ),
     ),
     per: Type.Optional(
-      about(Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] }), "app: each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget.", { default: 'app' }),
+      about(
+        Type.Unsafe<'app' | 'developer'>({ type: 'string', enum: ['app', 'developer'] }),
+        "app: each app has the limit; developer: all of a developer's apps share it, so a new app brings no new budget.",
+        { default: 'app' },
+      ),
     ),
     failOpen: Type.Optional(about(Type.Boolean(), 'When the store cannot count (Redis down): false answers 503, true lets calls through uncounted.', { default: false })),
   },
@@ -64,8 +68,7 @@ const keyPrefix = (options: QuotaSettings, scope: string) => `quota|${scope}|${o
 
 /** Whose calls a quota counts together: the app's, or every app's of its developer. */
 type Counted = Pick<ActiveToken, 'appId' | 'developerEmail'>;
-const countedAs = (options: QuotaSettings): ((t: Counted) => string) =>
-  options.per === 'developer' ? (t) => `developer:${t.developerEmail}` : (t) => t.appId;
+const countedAs = (options: QuotaSettings): ((t: Counted) => string) => (options.per === 'developer' ? (t) => `developer:${t.developerEmail}` : (t) => t.appId);
 
 /** How much of an app's quota (of `scope`: 'product' or a route) is used now, for the portal. */
 export function quotaUsed(options: QuotaSettings, scope: string, counters: Counters, product: string, app: Counted, now: number): number | Promise<number> {
@@ -86,10 +89,7 @@ function quotaCount(options: QuotaSettings, scope: string): Count {
   const counted = countedAs(options);
   const keyOf = (ctx: RequestContext) => `${prefix}${ctx.token!.product}|${counted(ctx.token!)}`;
   return {
-    check:
-      options.window === 'rolling'
-        ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size })
-        : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
+    check: options.window === 'rolling' ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size }) : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
     apply(ctx, answer, now) {
       const result = answer as QuotaResult;
       const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));

@@ -9,9 +9,17 @@ import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
 const SpikeArrestOptions = Type.Object(
   {
-    rate: about(Type.String({ pattern: '^[1-9][0-9]{0,6}p[sm]$', title: 'rate', examples: ['10ps', '600pm'] }), 'Calls per second (ps) or per minute (pm), spread evenly; a call too soon after the last gets 429.'),
+    rate: about(
+      Type.String({ pattern: '^[1-9][0-9]{0,6}p[sm]$', title: 'rate', examples: ['10ps', '600pm'] }),
+      'Calls per second (ps) or per minute (pm), spread evenly; a call too soon after the last gets 429.',
+    ),
     burst: Type.Optional(about(Type.Integer({ minimum: 1, maximum: 100_000 }), 'Calls allowed at once before the rate applies.', { default: 1 })),
-    key: Type.Optional(about(Type.Union([Type.Literal('app'), Type.Literal('ip'), Type.Literal('route')]), 'Who is counted: each app, each client address, or the route as a whole. Default: ip on the token endpoint, else app.')),
+    key: Type.Optional(
+      about(
+        Type.Union([Type.Literal('app'), Type.Literal('ip'), Type.Literal('route')]),
+        'Who is counted: each app, each client address, or the route as a whole. Default: ip on the token endpoint, else app.',
+      ),
+    ),
     failOpen: Type.Optional(about(Type.Boolean(), 'When the store cannot count (Redis down): true lets calls through, false answers 503.', { default: true })),
   },
   Strict,
@@ -28,8 +36,7 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     const by = options.key ?? (env.tokenEndpoint ? 'ip' : 'app');
     // Two spike arrests on one route (say a burst and a sustained rate) keep separate arrival times.
     const prefix = `spike|${env.route}|${options.rate}/${burst}/${by}|`;
-    const keyOf =
-      by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
+    const keyOf = by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
     const spike: Count = {
       check: (ctx) => ({ kind: 'spike', key: keyOf(ctx), intervalMs, burst }),
       apply(_ctx, answer) {

@@ -22,7 +22,9 @@ const SetMembers = Type.Array(
 
 const HeaderChanges = Type.Object(
   {
-    set: Type.Optional(about(Type.Record(HeaderName, Type.String({ pattern: '^[\\t\\x20-\\x7e]*$', title: 'header value of printable ASCII', examples: ['no-store'] }), Strict), 'Headers set on the answer, by name.')),
+    set: Type.Optional(
+      about(Type.Record(HeaderName, Type.String({ pattern: '^[\\t\\x20-\\x7e]*$', title: 'header value of printable ASCII', examples: ['no-store'] }), Strict), 'Headers set on the answer, by name.'),
+    ),
     remove: Type.Optional(about(Type.Array(HeaderName), 'Headers removed from the answer.')),
   },
   { ...Strict, minProperties: 1 },

@@ -21,10 +21,16 @@ const ValidateRequestOptions = Type.Object(
   {
     query: Type.Optional(about(JsonSchema, "JSON Schema of the query parameters as an object; values are coerced to the schema's types.")),
     body: Type.Optional(about(JsonSchema, 'JSON Schema of the JSON body.')),
-    openapi: Type.Optional(about(Type.String({ minLength: 1 }), "Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON): parameters of every kind, and bodies by content type.")),
+    openapi: Type.Optional(
+      about(Type.String({ minLength: 1 }), "Validate against this route's operation in an OpenAPI 3 document instead (YAML or JSON): parameters of every kind, and bodies by content type."),
+    ),
     maxBodySize: Type.Optional(about(Type.Integer({ minimum: 0 }), 'Largest body accepted, in bytes (default 1 MiB, and never more than listen.maxBodySize); larger: 413.')),
     contentTypes: Type.Optional(
-      about(Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$', title: 'media type', examples: ['application/json'] }), { minItems: 1 }), 'Media types a body may have; others: 415.', { default: ['application/json'] }),
+      about(
+        Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+$', title: 'media type', examples: ['application/json'] }), { minItems: 1 }),
+        'Media types a body may have; others: 415.',
+        { default: ['application/json'] },
+      ),
     ),
   },
   { ...Strict, minProperties: 1 },

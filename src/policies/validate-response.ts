@@ -13,8 +13,17 @@ import type { PolicyIssue, PolicySite, ResponsePolicy } from './policy.ts';
 
 const ValidateResponseOptions = Type.Object(
   {
-    mode: Type.Optional(about(Type.Union([Type.Literal('enforce'), Type.Literal('report')]), 'enforce: an answer that does not match becomes 502; report: it passes, and the mismatch is logged.', { default: 'enforce' })),
-    responses: Type.Optional(about(Type.Record(Type.String({ pattern: '^([1-5][0-9X]{2}|default)$', title: 'status', examples: ['200', '2XX', 'default'] }), Type.Unsafe<object>({ type: 'object' }), Strict), "JSON Schemas by status: '200', '2XX', 'default'.")),
+    mode: Type.Optional(
+      about(Type.Union([Type.Literal('enforce'), Type.Literal('report')]), 'enforce: an answer that does not match becomes 502; report: it passes, and the mismatch is logged.', {
+        default: 'enforce',
+      }),
+    ),
+    responses: Type.Optional(
+      about(
+        Type.Record(Type.String({ pattern: '^([1-5][0-9X]{2}|default)$', title: 'status', examples: ['200', '2XX', 'default'] }), Type.Unsafe<object>({ type: 'object' }), Strict),
+        "JSON Schemas by status: '200', '2XX', 'default'.",
+      ),
+    ),
     openapi: Type.Optional(about(Type.String({ minLength: 1 }), "The OpenAPI 3 document (YAML or JSON) whose operation for this route's method and path says what its answers may be.")),
   },
   Strict,

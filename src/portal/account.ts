@@ -19,8 +19,7 @@ export const forgotPage = async (_ctx: PortalContext, r: Request) => page(200, p
 export const verifyPage = async (_ctx: PortalContext, r: Request) => page(200, pages.verifyPage(r.frame, { token: r.query.get('token') ?? '' }));
 export const resetPage = async (_ctx: PortalContext, r: Request) => page(200, pages.resetPage(r.frame, { token: r.query.get('token') ?? '' }));
 
-export const accountPage = async (_ctx: PortalContext, r: Request) =>
-  page(200, pages.accountPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password is changed.' } : {}));
+export const accountPage = async (_ctx: PortalContext, r: Request) => page(200, pages.accountPage(r.frame, r.query.get('done') === 'password' ? { notice: 'Your password is changed.' } : {}));
 
 export async function logInForm(ctx: PortalContext, r: Request): Promise<Answer> {
   const email = r.form.get('email') ?? '';

@@ -50,10 +50,7 @@ export interface Asset {
  * before any session or form is looked at; `anyone`; `developer`, a logged-in developer (a visitor
  * is sent to the login). `mail`: the page makes sense only with mail, and is not there without it.
  */
-export type PortalRoute = { method: 'GET' | 'POST'; path: string | RegExp } & (
-  | { access: 'static'; asset: Asset }
-  | { access: 'anyone' | 'developer'; mail?: true; handler: Handler }
-);
+export type PortalRoute = { method: 'GET' | 'POST'; path: string | RegExp } & ({ access: 'static'; asset: Asset } | { access: 'anyone' | 'developer'; mail?: true; handler: Handler });
 
 /** One portal's settings and services, made once when it starts. */
 export interface PortalContext {

@@ -16,10 +16,10 @@ export interface Frame {
   csrf: string;
 }
 
-
 const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`;
 /** A duration in the largest whole unit: "24 hours", "90 minutes". */
-const span = (ms: number) => (ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(ms / 86_400_000, 'day') : ms % 3_600_000 === 0 ? plural(ms / 3_600_000, 'hour') : plural(Math.round(ms / 60_000), 'minute'));
+const span = (ms: number) =>
+  ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(ms / 86_400_000, 'day') : ms % 3_600_000 === 0 ? plural(ms / 3_600_000, 'hour') : plural(Math.round(ms / 60_000), 'minute');
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const dateTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
@@ -77,9 +77,7 @@ export function productsPage(frame: Frame, products: readonly ProductSettings[])
     html`<h1>API products</h1>
 <p>Register an app for one of these products to get a key and secret for its token endpoint.</p>
 <ul class="cards">
-${products.map(
-  (p) => html`<li><h2><a href="/products/${encodeURIComponent(p.name)}">${p.displayName}</a></h2><p>${p.description}</p></li>`,
-)}
+${products.map((p) => html`<li><h2><a href="/products/${encodeURIComponent(p.name)}">${p.displayName}</a></h2><p>${p.description}</p></li>`)}
 </ul>
 ${products.length === 0 ? html`<p>No API products are published yet.</p>` : ''}`,
   );
@@ -367,11 +365,10 @@ ${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) :
 <thead><tr><th>Key</th><th>State</th><th>Created</th><th><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>
 ${credentials.map(
-  (c) => html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
-    isLive(c, now)
-      ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>`
-      : ''
-  }</td></tr>`,
+  (c) =>
+    html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
+      isLive(c, now) ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>` : ''
+    }</td></tr>`,
 )}
 </tbody>
 </table>

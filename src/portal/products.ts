@@ -15,7 +15,14 @@ export const productsPage = async (ctx: PortalContext, r: Request) => page(200, 
 export async function productPage(ctx: PortalContext, r: Request): Promise<Answer> {
   const p = visibleProduct(ctx, r.params.name);
   if (p === undefined) return notFound(r);
-  return page(200, pages.productPage(r.frame, p, p.routes.map((name) => ctx.catalog().routes.get(name)!)));
+  return page(
+    200,
+    pages.productPage(
+      r.frame,
+      p,
+      p.routes.map((name) => ctx.catalog().routes.get(name)!),
+    ),
+  );
 }
 
 /** /products/{name}/reference: the product's operations from OpenAPI documents; not found when it has none. */

@@ -68,7 +68,11 @@ ${group.operations.map((o) => operationSection(doc, reader, o, settings))}
 </section>`;
 }
 
-const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'api';
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '') || 'api';
 
 /** The list of operations at the top of the page, by document and tag. */
 export function contents(docs: readonly { doc: ApiDocument; operations: readonly ReferenceOperation[] }[]): Html {
@@ -94,9 +98,7 @@ ${op.summary === undefined ? '' : html`<p class="summary">${op.summary}</p>`}
 ${prose(op.description)}
 <dl class="facts">
   <dt>Scopes</dt><dd>${
-    route.scopes.length === 0
-      ? 'none: any token of the product'
-      : route.scopes.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s}</code>${doc.scopes.get(s) ? html` (${doc.scopes.get(s)})` : ''}`)
+    route.scopes.length === 0 ? 'none: any token of the product' : route.scopes.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s}</code>${doc.scopes.get(s) ? html` (${doc.scopes.get(s)})` : ''}`)
   }</dd>
   ${op.operationId === undefined ? '' : html`<dt>Operation</dt><dd><code>${op.operationId}</code></dd>`}
   ${op.tags.length > 1 ? html`<dt>Tags</dt><dd>${op.tags.join(', ')}</dd>` : ''}
@@ -115,7 +117,12 @@ function parametersTable(reader: SchemaReader, op: Operation): Html {
 <thead><tr><th>Name</th><th>In</th><th>Type</th><th>Required</th><th>Description</th><th>Details</th></tr></thead>
 <tbody>
 ${op.parameters.map((p) => {
-  const details = [...(p.deprecated ? [html`deprecated`] : []), ...declaredSerialization(p), ...(p.schema === undefined ? [] : reader.details(p.schema)), ...(p.example === undefined ? [] : [html`example <code>${exampleText(p.example)}</code>`])];
+  const details = [
+    ...(p.deprecated ? [html`deprecated`] : []),
+    ...declaredSerialization(p),
+    ...(p.schema === undefined ? [] : reader.details(p.schema)),
+    ...(p.example === undefined ? [] : [html`example <code>${exampleText(p.example)}</code>`]),
+  ];
   return html`<tr><td data-label="Name"><code>${p.name}</code></td><td data-label="In">${p.in}</td><td data-label="Type">${p.schema === undefined ? 'any' : reader.type(p.schema)}</td><td data-label="Required">${p.required ? 'yes' : 'no'}</td><td data-label="Description">${described(p.description)}</td><td data-label="Details">${list(details)}</td></tr>`;
 })}
 </tbody>

@@ -48,7 +48,13 @@ export class SchemaReader {
     const s = found.value;
     const view: View = {
       schema: s,
-      name: found.ref === undefined ? undefined : /\/(?:components\/schemas|\$defs|definitions)\/([^/]+)$/.exec(decodeURIComponent(new URL(found.ref).hash))?.[1]?.replace(/~1/g, '/').replace(/~0/g, '~'),
+      name:
+        found.ref === undefined
+          ? undefined
+          : /\/(?:components\/schemas|\$defs|definitions)\/([^/]+)$/
+              .exec(decodeURIComponent(new URL(found.ref).hash))?.[1]
+              ?.replace(/~1/g, '/')
+              .replace(/~0/g, '~'),
       ref: found.ref,
       properties: isObject(s.properties) ? Object.entries(s.properties).map(([name, p]) => ({ name, raw: p, base: found.base })) : [],
       required: new Set(Array.isArray(s.required) ? s.required.map(String) : []),
@@ -197,7 +203,15 @@ export class SchemaReader {
       if (child === undefined) return;
       // A schema that contains itself (a tree): one row that says so, not rows without end.
       const again = child.ref !== undefined && chain.has(child.ref);
-      out.push(this.#row(childPath, child, required, depth + 1, again ? [...extra, html`recursive: ${child.name === undefined ? 'the same schema' : html`another <code>${child.name}</code>`} as above`] : extra));
+      out.push(
+        this.#row(
+          childPath,
+          child,
+          required,
+          depth + 1,
+          again ? [...extra, html`recursive: ${child.name === undefined ? 'the same schema' : html`another <code>${child.name}</code>`} as above`] : extra,
+        ),
+      );
       if (!again) this.#children(child, childPath, depth + 1, child.ref === undefined ? chain : new Set([...chain, child.ref]), out, notes);
     };
     for (const p of v.properties) visit(join(p.name), p.raw, p.base, v.required.has(p.name), notes);

@@ -27,7 +27,8 @@ export interface TrySettings {
 /** An example as the page shows it and the try-it panel prefills it: a string as is, anything else as JSON. */
 export function exampleText(example: unknown, type = 'application/json'): string {
   if (typeof example === 'string') return example;
-  if (type === 'application/x-www-form-urlencoded' && isObject(example)) return new URLSearchParams(Object.entries(example).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
+  if (type === 'application/x-www-form-urlencoded' && isObject(example))
+    return new URLSearchParams(Object.entries(example).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString();
   return JSON.stringify(example, null, 2);
 }
 
@@ -161,7 +162,8 @@ ${credentials(settings, grant)}
 }
 
 function credentials(settings: TrySettings, grant: PanelGrant): Html {
-  if (grant === undefined) return html`<p class="hint">This product issues tokens with no grant this operation can use${settings.grants.has('client_credentials') ? ' (it needs a user\'s token: the password grant)' : ''}.</p>`;
+  if (grant === undefined)
+    return html`<p class="hint">This product issues tokens with no grant this operation can use${settings.grants.has('client_credentials') ? " (it needs a user's token: the password grant)" : ''}.</p>`;
   if (settings.apps === undefined) return html`<p class="hint"><a href="/login">Log in</a> to send the call with one of your apps.</p>`;
   if (settings.apps.length === 0) {
     return html`<p class="hint">To send the call from here, <a href="/apps/new?product=${encodeURIComponent(settings.productName)}">register an app</a> for this product (an app waiting for approval cannot get tokens yet).</p>`;

@@ -213,7 +213,10 @@ const unknownLength = new GatewayError(400, 'invalid_request', 'the body must be
  * than passed on as if the bytes were the content.
  */
 function checkCodings(encoding: string): void {
-  const codings = encoding.toLowerCase().split(',').map((c) => c.trim());
+  const codings = encoding
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim());
   if (codings.at(-1) !== 'chunked') throw unknownLength;
   if (codings.length > 1) throw unknownCoding;
 }

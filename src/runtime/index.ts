@@ -42,7 +42,11 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   const { documents, policies: compiled } = compiledOf(config);
   // The OAuth endpoints first: they open nothing, so failing to compile them leaves no upstream pool open.
   const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents, compiled });
-  const routes = compileRoutes({ routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents, compiled }, services, oauthRoutes);
+  const routes = compileRoutes(
+    { routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents, compiled },
+    services,
+    oauthRoutes,
+  );
 
   // Calls this runtime has taken and not finished: close() waits for them.
   const calls: InFlight = { running: 0, idle: undefined };

@@ -33,7 +33,20 @@ function requestIdHeader(ctx: RequestContext): void {
 /** The OAuth endpoints' routes, by path; introspection only when someone may call it, the metadata only with an issuer. */
 export function compileOAuthRoutes(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, site: OAuthRouteSite): Map<string, OwnPath> {
   const { store, secretKey, clock, logger, metrics } = services;
-  const tokenSite: PolicyEnv = { route: 'oauth2/token', configDir: site.configDir, tokenEndpoint: true, method: undefined, path: undefined, operation: undefined, documents: site.documents, compiled: site.compiled, clock, counters: store.counters, logger, maxBodySize: config.listen.maxBodySize };
+  const tokenSite: PolicyEnv = {
+    route: 'oauth2/token',
+    configDir: site.configDir,
+    tokenEndpoint: true,
+    method: undefined,
+    path: undefined,
+    operation: undefined,
+    documents: site.documents,
+    compiled: site.compiled,
+    clock,
+    counters: store.counters,
+    logger,
+    maxBodySize: config.listen.maxBodySize,
+  };
   const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
   const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];

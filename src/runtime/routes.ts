@@ -130,7 +130,10 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
   for (const [path, at] of paths) {
     const entry = pathEntry(at, shared);
     if (path.includes('{')) {
-      const source = path.split('/').map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      const source = path
+        .split('/')
+        .map((s) => (s.startsWith('{') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/');
       patterns.push({ regex: new RegExp(`^${source}$`), entry });
     } else {
       exact.set(path, entry);
@@ -183,7 +186,20 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
   const { counters } = services.store;
   const { maxBodySize } = config.listen;
   const operation = operationSite(route, config.openapi, config.documents);
-  const env: PolicyEnv = { route: route.name, configDir: config.configDir, tokenEndpoint: false, method: route.method, path: route.path, operation, documents: config.documents, compiled: config.compiled, clock, counters, logger, maxBodySize };
+  const env: PolicyEnv = {
+    route: route.name,
+    configDir: config.configDir,
+    tokenEndpoint: false,
+    method: route.method,
+    path: route.path,
+    operation,
+    documents: config.documents,
+    compiled: config.compiled,
+    clock,
+    counters,
+    logger,
+    maxBodySize,
+  };
   const cors = compileOriginPolicy(route.policies, env);
   if (cors !== undefined) {
     // No token, no quota, no upstream: the preflight is the browser asking, not the app calling.

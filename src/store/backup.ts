@@ -39,7 +39,12 @@ export async function backupDatabase(from: string, to: string, options: BackupOp
   const copyKey = `${copy}.key`;
   if (!existsSync(from)) throw new BackupError(`no database at ${from}`);
   if (!existsSync(options.keyFile)) throw new BackupError(`no secret key file at ${options.keyFile}; a copy without it verifies no app secret`);
-  for (const [file, live] of [[copy, from], [copy, options.keyFile], [copyKey, from], [copyKey, options.keyFile]] as const) {
+  for (const [file, live] of [
+    [copy, from],
+    [copy, options.keyFile],
+    [copyKey, from],
+    [copyKey, options.keyFile],
+  ] as const) {
     if (sameFile(file, live)) throw new BackupError(`${file} is the live store's own file; name another`);
   }
   // A log left beside `to` would be replayed onto the new copy by the next SQLite that opens it.

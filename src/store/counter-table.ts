@@ -29,7 +29,7 @@ function hashes(key: string): [number, number] {
     b = Math.imul(b ^ c, 0x5bd1e995);
     b ^= b >>> 15;
   }
-  return [a | 0, (b | 1) | 0];
+  return [a | 0, b | 1 | 0];
 }
 
 const hex = (n: number) => (n >>> 0).toString(16).padStart(8, '0');

@@ -4,32 +4,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { createTrustedPeer } from '../http/ip.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
 // Stripped from requests as well: the caller's credentials; the Host (the upstream's own is
 // sent); Expect (the gateway answers 100-continue itself); and the overrides some frameworks
 // honour, which would make the upstream act on a path or method other than the one authorised
 // (X-Original-URL and its kin go with the X-Original-* family below).
-const REQUEST_DROP = new Set([
-  ...HOP_BY_HOP,
-  'host',
-  'authorization',
-  'expect',
-  'x-rewrite-url',
-  'x-http-method',
-  'x-http-method-override',
-  'x-method-override',
-]);
+const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'authorization', 'expect', 'x-rewrite-url', 'x-http-method', 'x-http-method-override', 'x-method-override']);
 
 /**
  * Headers by which a proxy in front tells an upstream who the client is or which user it

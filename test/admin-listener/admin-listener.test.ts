@@ -429,9 +429,7 @@ describe('metrics', () => {
       const access = await token(gw, 'hello');
       const { port } = new URL(gw.url);
       await new Promise<void>((resolve, reject) => {
-        const socket = connectTcp(Number(port), '127.0.0.1', () =>
-          socket.write(`GET /v1/backend/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${access}\r\nX-Request-Id: left-1\r\n\r\n`),
-        );
+        const socket = connectTcp(Number(port), '127.0.0.1', () => socket.write(`GET /v1/backend/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${access}\r\nX-Request-Id: left-1\r\n\r\n`));
         socket.on('data', (c: Buffer) => {
           if (c.toString().includes('first part')) {
             socket.destroy();
@@ -458,7 +456,7 @@ describe('metrics', () => {
     }
   });
 
-  test('workers: 2: the admin listener adds up both threads\' samples, with the process\'s own metrics once', async () => {
+  test("workers: 2: the admin listener adds up both threads' samples, with the process's own metrics once", async () => {
     const temp = tempDir();
     const file = path.join(temp.dir, 'gateway.yaml');
     writeFileSync(file, `${configYaml().replace('log:\n  level: info', 'log:\n  level: silent')}\nworkers: 2\n`);

@@ -67,7 +67,11 @@ describe('audit trail', () => {
 
   /** The audit lines logged since `mark`, each without its time. */
   function auditSince(mark: number): Line[] {
-    const lines = gw.logs.slice(mark).join('').split('\n').filter((l) => l !== '');
+    const lines = gw.logs
+      .slice(mark)
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '');
     return lines
       .map((l) => JSON.parse(l) as Line)
       .filter((l) => 'audit' in l)
@@ -140,9 +144,18 @@ describe('audit trail', () => {
     );
     secrets.push(created.secret);
     const about = { actor: OPERATOR, developer: ref(invitee), app: appRef(created.app) };
-    await logsOne(() => ops.approveApp(gw.admin, { key: created.key }), () => info('app.approve', 'app approved', about));
-    await logsOne(() => ops.setAppStatus(gw.admin, { key: created.key }, 'disabled'), () => info('app.disable', 'app disabled', about));
-    await logsOne(() => ops.setAppStatus(gw.admin, { developer: 'invitee@example.com', name: 'operator-app' }, 'active'), () => info('app.enable', 'app enabled', about));
+    await logsOne(
+      () => ops.approveApp(gw.admin, { key: created.key }),
+      () => info('app.approve', 'app approved', about),
+    );
+    await logsOne(
+      () => ops.setAppStatus(gw.admin, { key: created.key }, 'disabled'),
+      () => info('app.disable', 'app disabled', about),
+    );
+    await logsOne(
+      () => ops.setAppStatus(gw.admin, { developer: 'invitee@example.com', name: 'operator-app' }, 'active'),
+      () => info('app.enable', 'app enabled', about),
+    );
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, created);
     assert.equal(res.status, 200, res.text);
     secrets.push((res.body as { access_token: string }).access_token);
@@ -151,15 +164,16 @@ describe('audit trail', () => {
       (r) => info('key.rotate', 'key rotated', { ...about, key: r.key, overlapUntil: NOW + OVERLAP_MS }),
     );
     secrets.push(rotated.secret);
-    await logsOne(() => ops.revokeKey(gw.admin, created.key), () => info('key.revoke', 'key revoked', { ...about, key: created.key }));
-    // A refused operation changed nothing, and writes no line.
-    await logsNone(() =>
-      assert.rejects(
-        ops.revokeKey(gw.admin, created.key),
-        (err: unknown) => err instanceof ops.AdminError && err.code === 'already_revoked',
-      ),
+    await logsOne(
+      () => ops.revokeKey(gw.admin, created.key),
+      () => info('key.revoke', 'key revoked', { ...about, key: created.key }),
     );
-    await logsOne(() => ops.deleteApp(gw.admin, { key: rotated.key }), () => info('app.delete', 'app deleted', about));
+    // A refused operation changed nothing, and writes no line.
+    await logsNone(() => assert.rejects(ops.revokeKey(gw.admin, created.key), (err: unknown) => err instanceof ops.AdminError && err.code === 'already_revoked'));
+    await logsOne(
+      () => ops.deleteApp(gw.admin, { key: rotated.key }),
+      () => info('app.delete', 'app deleted', about),
+    );
   });
 
   test('portal: an invitation accepted, a logout, a login', async () => {
@@ -197,7 +211,10 @@ describe('audit trail', () => {
     const attempt = async (email: string, password: string, status: number, fields: Line) => {
       secrets.push(password);
       const ip = nextIp();
-      const page = await logsOne(() => send(stranger, '/login', '/login', { email, password }, ip), () => loginFailed({ actor: visitor(ip), form: 'login', ...fields }));
+      const page = await logsOne(
+        () => send(stranger, '/login', '/login', { email, password }, ip),
+        () => loginFailed({ actor: visitor(ip), form: 'login', ...fields }),
+      );
       assert.equal(page.status, status, page.text);
     };
     await attempt(' Invitee@Example.COM ', 'not the password 1', 401, { reason: 'wrong_password', email: 'invitee@example.com' });
@@ -362,7 +379,10 @@ describe('audit trail', () => {
       () => info('key.revoke', 'key revoked', { ...about, key: app.key }),
     );
     assert.equal(revoked.status, 303, revoked.text);
-    const deleted = await logsOne(() => send(browser, `/apps/${app.id}/delete`, `/apps/${app.id}/delete`, {}), () => info('app.delete', 'app deleted', about));
+    const deleted = await logsOne(
+      () => send(browser, `/apps/${app.id}/delete`, `/apps/${app.id}/delete`, {}),
+      () => info('app.delete', 'app deleted', about),
+    );
     assert.equal(deleted.status, 303, deleted.text);
 
     const pending = await register('ada-reviewed', 'reviewed', 'pending');
@@ -387,19 +407,13 @@ describe('audit trail', () => {
     assert.equal(created.code, 0, created.stderr);
     const app = JSON.parse(created.stdout) as App & { key: string; secret: string };
     secrets.push(app.secret);
-    assert.deepEqual(
-      stderrLine(created.stderr),
-      info('app.register', 'app registered', { actor: operator, developer: ref(invitee), app: appRef(app), key: app.key, approval: 'approved' }),
-    );
+    assert.deepEqual(stderrLine(created.stderr), info('app.register', 'app registered', { actor: operator, developer: ref(invitee), app: appRef(app), key: app.key, approval: 'approved' }));
 
     const invited = await gateway(['admin', 'developers', 'invite', 'invitee@example.com', '--json', '--config', gw.configFile]);
     assert.equal(invited.code, 0, invited.stderr);
     const invite = JSON.parse(invited.stdout) as { code: string; expiresAt: number };
     secrets.push(invite.code);
-    assert.deepEqual(
-      stderrLine(invited.stderr),
-      info('developer.invite', 'developer invited', { actor: operator, developer: ref(invitee), replaced: false, expiresAt: invite.expiresAt }),
-    );
+    assert.deepEqual(stderrLine(invited.stderr), info('developer.invite', 'developer invited', { actor: operator, developer: ref(invitee), replaced: false, expiresAt: invite.expiresAt }));
 
     const listed = await gateway(['admin', 'apps', 'list', '--config', gw.configFile]);
     assert.deepEqual([listed.code, listed.stderr], [0, ''], 'a command that changes nothing writes no line');
@@ -408,7 +422,11 @@ describe('audit trail', () => {
   test('no log line holds an app secret, a password, a token, an invitation code, a mailed link token or a session id', () => {
     const logged = [...gw.logs, ...cliErrors].join('');
     assert.ok(logged.includes('"audit":"key.revoke"') && logged.includes('ada@example.com'), 'the scan reads the audit lines');
-    for (const prefix of ['gws_', 'gwat_', 'gwi_', 'gwm_']) assert.ok(secrets.some((s) => s.startsWith(prefix)), `a ${prefix}… value was gathered`);
+    for (const prefix of ['gws_', 'gwat_', 'gwi_', 'gwm_'])
+      assert.ok(
+        secrets.some((s) => s.startsWith(prefix)),
+        `a ${prefix}… value was gathered`,
+      );
     for (const secret of secrets) {
       // A prefixed value (gws_, gwat_, gwi_, gwm_) is also looked for without its prefix.
       for (const text of [secret, secret.replace(/^gw[a-z]+_/, '')]) assert.equal(logged.includes(text), false, `a log line holds ${text.slice(0, 10)}…`);

@@ -22,7 +22,10 @@ describe('passwords', () => {
   test('password-hash-flood: beyond the running derivations and the queue, 503 at once', async () => {
     const passwords = createPasswords({ running: 1, queue: 1 });
     const results = await Promise.allSettled([passwords.hash('one two three'), passwords.hash('four five six'), passwords.hash('seven eight')]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'fulfilled', 'rejected'],
+    );
     const reason = (results[2] as PromiseRejectedResult).reason;
     assert.ok(reason instanceof GatewayError && reason.status === 503 && reason.headers?.['retry-after'] === '1');
     assert.equal(await passwords.verify('one two three', (results[0] as PromiseFulfilledResult<string>).value), true, 'the slots were handed back');

@@ -363,7 +363,10 @@ portal:
     await panel.locator('input[data-name=petId]').fill('7');
     const body = `{"name":"Rex's","tags":["small"]}`;
     await panel.locator('textarea[data-body]').fill(body);
-    assert.equal(await curl.textContent(), `curl -X PUT '${gatewayUrl}/v2/pets/7' \\\n  -H "Authorization: Bearer $TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  --data-binary '{"name":"Rex'\\''s","tags":["small"]}'`);
+    assert.equal(
+      await curl.textContent(),
+      `curl -X PUT '${gatewayUrl}/v2/pets/7' \\\n  -H "Authorization: Bearer $TOKEN" \\\n  -H 'Content-Type: application/json' \\\n  --data-binary '{"name":"Rex'\\''s","tags":["small"]}'`,
+    );
     assert.equal(await page.locator('#op-getPet input[data-field=secret]').inputValue(), secret, 'the secret typed once serves every panel');
 
     await panel.locator('button:has-text("Send")').click();
@@ -398,7 +401,10 @@ portal:
     assert.equal(upstream.received.length, 1, 'the refused preflight reached nothing');
     await screenshot(page, 'reference-try-it-errors');
     // CORS failures are logged by Chromium itself; nothing else went wrong in the script.
-    assert.deepEqual(errors.filter((e) => !/CORS|Failed to load resource|ERR_FAILED/.test(e)), []);
+    assert.deepEqual(
+      errors.filter((e) => !/CORS|Failed to load resource|ERR_FAILED/.test(e)),
+      [],
+    );
     await context.close();
   });
 });

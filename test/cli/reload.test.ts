@@ -20,7 +20,7 @@ async function reload(file: string, env: Record<string, string>): Promise<{ code
 }
 
 describe('gateway reload', () => {
-  test("a file that reads variables: reloaded, and a note that the gateway read it with its own environment; a file that reads none: reloaded alone", async () => {
+  test('a file that reads variables: reloaded, and a note that the gateway read it with its own environment; a file that reads none: reloaded alone', async () => {
     const dir = tempDir();
     const port = await freePort('127.0.0.1');
     const file = path.join(dir.dir, 'gateway.yaml');

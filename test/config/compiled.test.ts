@@ -42,7 +42,8 @@ test('a load compiles each document and each validateRequest once, and the runti
   writeFileSync(
     file,
     configYaml({
-      routes: '  search:\n    method: GET\n    path: /v1/search\n    upstream: mock\n    policies:\n      - validateRequest:\n          query: { type: object, properties: { q: { type: string, minLength: 2 } }, required: [q] }\n',
+      routes:
+        '  search:\n    method: GET\n    path: /v1/search\n    upstream: mock\n    policies:\n      - validateRequest:\n          query: { type: object, properties: { q: { type: string, minLength: 2 } }, required: [q] }\n',
       products: '  shop:\n    openapi: [shop]\n    routes: [search]\n',
       extra: 'openapi:\n  shop:\n    file: shop.yaml\n    upstream: mock\n    basePath: /shop\n',
     }),

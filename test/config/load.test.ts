@@ -72,7 +72,16 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, { env: {} });
     const dir = path.dirname(EXAMPLE);
     assert.equal(config.file, EXAMPLE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
+    assert.deepEqual(config.listen, {
+      host: '0.0.0.0',
+      port: 8080,
+      trustedProxies: [],
+      maxBodySize: 10 * 1024 * 1024,
+      dropHeaders: [],
+      publicHost: undefined,
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      tls: undefined,
+    });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: path.join(dir, 'data', 'gateway.db'),
@@ -163,7 +172,16 @@ describe('parseConfig: valid configurations', () => {
     const config = loadConfigFile(EXAMPLE, {
       env: { GATEWAY_PORT: '9090', GATEWAY_HOST: '127.0.0.1', AUTHSERVER_URL: 'https://auth.example.com/check', GATEWAY_DB: '/var/lib/gw.db', PORTAL_PORT: '9191' },
     });
-    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9090, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
+    assert.deepEqual(config.listen, {
+      host: '127.0.0.1',
+      port: 9090,
+      trustedProxies: [],
+      maxBodySize: 10 * 1024 * 1024,
+      dropHeaders: [],
+      publicHost: undefined,
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      tls: undefined,
+    });
     assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, '/var/lib/gw.db');
     assert.equal(config.store.secretKeyFile, '/var/lib/gw.db.key');
@@ -177,7 +195,16 @@ describe('parseConfig: valid configurations', () => {
   it('fills every default of a minimal configuration', () => {
     const config = parse(MINIMAL);
     assert.equal(config.file, FILE);
-    assert.deepEqual(config.listen, { host: '0.0.0.0', port: 8080, trustedProxies: [], maxBodySize: 10 * 1024 * 1024, dropHeaders: [], publicHost: undefined, timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 }, tls: undefined });
+    assert.deepEqual(config.listen, {
+      host: '0.0.0.0',
+      port: 8080,
+      trustedProxies: [],
+      maxBodySize: 10 * 1024 * 1024,
+      dropHeaders: [],
+      publicHost: undefined,
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      tls: undefined,
+    });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: '/srv/gateway/data/gateway.db',
@@ -204,33 +231,39 @@ describe('parseConfig: valid configurations', () => {
       servername: undefined,
     });
     const route = get(config.routes, 'r');
-    assert.deepEqual({ ...route, products: [...route.products] }, {
-      name: 'r',
-      method: 'GET',
-      path: '/r',
-      upstream: 'backend',
-      scopes: [],
-      requireSubject: false,
-      products: ['p'],
-      policies: [],
-      operation: undefined,
-    });
+    assert.deepEqual(
+      { ...route, products: [...route.products] },
+      {
+        name: 'r',
+        method: 'GET',
+        path: '/r',
+        upstream: 'backend',
+        scopes: [],
+        requireSubject: false,
+        products: ['p'],
+        policies: [],
+        operation: undefined,
+      },
+    );
     const product = get(config.products, 'p');
-    assert.deepEqual({ ...product, grants: [...product.grants] }, {
-      name: 'p',
-      displayName: 'p',
-      description: '',
-      routes: ['r'],
-      scopes: [],
-      grants: ['client_credentials'],
-      authServer: undefined,
-      accessTokenLifetime: 3600,
-      refreshTokenLifetime: 86_400,
-      refreshReuseGraceMs: 0,
-      quota: undefined,
-      visible: false,
-      approval: 'auto',
-    });
+    assert.deepEqual(
+      { ...product, grants: [...product.grants] },
+      {
+        name: 'p',
+        displayName: 'p',
+        description: '',
+        routes: ['r'],
+        scopes: [],
+        grants: ['client_credentials'],
+        authServer: undefined,
+        accessTokenLifetime: 3600,
+        refreshTokenLifetime: 86_400,
+        refreshReuseGraceMs: 0,
+        quota: undefined,
+        visible: false,
+        approval: 'auto',
+      },
+    );
     assert.equal(config.portal, undefined, 'no portal unless declared');
   });
 
@@ -315,11 +348,7 @@ describe('parseConfig: valid configurations', () => {
   });
 
   it('resolves relative paths against the folder of the file', () => {
-    const config = parseConfig(
-      `${MINIMAL}store:\n  path: ../db/gw.sqlite\n  secretKeyFile: keys/secret\n  tokenCacheSize: 0\n`,
-      '/srv/gateway/conf/gateway.yaml',
-      { env: {} },
-    );
+    const config = parseConfig(`${MINIMAL}store:\n  path: ../db/gw.sqlite\n  secretKeyFile: keys/secret\n  tokenCacheSize: 0\n`, '/srv/gateway/conf/gateway.yaml', { env: {} });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
       path: '/srv/gateway/db/gw.sqlite',
@@ -465,10 +494,7 @@ describe('parseConfig: environment substitution', () => {
   });
 
   it('refuses an unset variable without a default, naming the path and the line', () => {
-    const text = configYaml({ products: '  envy:\n    routes: [hello]\n    scopes: [hello:read, "${EXTRA_SCOPE}"]\n' }).replace(
-      'host: 127.0.0.1',
-      'host: ${LISTEN_HOST}',
-    );
+    const text = configYaml({ products: '  envy:\n    routes: [hello]\n    scopes: [hello:read, "${EXTRA_SCOPE}"]\n' }).replace('host: 127.0.0.1', 'host: ${LISTEN_HOST}');
     const err = configError(text);
     assert.deepEqual(err.message.split('\n'), [
       `listen.host: environment variable LISTEN_HOST is not set and has no default (gateway.yaml:${lineOf(text, 'LISTEN_HOST')})`,
@@ -500,7 +526,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     ]);
   });
 
-  it('approval, maxAppsPerDeveloper, requireSubject and a quota\'s per: only their values', () => {
+  it("approval, maxAppsPerDeveloper, requireSubject and a quota's per: only their values", () => {
     const text = configYaml({
       extra: 'portal:\n  listen: { port: 0 }\n  maxAppsPerDeveloper: 0\n',
       routes: '  mine:\n    method: GET\n    path: /v1/mine\n    upstream: mock\n    requireSubject: yes-please\n',
@@ -521,17 +547,36 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     ]);
     assert.equal(parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  signup: invited\n' })).portal?.signup, 'invited');
     assert.equal(parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n' })).portal?.signup, 'invited', 'the default without mail');
-    const mailed = parse(configYaml({ extra: 'portal:\n  listen: { port: 0 }\n  publicUrl: https://Dev.Example.com\nmail:\n  from: p@example.com\n  smtp: { host: smtp.example.com, port: 587, auth: { user: u, pass: "${SMTP_PASSWORD}" }, ca: ca.pem }\n' }), { SMTP_PASSWORD: 'pw' });
+    const mailed = parse(
+      configYaml({
+        extra:
+          'portal:\n  listen: { port: 0 }\n  publicUrl: https://Dev.Example.com\nmail:\n  from: p@example.com\n  smtp: { host: smtp.example.com, port: 587, auth: { user: u, pass: "${SMTP_PASSWORD}" }, ca: ca.pem }\n',
+      }),
+      { SMTP_PASSWORD: 'pw' },
+    );
     assert.equal(mailed.portal?.signup, 'open', 'the default with mail');
     assert.equal(mailed.portal?.publicUrl, 'https://dev.example.com');
-    assert.deepEqual(mailed.mail, { from: 'p@example.com', kind: 'smtp', host: 'smtp.example.com', port: 587, secure: false, allowPlaintext: false, auth: { user: 'u', pass: 'pw' }, ca: '/srv/gateway/ca.pem' });
+    assert.deepEqual(mailed.mail, {
+      from: 'p@example.com',
+      kind: 'smtp',
+      host: 'smtp.example.com',
+      port: 587,
+      secure: false,
+      allowPlaintext: false,
+      auth: { user: 'u', pass: 'pw' },
+      ca: '/srv/gateway/ca.pem',
+    });
   });
 
   it("portal: publicUrl and gatewayUrl name a host, no wildcard or ';' (gatewayUrl's origin is the pages' CSP connect-src)", () => {
     // A CSP source cannot name an IPv6 address; a port past 65535 is no port (it made new URL throw at start).
     for (const url of ['http://*', 'https://*.example.com', 'http://api.example.com;script-src', 'http://user@api.example.com', 'http://[::1]:8080', 'http://localhost:99999']) {
       const text = configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n` });
-      assert.match(errorLines(text).join('\n'), new RegExp(`^portal\\.gatewayUrl: must be an origin such as https://api\\.example\\.com, found .* \\(gateway\\.yaml:${lineOf(text, 'gatewayUrl:')}\\)$`), url);
+      assert.match(
+        errorLines(text).join('\n'),
+        new RegExp(`^portal\\.gatewayUrl: must be an origin such as https://api\\.example\\.com, found .* \\(gateway\\.yaml:${lineOf(text, 'gatewayUrl:')}\\)$`),
+        url,
+      );
     }
     for (const url of ['https://api.example.com', 'http://localhost:8080', 'http://127.0.0.1:9', 'http://localhost:65535']) {
       assert.equal(parse(configYaml({ extra: `portal:\n  listen: { port: 0 }\n  gatewayUrl: '${url}'\n  publicUrl: '${url}'\n` })).portal?.gatewayUrl, url);
@@ -567,16 +612,12 @@ describe('parseConfig: errors name the YAML path and the line', () => {
 
   it('missing required key', () => {
     const text = configYaml({ routes: '  noupstream:\n    method: GET\n    path: /v1/no-upstream\n' });
-    assert.deepEqual(errorLines(text), [
-      `routes.noupstream: missing required key "upstream" (gateway.yaml:${lineOf(text, 'noupstream:')})`,
-    ]);
+    assert.deepEqual(errorLines(text), [`routes.noupstream: missing required key "upstream" (gateway.yaml:${lineOf(text, 'noupstream:')})`]);
   });
 
   it('bad pattern', () => {
     const text = configYaml({ routes: '  slashless:\n    method: GET\n    path: v1/slashless\n    upstream: mock\n' });
-    assert.deepEqual(errorLines(text), [
-      `routes.slashless.path: must be a path such as /v1/orders or /v1/orders/{id}, found "v1/slashless" (gateway.yaml:${lineOf(text, 'v1/slashless')})`,
-    ]);
+    assert.deepEqual(errorLines(text), [`routes.slashless.path: must be a path such as /v1/orders or /v1/orders/{id}, found "v1/slashless" (gateway.yaml:${lineOf(text, 'v1/slashless')})`]);
   });
 
   it('bad pattern inside a union (upstream url): only the closest branch is reported', () => {
@@ -601,9 +642,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
 
   it('duration too large', () => {
     const text = configYaml({ products: '  forever:\n    routes: [hello]\n    accessTokenLifetime: 999999999999999999d\n' });
-    assert.deepEqual(errorLines(text), [
-      `products.forever.accessTokenLifetime: is not a valid duration (gateway.yaml:${lineOf(text, '999999999999999999d')})`,
-    ]);
+    assert.deepEqual(errorLines(text), [`products.forever.accessTokenLifetime: is not a valid duration (gateway.yaml:${lineOf(text, '999999999999999999d')})`]);
   });
 
   it('wrong type', () => {
@@ -627,7 +666,10 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     );
     const route = configYaml({ routes: '  bad name:\n    method: FETCH\n' });
     const routeErr = configError(route);
-    assert.ok(routeErr.message.split('\n').some((l) => l.includes('bad name') && l.endsWith(`(gateway.yaml:${lineOf(route, 'bad name:')})`)), routeErr.message);
+    assert.ok(
+      routeErr.message.split('\n').some((l) => l.includes('bad name') && l.endsWith(`(gateway.yaml:${lineOf(route, 'bad name:')})`)),
+      routeErr.message,
+    );
   });
 
   it('unknown upstream of a route', () => {
@@ -641,9 +683,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
     assert.deepEqual(err.message.split('\n'), [`products.broken.routes[1]: unknown route "nope" (gateway.yaml:${lineOf(text, 'nope')})`]);
     assert.deepEqual(err.issues, [{ path: 'products.broken.routes[1]', message: 'unknown route "nope"', line: lineOf(text, 'nope') }]);
     const block = configYaml({ products: '  broken:\n    routes:\n      - hello\n      - missing-route\n' });
-    assert.deepEqual(errorLines(block), [
-      `products.broken.routes[1]: unknown route "missing-route" (gateway.yaml:${lineOf(block, '- missing-route')})`,
-    ]);
+    assert.deepEqual(errorLines(block), [`products.broken.routes[1]: unknown route "missing-route" (gateway.yaml:${lineOf(block, '- missing-route')})`]);
   });
 
   it('password grant without authServer', () => {
@@ -713,9 +753,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
       routes: '  secret:\n    method: GET\n    path: /v1/secret\n    upstream: mock\n    scopes: [secret:read]\n',
       products: '  open:\n    routes: [secret]\n    scopes: [other]\n',
     });
-    assert.deepEqual(errorLines(text), [
-      `routes.secret.scopes: scope "secret:read" is not declared by product "open" (gateway.yaml:${lineOf(text, '[secret:read]')})`,
-    ]);
+    assert.deepEqual(errorLines(text), [`routes.secret.scopes: scope "secret:read" is not declared by product "open" (gateway.yaml:${lineOf(text, '[secret:read]')})`]);
   });
 
   it('reports every problem at once', () => {
@@ -788,9 +826,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
 
   it('store: Sentinel nodes are host:port, the timeout is longer than 0, the prefix has no braces', () => {
     const text = `${MINIMAL}store:\n  driver: redis\n  sentinel:\n    name: mymaster\n    nodes: ["10.0.0.1", "10.0.0.2:0", "10.0.0.3:70000"]\n  timeout: 0\n`;
-    assert.deepEqual(errorLines(text), [
-      `store.sentinel.nodes[0]: must be a host:port such as sentinel-1:26379 or [::1]:26379, found "10.0.0.1" (gateway.yaml:${lineOf(text, 'nodes:')})`,
-    ]);
+    assert.deepEqual(errorLines(text), [`store.sentinel.nodes[0]: must be a host:port such as sentinel-1:26379 or [::1]:26379, found "10.0.0.1" (gateway.yaml:${lineOf(text, 'nodes:')})`]);
     const ports = text.replace('"10.0.0.1", ', '');
     assert.deepEqual(errorLines(ports), [
       `store.sentinel.nodes[0]: the port must be 1 to 65535 (gateway.yaml:${lineOf(ports, 'nodes:')})`,

@@ -54,7 +54,9 @@ describe('config messages', () => {
   it('a wrong type echoes the value', () => {
     assert.deepEqual(messages(GOOD.replace('port: 8080', 'port: abc')), ['listen.port: must be an integer, found "abc" (gateway.yaml:2)']);
     assert.deepEqual(messages(GOOD.replace('port: 8080', 'port: 8080\nworkers: many')), ['workers: must be auto or an integer, found "many" (gateway.yaml:3)']);
-    assert.deepEqual(messages(GOOD.replace('port: 8080', 'port: 8080\nshutdownTimeout: { seconds: 5 }')), ['shutdownTimeout: must be an integer or a duration such as 30s or 5m, found a mapping (gateway.yaml:3)']);
+    assert.deepEqual(messages(GOOD.replace('port: 8080', 'port: 8080\nshutdownTimeout: { seconds: 5 }')), [
+      'shutdownTimeout: must be an integer or a duration such as 30s or 5m, found a mapping (gateway.yaml:3)',
+    ]);
   });
 
   it('a misspelled key is one message, with the key it was likely meant to be', () => {
@@ -63,7 +65,9 @@ describe('config messages', () => {
     assert.deepEqual(messages(policy), ['routes.hello.policies[0].spikeArest: unknown key; did you mean "spikeArrest"? (gateway.yaml:12)']);
     // Nothing close: the keys allowed.
     const far = GOOD.replace('upstream: mock\n', 'upstream: mock\n    policies:\n      - throttle: { rate: 10ps }\n');
-    assert.deepEqual(messages(far), ['routes.hello.policies[0].throttle: unknown key (expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors) (gateway.yaml:12)']);
+    assert.deepEqual(messages(far), [
+      'routes.hello.policies[0].throttle: unknown key (expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors) (gateway.yaml:12)',
+    ]);
   });
 
   it('a secret is not echoed', () => {

@@ -25,7 +25,12 @@ interface Stage {
 /** The stages of a Dockerfile: comment lines dropped, continued lines joined. */
 function dockerStages(text: string): Stage[] {
   const stages: Stage[] = [];
-  const lines = text.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n').replace(/\\\n/g, ' ').split('\n');
+  const lines = text
+    .split('\n')
+    .filter((l) => !/^\s*#/.test(l))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n');
   for (const line of lines) {
     const m = /^\s*([A-Za-z]+)\s+(.*\S)\s*$/.exec(line);
     if (!m) continue;
@@ -67,9 +72,10 @@ const seconds = (duration: string) => Number(/^(\d+)s$/.exec(duration)?.[1] ?? a
 
 const stages = dockerStages(read('Dockerfile'));
 const [build, image] = stages as [Stage, Stage];
-const imageEnv = Object.fromEntries(
-  all(image, 'ENV').flatMap((args) => args.split(' ').map((pair) => /^([A-Z_]+)=(\S+)$/.exec(pair)?.slice(1, 3) ?? assert.fail(`ENV ${pair}`))),
-) as Record<string, string>;
+const imageEnv = Object.fromEntries(all(image, 'ENV').flatMap((args) => args.split(' ').map((pair) => /^([A-Z_]+)=(\S+)$/.exec(pair)?.slice(1, 3) ?? assert.fail(`ENV ${pair}`)))) as Record<
+  string,
+  string
+>;
 const entrypoint = execForm(only(image, 'ENTRYPOINT'));
 const cmd = execForm(only(image, 'CMD'));
 const volume = only(image, 'VOLUME');
@@ -90,17 +96,24 @@ describe('Dockerfile', () => {
   });
 
   test('the build stage runs the install CI runs, then npm run build', () => {
-    const ci = read('.ci/run').split('\n').map((l) => l.trim());
+    const ci = read('.ci/run')
+      .split('\n')
+      .map((l) => l.trim());
     const ciInstall = ci.filter((l) => /^npm (ci|install|i)\b/.test(l));
     assert.deepEqual(ciInstall, ['npm ci']);
     const commands = all(build, 'RUN').flatMap((r) => r.split('&&').map((c) => c.trim()));
-    assert.deepEqual(commands.filter((c) => c.startsWith('npm ')), [...ciInstall, 'npm run build']);
+    assert.deepEqual(
+      commands.filter((c) => c.startsWith('npm ')),
+      [...ciInstall, 'npm run build'],
+    );
     assert.ok(pkg.scripts.build, 'package.json has a build script');
   });
 
   test('COPY . . brings no node_modules, dist or data of the host over what the build made', () => {
     assert.ok(all(build, 'COPY').includes('. .'));
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim());
     for (const name of ['node_modules', 'dist', 'data', '.git']) assert.ok(ignored.includes(name), name);
   });
 
@@ -140,7 +153,7 @@ describe('Dockerfile', () => {
     assert.deepEqual(only(image, 'EXPOSE').split(' ').map(Number), [example.listen.port, example.portal?.port]);
   });
 
-  test('the example config, with the image\'s ENV: the store in the VOLUME, the API on every address, the portal on loopback until asked', () => {
+  test("the example config, with the image's ENV: the store in the VOLUME, the API on every address, the portal on loopback until asked", () => {
     assert.equal(path.posix.dirname(imageEnv.GATEWAY_DB ?? ''), volume);
     assert.equal(example.store.driver, 'sqlite');
     assert.equal(example.store.path, imageEnv.GATEWAY_DB);
@@ -161,7 +174,7 @@ describe('Dockerfile', () => {
     assert.ok(example.oauth.issuer);
   });
 
-  test('docs/deploy/README.md runs the image with its ports, volume and config path, the portal\'s port only with PORTAL_HOST, and time to drain', () => {
+  test("docs/deploy/README.md runs the image with its ports, volume and config path, the portal's port only with PORTAL_HOST, and time to drain", () => {
     const runs = [...read('docs/deploy/README.md').matchAll(/docker run ((?:[^\n]*\\\n)*[^\n]*)/g)].map((m) => m[1]!.replace(/\\\n/g, ' '));
     assert.ok(runs.length > 0, 'a docker run line');
     for (const run of runs) {
@@ -218,7 +231,11 @@ function yamlDocuments(file: string): unknown[] {
   const docs = parseAllDocuments(read(file));
   assert.ok(Array.isArray(docs), `${file} holds documents`);
   return docs.map((doc, i) => {
-    assert.deepEqual([...doc.errors, ...doc.warnings].map((e) => e.message), [], `${file}, document ${i + 1}`);
+    assert.deepEqual(
+      [...doc.errors, ...doc.warnings].map((e) => e.message),
+      [],
+      `${file}, document ${i + 1}`,
+    );
     return doc.toJS() as unknown;
   });
 }
@@ -242,8 +259,7 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     return gateway.volumeMounts?.find((m) => m.name === name)?.mountPath ?? assert.fail('a mounted volume');
   };
   /** A port by number or by the name the gateway container gives it. */
-  const portNumber = (port: number | string | undefined) =>
-    typeof port === 'number' ? port : gateway.ports?.find((p) => p.name === port)?.containerPort;
+  const portNumber = (port: number | string | undefined) => (typeof port === 'number' ? port : gateway.ports?.find((p) => p.name === port)?.containerPort);
 
   // The env the gateway's process sees: the image's ENV, then the container's; a secret's value
   // stands in as a placeholder.
@@ -273,9 +289,15 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
 
   const admin = config.admin ?? assert.fail('the pod config has an admin listener');
 
-  test('the container names the config\'s API and admin ports; the Service only the API\'s', () => {
-    assert.deepEqual(gateway.ports?.map((p) => p.containerPort), [config.listen.port, admin.port]);
-    assert.deepEqual(service.spec?.ports?.map((p) => [p.port, portNumber(p.targetPort)]), [[config.listen.port, config.listen.port]]);
+  test("the container names the config's API and admin ports; the Service only the API's", () => {
+    assert.deepEqual(
+      gateway.ports?.map((p) => p.containerPort),
+      [config.listen.port, admin.port],
+    );
+    assert.deepEqual(
+      service.spec?.ports?.map((p) => [p.port, portNumber(p.targetPort)]),
+      [[config.listen.port, config.listen.port]],
+    );
     for (const [label, value] of Object.entries(service.spec?.selector ?? {})) assert.equal(template.metadata.labels[label], value);
   });
 
@@ -287,7 +309,7 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.equal(admin.host, '0.0.0.0');
   });
 
-  test('the pod asks Prometheus to scrape the admin listener\'s metrics', () => {
+  test("the pod asks Prometheus to scrape the admin listener's metrics", () => {
     const annotations = template.metadata.annotations ?? {};
     assert.equal(annotations['prometheus.io/scrape'], 'true');
     assert.equal(annotations['prometheus.io/port'], String(admin.port));
@@ -298,7 +320,10 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     const emptyDirs = new Set(pod.volumes?.filter((v) => v.emptyDir !== undefined).map((v) => v.name));
     assert.equal(config.store.driver, 'sqlite');
     const dataDir = path.posix.dirname(config.store.path);
-    assert.ok(gateway.volumeMounts?.some((m) => emptyDirs.has(m.name) && m.mountPath === dataDir), `an emptyDir at ${dataDir}`);
+    assert.ok(
+      gateway.volumeMounts?.some((m) => emptyDirs.has(m.name) && m.mountPath === dataDir),
+      `an emptyDir at ${dataDir}`,
+    );
     assert.equal(path.posix.dirname(config.store.secretKeyFile), dataDir);
   });
 
@@ -323,7 +348,7 @@ describe('docs/deploy/kubernetes-sidecar.yaml', () => {
     assert.ok(grace > appSleep, `grace ${grace} s > app ${appSleep} s`);
   });
 
-  test('locked down: non-root as the image\'s user, read-only root, no privilege escalation, no capabilities; no service links', () => {
+  test("locked down: non-root as the image's user, read-only root, no privilege escalation, no capabilities; no service links", () => {
     assert.equal(pod.securityContext?.runAsNonRoot, true);
     assert.equal(pod.securityContext?.runAsUser, Number(user.split(':')[0]));
     for (const c of pod.containers) {
@@ -377,8 +402,8 @@ describe('docs/deploy/gateway.service', () => {
     assert.equal(one('DynamicUser'), 'yes');
     assert.equal(path.posix.dirname(environment.GATEWAY_DB ?? ''), `/var/lib/${one('StateDirectory')}`);
     const [exe, ...args] = one('ExecStart').split(' ');
-    assert.deepEqual(args, ['--config', configPath], 'the image\'s path');
-    assert.equal(exe, installed, 'the image\'s path');
+    assert.deepEqual(args, ['--config', configPath], "the image's path");
+    assert.equal(exe, installed, "the image's path");
     assert.equal(path.posix.dirname(configPath), `/etc/${one('ConfigurationDirectory')}`);
     assert.equal(environment.GATEWAY_DB, imageEnv.GATEWAY_DB);
   });

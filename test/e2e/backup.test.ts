@@ -80,12 +80,17 @@ describe('gateway admin backup', () => {
   let issuedBefore: string;
 
   before(async () => {
-    for (const [folder, config] of [[live, liveConfig], [restored, copyConfig]] as const) {
+    for (const [folder, config] of [
+      [live, liveConfig],
+      [restored, copyConfig],
+    ] as const) {
       mkdirSync(folder);
       writeFileSync(config, configYaml());
     }
     changed(await gateway(['admin', 'developers', 'create', '--email', 'dev@example.com', '--name', 'Dev', '--config', liveConfig]), 'developer.create');
-    app = JSON.parse(changed(await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig]), 'app.register').stdout);
+    app = JSON.parse(
+      changed(await gateway(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'kept', '--product', 'hello', '--json', '--config', liveConfig]), 'app.register').stdout,
+    );
     bulk = insertTokens(path.join(live, 'gateway.db'), app, BULK_TOKENS);
     gw = await serve(liveConfig);
     issuedBefore = await issueToken(gw.url, app);
@@ -119,7 +124,9 @@ describe('gateway admin backup', () => {
     const ms = performance.now() - started;
     backingUp = false;
     await Promise.all(loops);
-    t.diagnostic(`backup of ${BULK_TOKENS} tokens: ${Math.round(ms)} ms (the command, start included); ${calls.length} calls, slowest ${Math.round(Math.max(...calls.map((c) => c.ms)))} ms; ${issued} tokens issued meanwhile`);
+    t.diagnostic(
+      `backup of ${BULK_TOKENS} tokens: ${Math.round(ms)} ms (the command, start included); ${calls.length} calls, slowest ${Math.round(Math.max(...calls.map((c) => c.ms)))} ms; ${issued} tokens issued meanwhile`,
+    );
 
     const m = /^backed up (.+) to (.+) \((\d+) pages, key file (.+)\)\n$/.exec(ok(result).stdout);
     assert.ok(m, result.stdout);
@@ -151,7 +158,10 @@ describe('gateway admin backup', () => {
       // The app's secret verifies: the key file came along.
       await assertServes(restoredGw.url, await issueToken(restoredGw.url, app));
       const apps = JSON.parse(ok(await gateway(['admin', 'apps', 'list', '--json', '--config', copyConfig])).stdout) as { name: string }[];
-      assert.deepEqual(apps.map((a) => a.name), ['kept']);
+      assert.deepEqual(
+        apps.map((a) => a.name),
+        ['kept'],
+      );
     } finally {
       assert.deepEqual(await restoredGw.stop(), { code: 0, signal: null });
     }

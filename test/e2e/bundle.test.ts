@@ -24,7 +24,10 @@ before(async () => {
     let text = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
-      const listening = text.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg: string; url?: string; workers?: number }) : undefined)).find((l) => l?.workers === 2);
+      const listening = text
+        .split('\n')
+        .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg: string; url?: string; workers?: number }) : undefined))
+        .find((l) => l?.workers === 2);
       if (listening?.url !== undefined) resolve(listening.url);
     });
     child.once('exit', (code) => reject(new Error(`the bundled gateway exited with ${code}`)));
@@ -46,14 +49,17 @@ test('the bundled CLI registers an app; its two workers issue a token and serve 
   assert.deepEqual(answer.body, { message: 'hello' });
 });
 
-test('the bundle\'s config validator, generated at build time, reports exactly what the one compiled at run time reports', () => {
+test("the bundle's config validator, generated at build time, reports exactly what the one compiled at run time reports", () => {
   const good = configYaml();
   const broken = {
     'unknown key': good.replace('  realm: test-realm\n', '  realm: test-realm\n  bogus: 1\n'),
     'bad route name': good.replace('routes:\n', 'routes:\n  "bad name!": { method: GET, path: /x, upstream: backend }\n'),
     'missing key and wrong type': good.replace(/listen:\n( {2}.*\n)+/, 'listen:\n  host: 127.0.0.1\n  trustedProxies: nope\n'),
     'enum and pattern': good.replace('method: GET', 'method: FETCH').replace(/path: \/v1\/hello/, 'path: v1/hello'),
-    'unknown policy': good.replace('routes:\n', 'routes:\n  p: { method: GET, path: /p, upstream: backend, policies: [{ quota: { limit: 1, interval: minute }, spikeArrest: { rate: 1ps } }, { nope: {} }] }\n'),
+    'unknown policy': good.replace(
+      'routes:\n',
+      'routes:\n  p: { method: GET, path: /p, upstream: backend, policies: [{ quota: { limit: 1, interval: minute }, spikeArrest: { rate: 1ps } }, { nope: {} }] }\n',
+    ),
     'bad upstream': good.replace('upstreams:\n', 'upstreams:\n  weird: { mock: { status: 99 }, url: http://x }\n'),
   };
   for (const [name, yaml] of Object.entries(broken)) {

@@ -123,10 +123,7 @@ async function assertServes(url: string, token: string): Promise<void> {
 async function assertTokenRejected(url: string, token: string): Promise<void> {
   const res = await hello(url, token);
   assert.equal(res.status, 401, res.text);
-  assert.equal(
-    res.headers.get('www-authenticate'),
-    'Bearer realm="test-realm", error="invalid_token", error_description="the access token is invalid, expired or revoked"',
-  );
+  assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm", error="invalid_token", error_description="the access token is invalid, expired or revoked"');
   assert.equal((res.body as { code: unknown }).code, 'invalid_token');
 }
 
@@ -241,7 +238,9 @@ describe('gateway admin apps', () => {
 
   test('create without --json prints key and secret once, with a warning', async () => {
     const r = changed(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'), 'app.register');
-    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(r.stdout);
+    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(
+      r.stdout,
+    );
     assert.ok(m, r.stdout);
   });
 
@@ -346,11 +345,9 @@ describe('gateway admin errors', () => {
   });
   after(() => ws.remove());
 
-  test('unknown product', () =>
-    failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n1', '--product', 'nope'], 'no API product "nope" (known: hello, orders)'));
+  test('unknown product', () => failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n1', '--product', 'nope'], 'no API product "nope" (known: hello, orders)'));
 
-  test('unknown developer', () =>
-    failsUnchanged(['admin', 'apps', 'create', '--developer', 'Nobody@Example.com', '--name', 'n2', '--product', 'hello'], 'no developer nobody@example.com'));
+  test('unknown developer', () => failsUnchanged(['admin', 'apps', 'create', '--developer', 'Nobody@Example.com', '--name', 'n2', '--product', 'hello'], 'no developer nobody@example.com'));
 
   test('duplicate app name', () =>
     failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'taken', '--product', 'orders'], 'developer dev@example.com already has an app named "taken"'));
@@ -368,8 +365,7 @@ describe('gateway admin errors', () => {
     await failsUnchanged(['admin', 'keys', 'revoke', app.key], `key ${app.key} is already revoked`);
   });
 
-  test('a missing required option', () =>
-    failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n3'], "required option '--product <product>' not specified"));
+  test('a missing required option', () => failsUnchanged(['admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'n3'], "required option '--product <product>' not specified"));
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -420,7 +416,10 @@ describe('gateway admin and control characters', () => {
     assert.equal(disabled, 'app "app\\u001b]0;owned\\u0007" of old@example.com is disabled\n');
     for (const out of [devs, apps, disabled]) assert.doesNotMatch(out, /[\x1b\x07\u202e]/);
     const json = JSON.parse(ok(await ws.cli('admin', 'developers', 'list', '--json')).stdout) as { name: string }[];
-    assert.ok(json.some((d) => d.name === 'Old\x1b[31mRed\u202e'), 'JSON keeps the stored value (escaped by JSON itself)');
+    assert.ok(
+      json.some((d) => d.name === 'Old\x1b[31mRed\u202e'),
+      'JSON keeps the stored value (escaped by JSON itself)',
+    );
   });
 });
 
@@ -493,11 +492,9 @@ describe('gateway config check', () => {
     assert.ok(lines[1]!.endsWith(` (gateway.yaml:${lineOf(yaml, needle)})`), lines[1]);
   }
 
-  test('a bad duration in a product', () =>
-    badDuration(configYaml().replace('accessTokenLifetime: 600', 'accessTokenLifetime: 10 minutes'), 'products.orders.accessTokenLifetime', '10 minutes'));
+  test('a bad duration in a product', () => badDuration(configYaml().replace('accessTokenLifetime: 600', 'accessTokenLifetime: 10 minutes'), 'products.orders.accessTokenLifetime', '10 minutes'));
 
-  test('a bad duration in an HTTP upstream', () =>
-    badDuration(configYaml().replace('connectTimeout: 1s', 'connectTimeout: 1 sec'), 'upstreams.backend.connectTimeout', '1 sec'));
+  test('a bad duration in an HTTP upstream', () => badDuration(configYaml().replace('connectTimeout: 1s', 'connectTimeout: 1 sec'), 'upstreams.backend.connectTimeout', '1 sec'));
 
   test('a file that cannot be read', async () => {
     const missing = path.join(withConfig('').ws.dir, 'missing.yaml');
@@ -512,7 +509,22 @@ describe('gateway config check', () => {
   test('config schema prints the JSON Schema', async () => {
     const schema = parse<{ $id: string; title: string; properties: Record<string, unknown> }>(ok(await gateway(['config', 'schema'])));
     assert.equal(schema.title, 'token gateway configuration');
-    assert.deepEqual(Object.keys(schema.properties).sort(), ['admin', 'authServers', 'listen', 'log', 'mail', 'oauth', 'openapi', 'portal', 'products', 'routes', 'shutdownTimeout', 'store', 'upstreams', 'workers']);
+    assert.deepEqual(Object.keys(schema.properties).sort(), [
+      'admin',
+      'authServers',
+      'listen',
+      'log',
+      'mail',
+      'oauth',
+      'openapi',
+      'portal',
+      'products',
+      'routes',
+      'shutdownTimeout',
+      'store',
+      'upstreams',
+      'workers',
+    ]);
   });
 });
 
@@ -727,7 +739,13 @@ describe('revocation from another process', () => {
     await assertServes(gw.url, token);
     await assertServes(gw.url, await issueToken(gw.url, app));
     const shown = parse<{ credentials: { key: string; expiresAt: number | null }[] }>(ok(await ws.cli('admin', 'apps', 'show', rotated.key, '--json')));
-    assert.deepEqual(shown.credentials.map((c) => [c.key, c.expiresAt]), [[app.key, rotated.overlapUntil], [rotated.key, null]]);
+    assert.deepEqual(
+      shown.credentials.map((c) => [c.key, c.expiresAt]),
+      [
+        [app.key, rotated.overlapUntil],
+        [rotated.key, null],
+      ],
+    );
     const listed = ok(await ws.cli('admin', 'apps', 'list', '--developer', 'dev@example.com')).stdout.split('\n');
     assert.match(listed.find((line) => line.includes(' rotated '))!, new RegExp(` ${app.key} \\(until ${isoDate(rotated.overlapUntil)}\\), ${rotated.key}$`));
   });

@@ -196,19 +196,28 @@ describe('gateway.example.yaml', () => {
     const refusals: [string, { in: string; name?: string; pointer: string; message: string }[]][] = [
       ['{"quantity":1}', [{ in: 'body', pointer: '/body/item', message: 'is required' }]],
       // The README's example.
-      ['{"quantity":0}', [
-        { in: 'body', pointer: '/body/item', message: 'is required' },
-        { in: 'body', pointer: '/body/quantity', message: 'must be >= 1' },
-      ]],
-      ['{"item":"","quantity":0}', [
-        { in: 'body', pointer: '/body/item', message: 'must NOT have fewer than 1 characters' },
-        { in: 'body', pointer: '/body/quantity', message: 'must be >= 1' },
-      ]],
+      [
+        '{"quantity":0}',
+        [
+          { in: 'body', pointer: '/body/item', message: 'is required' },
+          { in: 'body', pointer: '/body/quantity', message: 'must be >= 1' },
+        ],
+      ],
+      [
+        '{"item":"","quantity":0}',
+        [
+          { in: 'body', pointer: '/body/item', message: 'must NOT have fewer than 1 characters' },
+          { in: 'body', pointer: '/body/quantity', message: 'must be >= 1' },
+        ],
+      ],
       ['{"item":"kettle","quantity":1.5}', [{ in: 'body', pointer: '/body/quantity', message: 'must be integer' }]],
-      ['{"item":42,"quantity":"2"}', [
-        { in: 'body', pointer: '/body/item', message: 'must be string' },
-        { in: 'body', pointer: '/body/quantity', message: 'must be integer' },
-      ]],
+      [
+        '{"item":42,"quantity":"2"}',
+        [
+          { in: 'body', pointer: '/body/item', message: 'must be string' },
+          { in: 'body', pointer: '/body/quantity', message: 'must be integer' },
+        ],
+      ],
       ['[]', [{ in: 'body', pointer: '/body', message: 'must be object' }]],
       ['kettle', [{ in: 'body', pointer: '/body', message: 'is not valid JSON' }]],
     ];
@@ -244,7 +253,11 @@ describe('gateway.example.yaml', () => {
       'access-control-max-age': '600',
       vary,
     });
-    for (const [path, method] of [['/v1/orders', 'GET'], ['/v1/orders', 'POST'], ['/v1/orders/1', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/v1/orders', 'GET'],
+      ['/v1/orders', 'POST'],
+      ['/v1/orders/1', 'GET'],
+    ] as const) {
       const res = await preflight(path, method, 'authorization,content-type');
       assert.equal(res.status, 204, `${method} ${path}`);
       assert.deepEqual(corsHeaders(res), operation(method), `${method} ${path}`);
@@ -252,7 +265,11 @@ describe('gateway.example.yaml', () => {
     const token = await preflight('/oauth2/token', 'POST', 'authorization,content-type');
     assert.equal(token.status, 204);
     assert.deepEqual(corsHeaders(token), operation('POST'));
-    assert.equal((await call(`${gw.url}/v1/orders`, { method: 'OPTIONS', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'GET' } })).status, 403, 'another origin is refused');
+    assert.equal(
+      (await call(`${gw.url}/v1/orders`, { method: 'OPTIONS', headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'GET' } })).status,
+      403,
+      'another origin is refused',
+    );
 
     // The calls themselves, from the portal's origin: the token, a 400 and a 201 carry the headers a page needs to read them.
     const login = await call(`${gw.url}/oauth2/token`, {

@@ -41,7 +41,10 @@ before(async () => {
     let text = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
-      const listening = text.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { url?: string; workers?: number }) : undefined)).find((l) => l?.workers === 2);
+      const listening = text
+        .split('\n')
+        .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { url?: string; workers?: number }) : undefined))
+        .find((l) => l?.workers === 2);
       if (listening?.url !== undefined) resolve(listening.url);
     });
     child.once('exit', (code) => reject(new Error(`the executable exited with ${code}`)));
@@ -142,7 +145,7 @@ test('the executable stops gracefully on SIGTERM under 8 keep-alive clients: eve
   assert.equal(await exited, 0);
 });
 
-test('the build writes the executable\'s SHA-256 beside it, naming it by its path from the repository root, where sha256sum -c checks it', () => {
+test("the build writes the executable's SHA-256 beside it, naming it by its path from the repository root, where sha256sum -c checks it", () => {
   const digest = createHash('sha256').update(readFileSync(built)).digest('hex');
   const root = path.join(import.meta.dirname, '..', '..');
   const named = path.relative(root, built);

@@ -182,10 +182,7 @@ for (const workers of [undefined, 2]) {
 
 test('a call whose upstream never answers is cut when shutdownTimeout ends, and the stop ends', async () => {
   const ws = await workspace();
-  writeFileSync(
-    ws.config,
-    yaml({ routes: '  hang:\n    method: GET\n    path: /v1/hang\n    upstream: slow\n', product: ['hang'], extra: 'shutdownTimeout: 1s\n' }),
-  );
+  writeFileSync(ws.config, yaml({ routes: '  hang:\n    method: GET\n    path: /v1/hang\n    upstream: slow\n', product: ['hang'], extra: 'shutdownTimeout: 1s\n' }));
   const gw = await serve(ws.config, { args: [] });
   try {
     const token = await tokenFor(gw.url, ws.app);
@@ -223,5 +220,9 @@ for (const workers of [undefined, 2]) {
 
 /** The 1-based line of the first line of `file` that contains `text`. */
 function lineOf(file: string, text: string): number {
-  return readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes(text)) + 1;
+  return (
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .findIndex((l) => l.includes(text)) + 1
+  );
 }

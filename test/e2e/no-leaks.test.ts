@@ -44,8 +44,16 @@ describe('credential-leak', () => {
     secrets.push(['wrong password', 'wrong-password-4321'], ['a password typed as the username', 'pasted-password-8642']);
     await call(`${gw.url}/v1/hello`, { headers: bearer(cc) });
     await call(`${gw.url}/v1/hello?client_secret=${app.secret}`, { headers: bearer(refreshed.access_token) });
-    await call(`${gw.url}/oauth2/introspect`, { method: 'POST', headers: { authorization: basic('backend', 'introspection-secret-5678'), 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${cc}` });
-    await call(`${gw.url}/oauth2/revoke`, { method: 'POST', headers: { authorization: basic(app.key, app.secret), 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${refreshed.refresh_token}` });
+    await call(`${gw.url}/oauth2/introspect`, {
+      method: 'POST',
+      headers: { authorization: basic('backend', 'introspection-secret-5678'), 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${cc}`,
+    });
+    await call(`${gw.url}/oauth2/revoke`, {
+      method: 'POST',
+      headers: { authorization: basic(app.key, app.secret), 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${refreshed.refresh_token}`,
+    });
 
     // The portal: a sign-up confirmed by its mailed link, a login, an invitation, a registered app, a password reset.
     const base = gw.gateway.portalUrl!;

@@ -26,5 +26,8 @@ test(`${SUITES.join(', ')} pass with the store on Redis`, { skip: hasRedis() ? f
   const failures = lines.flatMap((line, i) => (/^\s*not ok /.test(line) && !/# SKIP/.test(line) ? [line, ...lines.slice(i + 1, i + 16)] : []));
   const summary = run.stdout.split('\n').filter((line) => /^# (tests|pass|fail|skipped) /.test(line));
   assert.equal(run.status, 0, `${summary.join('; ')}\n${failures.join('\n')}\n${run.stderr.slice(-4000)}`);
-  assert.ok(summary.some((line) => /^# pass [1-9]/.test(line)), summary.join('; '));
+  assert.ok(
+    summary.some((line) => /^# pass [1-9]/.test(line)),
+    summary.join('; '),
+  );
 });

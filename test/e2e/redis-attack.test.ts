@@ -80,7 +80,17 @@ describe('three instances on one Redis, under faults', { skip }, () => {
     instances.push(...(await Promise.all([serve(path.join(dir.dir, 'direct.yaml')), serve(path.join(dir.dir, 'proxied.yaml'))])));
     const config = loadConfigFile(path.join(dir.dir, 'direct.yaml'), { env: {} });
     store = openStore(config.store);
-    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
+    admin = {
+      store,
+      secretKey: loadSecretKey(config.store.secretKeyFile),
+      clock: Date.now,
+      logger: createLogger('silent'),
+      passwords: createPasswords(),
+      products: config.products,
+      portal: config.portal,
+      keyOverlapMs: config.keyOverlapMs,
+      operator: 'test',
+    };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {

@@ -74,7 +74,17 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       instances.push(...(await Promise.all([serve(file), serve(file)])));
       const config = loadConfigFile(file, { env: {} });
       store = openStore(config.store);
-      admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
+      admin = {
+        store,
+        secretKey: loadSecretKey(config.store.secretKeyFile),
+        clock: Date.now,
+        logger: createLogger('silent'),
+        passwords: createPasswords(),
+        products: config.products,
+        portal: config.portal,
+        keyOverlapMs: config.keyOverlapMs,
+        operator: 'test',
+      };
       await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
       app = await newApp('shared');
     });
@@ -136,9 +146,7 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       const first = await tokenRequest(instances[0]!.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, orders);
       assert.equal(first.status, 200, first.text);
       const refresh = first.body.refresh_token as string;
-      const answers = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => tokenRequest(instances[i % 3]!.url, { grant_type: 'refresh_token', refresh_token: refresh }, orders)),
-      );
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => tokenRequest(instances[i % 3]!.url, { grant_type: 'refresh_token', refresh_token: refresh }, orders)));
       assert.deepEqual(tally(answers.map((a) => a.status)), { 200: 1, 401: 19 });
       for (const a of answers.filter((x) => x.status === 401)) assert.equal(a.body.error, 'invalid_grant');
       const rotated = answers.find((a) => a.status === 200)!.body.access_token as string;
@@ -207,36 +215,39 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       assert.equal((await call(`${instances[0]!.url}/v1/q`, { headers: bearer(cached) })).status, 200);
     });
 
-    test('Redis down: issuance, revocation and every token check answer 503 (a cached token is not trusted without the subscription), /readyz is 503; Redis back: all recover without a restart', serverOnly, async () => {
-      const cached = await issue(instances[0]!);
-      for (const at of instances) assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 200);
-      await redis.stop();
-      try {
+    test(
+      'Redis down: issuance, revocation and every token check answer 503 (a cached token is not trusted without the subscription), /readyz is 503; Redis back: all recover without a restart',
+      serverOnly,
+      async () => {
+        const cached = await issue(instances[0]!);
+        for (const at of instances) assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 200);
+        await redis.stop();
+        try {
+          for (const at of instances) {
+            const issued = await tokenRequest(at.url, { grant_type: 'client_credentials' }, app);
+            assert.equal(issued.status, 503);
+            assert.equal(issued.body.error, 'temporarily_unavailable');
+            assert.equal((await tokenRequest(at.url, { token: cached }, app, '/oauth2/revoke')).status, 503);
+            assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 503);
+            // A token of the right form that no instance has seen: never taken without Redis.
+            const unknown = `${cached.slice(0, -2)}${cached.endsWith('AA') ? 'BB' : 'AA'}`;
+            assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(unknown) })).status, 503);
+            assert.equal((await call(`${at.adminUrl}/readyz`)).status, 503);
+          }
+        } finally {
+          await redis.start();
+        }
         for (const at of instances) {
-          const issued = await tokenRequest(at.url, { grant_type: 'client_credentials' }, app);
-          assert.equal(issued.status, 503);
-          assert.equal(issued.body.error, 'temporarily_unavailable');
-          assert.equal((await tokenRequest(at.url, { token: cached }, app, '/oauth2/revoke')).status, 503);
-          assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 503);
-          // A token of the right form that no instance has seen: never taken without Redis.
-          const unknown = `${cached.slice(0, -2)}${cached.endsWith('AA') ? 'BB' : 'AA'}`;
-          assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(unknown) })).status, 503);
-          assert.equal((await call(`${at.adminUrl}/readyz`)).status, 503);
+          for (let i = 0; (await call(`${at.adminUrl}/readyz`)).status !== 200; i++) {
+            assert.ok(i < 200, 'ready again within 10 s');
+            await sleep(50);
+          }
+          assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 200, 'the data survived; the token was read again');
+          assert.equal((await tokenRequest(at.url, { grant_type: 'client_credentials' }, app)).status, 200);
         }
-      } finally {
-        await redis.start();
-      }
-      for (const at of instances) {
-        for (let i = 0; (await call(`${at.adminUrl}/readyz`)).status !== 200; i++) {
-          assert.ok(i < 200, 'ready again within 10 s');
-          await sleep(50);
-        }
-        assert.equal((await call(`${at.url}/v1/hello`, { headers: bearer(cached) })).status, 200, 'the data survived; the token was read again');
-        assert.equal((await tokenRequest(at.url, { grant_type: 'client_credentials' }, app)).status, 200);
-      }
-    });
+      },
+    );
   });
-
 }
 
 function redisCli(server: RedisServer, ...args: string[]): void {

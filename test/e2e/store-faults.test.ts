@@ -34,7 +34,11 @@ async function assertFailingStore(gw: TestGateway, app: { key: string; secret: s
   const fresh = await call(`${gw.url}/v1/hello`, { headers: bearer(unverified) });
   assert.ok(fresh.status === 200 || (fresh.status === 503 && fresh.headers.get('retry-after') === '1'), `${fresh.status} ${fresh.text}`);
   if (cli) {
-    const admin = spawnSync(process.execPath, [path.join(import.meta.dirname, '../../bin/gateway.js'), 'admin', 'developers', 'create', '--config', gw.configFile, '--email', 'x@example.com', '--name', 'X'], { encoding: 'utf8' });
+    const admin = spawnSync(
+      process.execPath,
+      [path.join(import.meta.dirname, '../../bin/gateway.js'), 'admin', 'developers', 'create', '--config', gw.configFile, '--email', 'x@example.com', '--name', 'X'],
+      { encoding: 'utf8' },
+    );
     assert.equal(admin.status, 1, admin.stderr);
     assert.match(admin.stderr, /^error: the store is unavailable, nothing was changed; try again: .+\n$/);
   }

@@ -23,10 +23,11 @@ function holdLock(file: string, ms: number): { child: ChildProcess; locked: Prom
     setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released'); }, Number(process.argv[2]));`;
   const child = spawn(process.execPath, ['-e', script, file, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
-  const said = (word: string) => new Promise<void>((resolve, reject) => {
-    lines.on('line', (line) => line === word && resolve());
-    child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code} before "${word}"`)));
-  });
+  const said = (word: string) =>
+    new Promise<void>((resolve, reject) => {
+      lines.on('line', (line) => line === word && resolve());
+      child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code} before "${word}"`)));
+    });
   return { child, locked: said('locked'), released: said('released') };
 }
 

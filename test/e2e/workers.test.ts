@@ -42,7 +42,17 @@ describe('workers: 2', () => {
     assert.equal(config.workers, 2);
     workers = await startGateway({ config, env: {}, adminPort: 0, logger: createLogger('silent') });
     store = openStore(config.store);
-    admin = { store, secretKey: loadSecretKey(config.store.secretKeyFile), clock: Date.now, logger: createLogger('silent'), passwords: createPasswords(), products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
+    admin = {
+      store,
+      secretKey: loadSecretKey(config.store.secretKeyFile),
+      clock: Date.now,
+      logger: createLogger('silent'),
+      passwords: createPasswords(),
+      products: config.products,
+      portal: config.portal,
+      keyOverlapMs: config.keyOverlapMs,
+      operator: 'test',
+    };
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {

@@ -52,8 +52,7 @@ async function gatewayWithToken() {
 
 const FIXTURES = path.join(import.meta.dirname, '../fixtures');
 
-const post = (token: string, body: string) =>
-  `POST /v1/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+const post = (token: string, body: string) => `POST /v1/echo HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
 
 test('an answer to a request with a body, begun during the drain, says Connection: close', async () => {
   const { gw, token, port } = await gatewayWithToken();

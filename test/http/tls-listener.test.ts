@@ -339,7 +339,13 @@ describe('listener timeouts that cannot hold', () => {
         return { text: thrown.message, line: (key: string) => yaml.slice(0, yaml.indexOf(`  ${key}:`)).split('\n').length };
       };
       const zero = message('  headersTimeout: 0s\n  requestTimeout: 0\n');
-      assert.equal(zero.text, [`listen.headersTimeout: must be longer than 0 (gateway.yaml:${zero.line('headersTimeout')})`, `listen.requestTimeout: must be longer than 0 (gateway.yaml:${zero.line('requestTimeout')})`].join('\n'));
+      assert.equal(
+        zero.text,
+        [
+          `listen.headersTimeout: must be longer than 0 (gateway.yaml:${zero.line('headersTimeout')})`,
+          `listen.requestTimeout: must be longer than 0 (gateway.yaml:${zero.line('requestTimeout')})`,
+        ].join('\n'),
+      );
       const longer = message('  headersTimeout: 2m\n');
       assert.equal(longer.text, `listen.headersTimeout: must not be longer than listen.requestTimeout (gateway.yaml:${longer.line('headersTimeout')})`);
       writeFileSync(file, configYaml({ listen: '  headersTimeout: 500ms\n  requestTimeout: 1m\n  keepAliveTimeout: 0\n' }));

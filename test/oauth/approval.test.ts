@@ -81,7 +81,11 @@ describe('approval of apps registered in the portal', () => {
   }
 
   test('the default: manual with the password grant, auto without; a product can say either', () => {
-    const config = parseConfig(configYaml({ products: `  open-shop:\n    routes: [orders]\n    scopes: [orders:read]\n    grants: [password]\n    authServer: users\n    approval: auto\n` }), 'gateway.yaml', { env: {} });
+    const config = parseConfig(
+      configYaml({ products: `  open-shop:\n    routes: [orders]\n    scopes: [orders:read]\n    grants: [password]\n    authServer: users\n    approval: auto\n` }),
+      'gateway.yaml',
+      { env: {} },
+    );
     assert.equal(config.products.get('orders')!.approval, 'manual');
     assert.equal(config.products.get('hello')!.approval, 'auto');
     assert.equal(config.products.get('open-shop')!.approval, 'auto');

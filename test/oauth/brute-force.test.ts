@@ -162,7 +162,7 @@ describe('password grant brute force', () => {
     assert.equal((await attempt(app, 'alice', 'wonderland')).status, 429);
   });
 
-  test('password-bruteforce-parallel: a burst of guesses cannot slip past the client\'s limit', async () => {
+  test("password-bruteforce-parallel: a burst of guesses cannot slip past the client's limit", async () => {
     const app = await gw.client('orders');
     const before = auth.calls.length;
     const answers = await Promise.all(Array.from({ length: 70 }, (_, i) => attempt(app, `burst-${i}`, 'guess')));
@@ -171,7 +171,7 @@ describe('password grant brute force', () => {
     assert.equal(auth.calls.length - before, 50, 'the authorization server was asked 50 times, not 70');
   });
 
-  test('a success clears the username\'s count', async () => {
+  test("a success clears the username's count", async () => {
     const app = await gw.client('orders');
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 4; i++) assert.equal((await attempt(app, 'carol', `nope-${i}`)).status, 401);

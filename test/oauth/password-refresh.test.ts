@@ -36,9 +36,7 @@ describe('password grant', () => {
     assert.equal(res.body.refresh_token_expires_in, '3600');
     assert.match(res.body.refresh_token, /^gwrt_[A-Za-z0-9_-]{64}$/);
     // The gateway authenticated itself to the authorization server and passed the credentials through.
-    assert.deepEqual(auth.calls, [
-      { authorization: `Basic ${Buffer.from(`${AUTH_CLIENT.id}:${AUTH_CLIENT.secret}`).toString('base64')}`, body: { username: 'alice', password: 'wonder land:1' } },
-    ]);
+    assert.deepEqual(auth.calls, [{ authorization: `Basic ${Buffer.from(`${AUTH_CLIENT.id}:${AUTH_CLIENT.secret}`).toString('base64')}`, body: { username: 'alice', password: 'wonder land:1' } }]);
     const orders = await call(`${gw.url}/v1/orders`, { headers: bearer(res.body.access_token) });
     assert.equal(orders.status, 200);
     assert.equal(upstream.received.at(-1)?.headers['x-gateway-subject'], 'user-1');
@@ -195,9 +193,7 @@ describe('refresh_token grant', () => {
 
   test('refresh-race: concurrent uses of one refresh token: exactly one succeeds, and without a grace the reuse revokes the winner too', async () => {
     const first = await login();
-    const answers = await Promise.all(
-      Array.from({ length: 8 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)),
-    );
+    const answers = await Promise.all(Array.from({ length: 8 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)));
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
     const winner = answers.find((a) => a.status === 200)!.body;
     assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 401);
@@ -261,7 +257,7 @@ describe('refresh_token grant', () => {
 });
 
 describe('refresh_token grant with refreshReuseGrace', () => {
-  test("a reuse within the grace is refused without revoking; after it, the family is revoked", async () => {
+  test('a reuse within the grace is refused without revoking; after it, the family is revoked', async () => {
     let now = Date.now();
     const auth = await startAuthServer();
     const upstream = await startUpstream();
@@ -276,9 +272,7 @@ describe('refresh_token grant with refreshReuseGrace', () => {
     try {
       const app = await gw.client('orders-grace');
       const first = (await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, app)).body;
-      const answers = await Promise.all(
-        Array.from({ length: 4 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)),
-      );
+      const answers = await Promise.all(Array.from({ length: 4 }, () => tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, app)));
       assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401]);
       const winner = answers.find((a) => a.status === 200)!.body;
       assert.equal((await call(`${gw.url}/v1/orders`, { headers: bearer(winner.access_token) })).status, 200, "the winner's tokens live on");

@@ -118,7 +118,11 @@ describe('token endpoint', () => {
 
   test('basic-two-headers: two Basic Authorization headers are a 400, not "the first one wins"', async () => {
     const other = await gw.client('hello');
-    for (const [first, second] of [[app, other], [other, app], [app, app]]) {
+    for (const [first, second] of [
+      [app, other],
+      [other, app],
+      [app, app],
+    ]) {
       const body = 'grant_type=client_credentials';
       const answer = await rawExchange(
         gw.url,
@@ -241,7 +245,10 @@ describe('token endpoint', () => {
     });
     await new Promise((r) => setTimeout(r, 50));
     const lines = gw.logs.slice(before).map((l) => JSON.parse(l) as { level: number; status?: number; error?: string });
-    assert.deepEqual(lines.map((l) => [l.level, l.status, l.error]), [[30, 400, 'request_aborted']]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.status, l.error]),
+      [[30, 400, 'request_aborted']],
+    );
   });
 
   test('nothing secret reaches the log', () => {

@@ -63,8 +63,7 @@ describe('OAS 3.1.1 Style Examples', () => {
       const locations: ParameterLocation[] = QUERY_STYLES.has(style) ? ['query'] : style === 'simple' ? ['path', 'header'] : ['path'];
       for (const location of locations) {
         test(`${style} explode=${explode} ${title} in ${location}: ${JSON.stringify(serialized)}`, () => {
-          const request: TestRequest =
-            location === 'query' ? { query: serialized.slice(1) } : location === 'header' ? { headers: { color: serialized } } : { path: { color: serialized } };
+          const request: TestRequest = location === 'query' ? { query: serialized.slice(1) } : location === 'header' ? { headers: { color: serialized } } : { path: { color: serialized } };
           assert.deepStrictEqual(read({ in: location, ...base }, request), { value });
         });
       }
@@ -151,7 +150,9 @@ describe('percent-decoding', () => {
   // Checked as sent, since the upstream reads them as sent: an enum of t1, t2 must not pass 't%31'.
   test('header: a percent-escape is refused, not decoded', () => {
     assert.deepStrictEqual(header({ name: 'X-Tags', shape: 'array' }, { 'x-tags': 'a,c d' }), { value: ['a', 'c d'] });
-    assert.deepStrictEqual(header({ name: 'X-Tag', shape: 'primitive' }, { 'x-tag': 't%31' }), { error: "header parameter X-Tag must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" });
+    assert.deepStrictEqual(header({ name: 'X-Tag', shape: 'primitive' }, { 'x-tag': 't%31' }), {
+      error: "header parameter X-Tag must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it",
+    });
   });
   test('cookie: + is itself, a percent-escape is refused', () => {
     assert.deepStrictEqual(cookie({ ...arr, explode: false }, 'color=a,c+d'), { value: ['a', 'c+d'] });
@@ -163,7 +164,11 @@ describe('percent-decoding', () => {
     // PHP makes '.' and ' ' (or '+') in a cookie's name '_'.
     const snake = { name: 'my_color', shape: 'primitive' } as const;
     for (const spelled of ['my.color', 'my+color', 'my%20color', 'my%2Ecolor']) {
-      assert.deepStrictEqual(cookie(snake, `${spelled}=red; my_color=blue`), { error: "cookie parameter my_color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" }, spelled);
+      assert.deepStrictEqual(
+        cookie(snake, `${spelled}=red; my_color=blue`),
+        { error: "cookie parameter my_color is spelled otherwise (a percent-escape, '+' or '.'), as PHP reads its name" },
+        spelled,
+      );
     }
     assert.deepStrictEqual(cookie(snake, 'my.colour=red; my_color=blue'), { value: 'blue' });
     // PHP before 8.1.11 decoded cookie names, then dropped leading spaces and cut a name at a NUL or '[' (an array).
@@ -216,7 +221,14 @@ describe('query string parsing', () => {
   });
   test('parseQuery: names decoded, values left encoded, repeats in order', () => {
     const parsed = parseQuery('a%5B1%5D=x%20y&b+c=1&a%5B1%5D=+&d');
-    assert.deepStrictEqual([...parsed.params], [['a[1]', ['x%20y', '+']], ['b c', ['1']], ['d', ['']]]);
+    assert.deepStrictEqual(
+      [...parsed.params],
+      [
+        ['a[1]', ['x%20y', '+']],
+        ['b c', ['1']],
+        ['d', ['']],
+      ],
+    );
     assert.equal(parsed.error, undefined);
   });
   test('parseQuery: a malformed name', () => {
@@ -354,7 +366,12 @@ describe('cookies', () => {
     ['names are case-sensitive', { name: 'Color', shape: 'primitive' }, 'color=1', { absent: true }],
     ['only the first = splits', { name: 'a', shape: 'primitive' }, 'a=x=y', { value: 'x=y' }],
     // Go reads `junk` as a cookie of that name; others skip it.
-    ['a pair without = is refused', { name: 'a', shape: 'primitive' }, 'junk; a=1', { error: 'cookie parameter a: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently' }],
+    [
+      'a pair without = is refused',
+      { name: 'a', shape: 'primitive' },
+      'junk; a=1',
+      { error: 'cookie parameter a: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently' },
+    ],
     ['explode=false array', { name: 'color', explode: false, shape: 'array' }, 'color=blue,black,brown', { value: ['blue', 'black', 'brown'] }],
     ['explode=false object', { name: 'color', explode: false, shape: 'object' }, 'color=R,100,G,200,B,150', { value: { R: '100', G: '200', B: '150' } }],
     ['repeated is an error', { name: 'a', shape: 'primitive' }, 'a=1; b=2; a=1', { error: 'cookie parameter a is given more than once' }],

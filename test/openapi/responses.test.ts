@@ -170,7 +170,11 @@ describe('response validation from an OpenAPI document', () => {
     await upstream?.close();
   });
 
-  const json = (value: unknown, headers: Record<string, string | string[]> = {}) => ({ status: 200, headers: { 'content-type': 'application/json', 'x-rate': '7', ...headers }, body: JSON.stringify(value) });
+  const json = (value: unknown, headers: Record<string, string | string[]> = {}) => ({
+    status: 200,
+    headers: { 'content-type': 'application/json', 'x-rate': '7', ...headers },
+    body: JSON.stringify(value),
+  });
 
   /** Calls `path` with the upstream answering `answer`; returns the gateway's answer and the warning it logged, if any. */
   async function through(path: string, answer: typeof next, method = 'GET') {
@@ -274,7 +278,10 @@ describe('response validation from an OpenAPI document', () => {
     next = { status: 201, headers: { 'content-type': 'application/json' }, body: '{"name":"pot"}' };
     const before = gateway.logs.length;
     assert.equal((await post({ name: 'pot', password: 'pw', tag: 't' })).status, 502);
-    const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
+    const warning = gateway.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning.errors, [{ in: 'body', pointer: '/body/id', message: 'is required' }]);
   });
 
@@ -289,7 +296,10 @@ describe('response validation from an OpenAPI document', () => {
     next = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"one"}' };
     const before = gateway.logs.length;
     assert.equal((await post('application/json', '{"x":1}')).status, 502);
-    const warning = gateway.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
+    const warning = gateway.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning.errors, [
       { in: 'body', pointer: '/body/name', message: 'is required' },
       { in: 'body', pointer: '/body/id', message: 'must be integer' },
@@ -370,7 +380,9 @@ describe('response validation: config errors', () => {
 
   it('responses and openapi do not go together', async () => {
     assert.match(
-      await configError({ routes: "  v:\n    method: GET\n    path: /v1/v\n    upstream: backend\n    policies:\n      - validateResponse: { openapi: x.yaml, responses: { '200': { type: object } } }\n" }),
+      await configError({
+        routes: "  v:\n    method: GET\n    path: /v1/v\n    upstream: backend\n    policies:\n      - validateResponse: { openapi: x.yaml, responses: { '200': { type: object } } }\n",
+      }),
       /^routes\.v\.policies\[0\]\.validateResponse\.openapi: cannot go with responses: give the schemas, or the document that has them \(gateway\.yaml:\d+\)$/,
     );
   });

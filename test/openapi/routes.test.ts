@@ -308,10 +308,10 @@ describe('request bodies are refused when an upstream parser could read them oth
     assert.deepEqual([hex.status, hex.body.errors, hex.reached], [400, [{ in: 'body', name: 'limit', pointer: '/body/limit', message: 'must be a plain decimal integer, without a fraction' }], false]);
   });
 
-  it("multipart: a part named twice, by name*, or with two Content-Dispositions; two boundaries: refused", async () => {
+  it('multipart: a part named twice, by name*, or with two Content-Dispositions; two boundaries: refused', async () => {
     for (const [disposition, message] of [
       ['form-data; name="other"; name="limit"', 'has a part whose Content-Disposition gives a parameter twice, an RFC 2231 or 5987 one (name*, name*0), or one that cannot be read'],
-      ["form-data; name=\"limit\"; name*=UTF-8''other", 'has a part whose Content-Disposition gives a parameter twice, an RFC 2231 or 5987 one (name*, name*0), or one that cannot be read'],
+      ['form-data; name="limit"; name*=UTF-8\'\'other', 'has a part whose Content-Disposition gives a parameter twice, an RFC 2231 or 5987 one (name*, name*0), or one that cannot be read'],
       // Werkzeug and Go join RFC 2231's continuations into the name: `limit` to them, '' to the schema.
       ['form-data; name=""; name*0="limit"', 'has a part whose Content-Disposition gives a parameter twice, an RFC 2231 or 5987 one (name*, name*0), or one that cannot be read'],
       // Python's email decodes RFC 2047's encoded words: `limit` to it.
@@ -322,7 +322,10 @@ describe('request bodies are refused when an upstream parser could read them oth
       // undici and Werkzeug decode WHATWG's escapes of a quote and line ends in a name.
       ['form-data; name="limit%22"', 'has a part named with %22, %0A or %0D, which some parsers decode'],
       // Werkzeug and email read charset* over charset: UTF-8 bytes read as Latin-1, twice as long as checked.
-      ["form-data; name=\"note\"\r\nContent-Type: text/plain; charset*=iso-8859-1''iso-8859-1", 'has a part whose Content-Type gives a parameter twice, an RFC 2231 one (charset*), or one that cannot be read'],
+      [
+        'form-data; name="note"\r\nContent-Type: text/plain; charset*=iso-8859-1\'\'iso-8859-1',
+        'has a part whose Content-Type gives a parameter twice, an RFC 2231 one (charset*), or one that cannot be read',
+      ],
       ['form-data; name="other"\r\nContent-Disposition: form-data; name="limit"', 'has a part with two Content-Disposition headers'],
     ]) {
       const answer = await part(disposition!, '1000');
@@ -353,7 +356,11 @@ describe('request bodies are refused when an upstream parser could read them oth
         headers: { 'content-type': 'multipart/form-data; boundary=XX' },
         body: `--XX\r\nContent-Disposition: form-data; name="limit"\r\nContent-Transfer-Encoding: ${encoding}\r\n\r\n${value}\r\n--XX--\r\n`,
       });
-    for (const [encoding, value] of [['base64', 'N!Q==MTAwMA=='], ['quoted-printable', '=31=30=30=30'], ['8bit', '5']]) {
+    for (const [encoding, value] of [
+      ['base64', 'N!Q==MTAwMA=='],
+      ['quoted-printable', '=31=30=30=30'],
+      ['8bit', '5'],
+    ]) {
       const answer = await encoded(encoding!, value!);
       assert.deepEqual(
         [answer.status, answer.body.errors, answer.reached],
@@ -373,7 +380,10 @@ describe('request bodies are refused when an upstream parser could read them oth
     assert.deepEqual([undeclared.status, undeclared.reached], [400, false]);
     // Go reads a part with filename="" as a text field: its content would reach the upstream as `limit` unchecked.
     const empty = await part('form-data; name="limit"; filename=""', '1000');
-    assert.deepEqual([empty.status, empty.body.errors, empty.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a part with filename="" and content, which some parsers read as a text field' }], false]);
+    assert.deepEqual(
+      [empty.status, empty.body.errors, empty.reached],
+      [400, [{ in: 'body', pointer: '/body', message: 'has a part with filename="" and content, which some parsers read as a text field' }], false],
+    );
     // What a browser sends for a file input left empty.
     assert.deepEqual(await part('form-data; name="upload"; filename=""', '').then((a) => [a.status, a.reached]), [200, true]);
   });
@@ -393,7 +403,11 @@ describe('request bodies are refused when an upstream parser could read them oth
       const answer = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body });
       assert.deepEqual([answer.status, answer.body.errors, answer.reached], [400, [{ in: 'body', pointer: '/body', message }], false], body);
     }
-    const latin1 = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: Buffer.from(`--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\ncaf\xe9\r\n--XX--\r\n`, 'latin1') });
+    const latin1 = await send('/items', {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      body: Buffer.from(`--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\ncaf\xe9\r\n--XX--\r\n`, 'latin1'),
+    });
     assert.deepEqual([latin1.status, latin1.body.errors, latin1.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a text part that is not valid UTF-8' }], false]);
   });
 
@@ -410,7 +424,10 @@ describe('request bodies are refused when an upstream parser could read them oth
 
   it('a deepObject property whose schema is an integer is refused written with a fraction, as a plain parameter is', async () => {
     const fraction = await send('/items?f[x]=1.0', {});
-    assert.deepEqual([fraction.status, fraction.body.errors, fraction.reached], [400, [{ in: 'query', name: 'f', pointer: '/query/f/x', message: 'must be a plain decimal integer, without a fraction' }], false]);
+    assert.deepEqual(
+      [fraction.status, fraction.body.errors, fraction.reached],
+      [400, [{ in: 'query', name: 'f', pointer: '/query/f/x', message: 'must be a plain decimal integer, without a fraction' }], false],
+    );
   });
 
   it('header and cookie parameters are checked as the upstream receives them: a percent-escape is refused, a cookie named with one too', async () => {
@@ -418,10 +435,17 @@ describe('request bodies are refused when an upstream parser could read them oth
     const header = await send('/items', { headers: { 'x-tier': 't%31' } });
     assert.deepEqual(
       [header.status, header.body.errors, header.reached],
-      [400, [{ in: 'header', name: 'X-Tier', pointer: '/header/X-Tier', message: "header parameter X-Tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" }], false],
+      [
+        400,
+        [{ in: 'header', name: 'X-Tier', pointer: '/header/X-Tier', message: "header parameter X-Tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it" }],
+        false,
+      ],
     );
     const cookie = await send('/items', { headers: { cookie: 'tier=t%31' } });
-    assert.deepEqual([cookie.status, cookie.body.errors[0].message, cookie.reached], [400, "cookie parameter tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it", false]);
+    assert.deepEqual(
+      [cookie.status, cookie.body.errors[0].message, cookie.reached],
+      [400, "cookie parameter tier must not hold a '%': it reaches the upstream as sent, and upstreams differ on decoding it", false],
+    );
     // PHP reads '.' in a cookie's name as '_'.
     const dotted = await send('/items', { headers: { cookie: 'x.tier=t3; tier=t1' } });
     assert.deepEqual([dotted.status, dotted.reached], [200, true]);
@@ -446,11 +470,18 @@ describe('request bodies are refused when an upstream parser could read them oth
       headers: { 'content-type': 'multipart/form-data; boundary=XX; boundary*=YY' },
       body: `--XX\r\nContent-Disposition: form-data; name="note"\r\n\r\nA\r\n--YY\r\n${limit}\r\n\r\n1000\r\n--YY--\r\n--XX--\r\n`,
     });
-    assert.deepEqual([starred.status, starred.body.detail, starred.reached], [415, 'the Content-Type gives a parameter twice, an RFC 2231 one (boundary*, charset*0), or one that cannot be read', false]);
+    assert.deepEqual(
+      [starred.status, starred.body.detail, starred.reached],
+      [415, 'the Content-Type gives a parameter twice, an RFC 2231 one (boundary*, charset*0), or one that cannot be read', false],
+    );
     const parts = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: `${`--XX\r\n${limit}\r\n\r\n1\r\n`.repeat(1001)}--XX--\r\n` });
     assert.deepEqual([parts.status, parts.body.errors, parts.reached], [400, [{ in: 'body', pointer: '/body', message: 'has more than 1000 parts' }], false]);
     // A quoted name of millions of characters overflowed the stack of the parameter pattern: a 500.
-    const long = await send('/items', { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=XX' }, body: `--XX\r\nContent-Disposition: form-data; name="${'a'.repeat(9_000_000)}"\r\n\r\n1\r\n--XX--\r\n` });
+    const long = await send('/items', {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XX' },
+      body: `--XX\r\nContent-Disposition: form-data; name="${'a'.repeat(9_000_000)}"\r\n\r\n1\r\n--XX--\r\n`,
+    });
     assert.deepEqual([long.status, long.body.errors, long.reached], [400, [{ in: 'body', pointer: '/body', message: 'has a part whose headers are longer than 8 KiB' }], false]);
   });
 
@@ -458,10 +489,7 @@ describe('request bodies are refused when an upstream parser could read them oth
     const message = 'cookie parameter tier: the Cookie header has a pair that is not name=value as RFC 6265 writes them (a space, a control or a non-ASCII character), which parsers split differently';
     // Rack before 2.2 splits on ',' too; PHP and Rack keep the space before ';' in the value.
     for (const cookie of ['\xa0tier=t3; tier=t1', 'a=x tier=t3', 'tier=t1; a=b c', 'tier', 'a=x,tier=t3', 'tier=t1 ; a=b']) {
-      const answer = await rawExchange(
-        gateway.url,
-        `GET /items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`,
-      );
+      const answer = await rawExchange(gateway.url, `GET /items HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`);
       assert.match(answer, /^HTTP\/1\.1 400 /, cookie);
       assert.ok(answer.includes(message), answer);
     }
@@ -559,7 +587,13 @@ describe('an OpenAPI document in the config', () => {
 
   it("takes the base path from the first server's URL with its variables' defaults", () => {
     const temp = tempDir();
-    writeDocs(temp.dir, ORDERS.replace('  - url: https://api.example.com/shop', "  - url: 'http://localhost:{port}/{version}/shop'\n    variables:\n      port: { default: '8080' }\n      version: { default: v2, enum: [v1, v2] }"));
+    writeDocs(
+      temp.dir,
+      ORDERS.replace(
+        '  - url: https://api.example.com/shop',
+        "  - url: 'http://localhost:{port}/{version}/shop'\n    variables:\n      port: { default: '8080' }\n      version: { default: v2, enum: [v1, v2] }",
+      ),
+    );
     const file = path.join(temp.dir, 'gateway.yaml');
     writeFileSync(file, configYaml({ extra: openapiYaml('backend'), products: '  shop:\n    openapi: [orders]' }));
     const config = loadConfigFile(file, { env: {} });
@@ -593,7 +627,10 @@ describe('an OpenAPI document in the config', () => {
 
   it("refuses a parameter the gateway cannot read: a matrix path parameter (';' is refused in paths), a style its location cannot have", () => {
     const matrix = problems(openapiYaml('backend'), { common: COMMON.replace('      in: path\n', '      in: path\n      style: matrix\n') });
-    assert.match(matrix, /openapi\.orders\.file: operation GET \/orders\/\{id\} \(orders\.yaml:\d+\): path parameter id: style matrix puts ';' in the path, which the gateway refuses; use simple or label/);
+    assert.match(
+      matrix,
+      /openapi\.orders\.file: operation GET \/orders\/\{id\} \(orders\.yaml:\d+\): path parameter id: style matrix puts ';' in the path, which the gateway refuses; use simple or label/,
+    );
     const deep = problems(openapiYaml('backend'), { common: COMMON.replace('      in: path\n', '      in: path\n      style: deepObject\n') });
     assert.match(deep, /operation GET \/orders\/\{id\} \(orders\.yaml:\d+\): path parameter id: style deepObject is only for query parameters/);
   });

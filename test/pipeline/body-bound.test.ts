@@ -321,7 +321,7 @@ describe('bounded request bodies (listen.maxBodySize)', () => {
     assert.equal(upstream.seen.length, seen);
   });
 
-  test('a client leaving mid-body: the upstream request is cut off; logged as the client\'s doing, not an upstream failure', async () => {
+  test("a client leaving mid-body: the upstream request is cut off; logged as the client's doing, not an upstream failure", async () => {
     const seen = upstream.seen.length;
     const logged = gw.logs.length;
     const exchange = open(gw.url, chunkedHead('/v1/upload'));

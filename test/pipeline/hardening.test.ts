@@ -82,7 +82,7 @@ describe('hardening', () => {
     });
   }
 
-  test('xff-spoof and identity-spoof: what the client sends never reaches the upstream as the gateway\'s', async () => {
+  test("xff-spoof and identity-spoof: what the client sends never reaches the upstream as the gateway's", async () => {
     const answer = await request('GET', '/v1/backend/7', [
       'X-Forwarded-For: 10.0.0.1',
       'X-Forwarded-Proto: https',
@@ -106,7 +106,7 @@ describe('hardening', () => {
     assert.equal(headers['x-real-ip'], undefined);
   });
 
-  test("connection-strip: a header named in Connection cannot strip one the gateway adds", async () => {
+  test('connection-strip: a header named in Connection cannot strip one the gateway adds', async () => {
     const answer = await send(
       gw.url,
       ['GET /v1/backend/8 HTTP/1.1', 'Host: gw.test', `Authorization: Bearer ${token}`, 'Connection: close, x-forwarded-for, x-gateway-app, x-gateway-client-id, authorization', '', ''].join('\r\n'),
@@ -178,7 +178,19 @@ describe('identity-spoof', () => {
       ...['X-Auth-Request-User', 'X-Auth-Request-Email', 'X-Auth-Request-Groups', 'X-Auth-Request-Preferred-Username', 'X-Goog-Authenticated-User-Email', 'X-MS-CLIENT-PRINCIPAL-NAME'],
       ...['X-Amzn-Oidc-Identity', 'Cf-Access-Authenticated-User-Email', 'X-Pomerium-Claim-Email', 'X-authentik-username', 'X-Userinfo', 'X-SSL-Client-S-DN', 'Ssl-Client-Verify'],
       ...['X-Client-Cert', 'X-ARR-ClientCert', 'X-Envoy-External-Address', 'X-Original-Forwarded-For', 'X-ProxyUser-Ip', 'Fly-Client-IP', 'X-Azure-ClientIP', 'CloudFront-Viewer-Address'],
-      ...['X-Appengine-User-Ip', 'X-Forwarded', 'Forwarded-For', 'X-Scheme', 'X-Url-Scheme', 'Front-End-Https', 'X-Original-Path', 'X-Request-Uri', 'X-Script-Name', 'X-Envoy-Original-Path', 'X-Method'],
+      ...[
+        'X-Appengine-User-Ip',
+        'X-Forwarded',
+        'Forwarded-For',
+        'X-Scheme',
+        'X-Url-Scheme',
+        'Front-End-Https',
+        'X-Original-Path',
+        'X-Request-Uri',
+        'X-Script-Name',
+        'X-Envoy-Original-Path',
+        'X-Method',
+      ],
       // …and from its second pass.
       ...['iv-user', 'iv-groups', 'iv-creds', 'iv-remote-address', 'WL-Proxy-Client-IP', 'WL-Proxy-Client-Cert', 'WL-Proxy-SSL', 'Proxy-Client-IP', 'Client-Cert', 'Client-Cert-Chain'],
       ...['Tailscale-User-Login', 'Tailscale-User-Name', 'X-Vouch-User', 'Impersonate-User', 'Impersonate-Group', 'X-MS-TOKEN-AAD-ID-TOKEN', 'Shib-Identity-Provider', 'eppn', 'SMUSER'],
@@ -252,10 +264,13 @@ describe('slow-sender', () => {
   });
 
   test('slow-sender: a header timeout longer than the request timeout is refused at load, with its line', () => {
-    assert.throws(() => parseConfig(configYaml({ listen: '  headersTimeout: 2m\n  requestTimeout: 1m\n' }), 'gateway.yaml', { env: {} }), (err: ConfigError) => {
-      assert.match(err.message, /listen\.headersTimeout: must not be longer than listen\.requestTimeout \(gateway\.yaml:\d+\)/);
-      return true;
-    });
+    assert.throws(
+      () => parseConfig(configYaml({ listen: '  headersTimeout: 2m\n  requestTimeout: 1m\n' }), 'gateway.yaml', { env: {} }),
+      (err: ConfigError) => {
+        assert.match(err.message, /listen\.headersTimeout: must not be longer than listen\.requestTimeout \(gateway\.yaml:\d+\)/);
+        return true;
+      },
+    );
   });
 });
 

@@ -27,7 +27,10 @@ const UPSTREAM_ROUTES: [string, string][] = [
 const PCHAR_SEGMENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})+$/;
 /** The route a router that decodes the path before it routes (Werkzeug, Django, Go) picks: static segments before parameters. */
 function decodingRouter(path: string): string | undefined {
-  const segments = path.split('/').slice(1).map((s) => decodeURIComponent(s));
+  const segments = path
+    .split('/')
+    .slice(1)
+    .map((s) => decodeURIComponent(s));
   const fits = (route: string) => {
     const parts = route.split('/').slice(1);
     return parts.length === segments.length && parts.every((p, i) => p.startsWith(':') || p === segments[i]);
@@ -154,7 +157,7 @@ describe('path-confusion', () => {
   // A part of a target: any ASCII byte, any percent-escape (well-formed or not), or a piece that
   // separates or traverses.
   const piece = fc.oneof(
-    { weight: 24, arbitrary: fc.constantFrom(...'abcAZ09-._~!$&\'()*+,=:@'.split('')) },
+    { weight: 24, arbitrary: fc.constantFrom(..."abcAZ09-._~!$&'()*+,=:@".split('')) },
     { weight: 4, arbitrary: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)) },
     { weight: 4, arbitrary: fc.integer({ min: 0, max: 255 }).map((c) => `%${c.toString(16).padStart(2, '0')}`) },
     { weight: 1, arbitrary: fc.integer({ min: 0, max: 255 }).map((c) => `%${c.toString(16).toUpperCase().padStart(2, '0')}`) },
@@ -162,17 +165,17 @@ describe('path-confusion', () => {
   );
   const segment = (minLength: number) => fc.array(piece, { minLength, maxLength: 4 }).map((p) => p.join(''));
   const random = fc
-    .tuple(
-      fc.constantFrom('/v1/users/', '/v1/users/', '/v1/files/', '/v1/files/', '/v1/users/admin', '/v1/'),
-      segment(1),
-      fc.constantFrom('', '/avatar', '/avatar', '/'),
-      segment(0),
-    )
+    .tuple(fc.constantFrom('/v1/users/', '/v1/users/', '/v1/files/', '/v1/files/', '/v1/users/admin', '/v1/'), segment(1), fc.constantFrom('', '/avatar', '/avatar', '/'), segment(0))
     .map(([prefix, a, mid, b]) => prefix + a + mid + b);
   // The routes' own static segments, each character sent as itself or escaped (either case): the
   // spellings a router that decodes before it routes reads as those routes.
   const spelled = fc
-    .tuple(fc.constantFrom('/v1/users/', '/v1/files/'), fc.constantFrom('admin', '$export', 'avatar'), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 7, maxLength: 7 }), fc.constantFrom('', '/avatar'))
+    .tuple(
+      fc.constantFrom('/v1/users/', '/v1/files/'),
+      fc.constantFrom('admin', '$export', 'avatar'),
+      fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 7, maxLength: 7 }),
+      fc.constantFrom('', '/avatar'),
+    )
     .map(([prefix, word, how, suffix]) => {
       const spell = [...word].map((c, i) => (how[i] === 0 ? c : `%${c.charCodeAt(0).toString(16)[how[i] === 1 ? 'toUpperCase' : 'toLowerCase']()}`)).join('');
       return prefix + spell + suffix;
@@ -213,6 +216,9 @@ describe('path-confusion', () => {
     const split = JSON.parse(
       execFileSync('python3', ['-c', 'import json,sys,urllib.parse\nprint(json.dumps([urllib.parse.urlsplit(u).path for u in json.load(sys.stdin)]))'], { input: JSON.stringify(paths) }).toString(),
     ) as string[];
-    assert.deepEqual(split, paths.map((u) => u.split('?')[0]));
+    assert.deepEqual(
+      split,
+      paths.map((u) => u.split('?')[0]),
+    );
   });
 });

@@ -111,7 +111,11 @@ describe('protected routes', () => {
   });
 
   test('bearer-two-headers: two Authorization headers are a 400, whichever comes first', async () => {
-    for (const [first, second] of [[token, 'gwat_x'], ['gwat_x', token], [token, token]]) {
+    for (const [first, second] of [
+      [token, 'gwat_x'],
+      ['gwat_x', token],
+      [token, token],
+    ]) {
       const answer = await rawExchange(gw.url, `GET /v1/hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}\r\n\r\n`);
       assert.match(answer, /^HTTP\/1\.1 400 /);
       assert.match(answer, /more than one Authorization header/);
@@ -132,7 +136,10 @@ describe('protected routes', () => {
   test('bearer-header-and-body-chunked: a chunked form body carrying access_token is a 400 too', async () => {
     const body = `a=1&access_token=${token}`;
     const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
-    const answer = await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`);
+    const answer = await rawExchange(
+      gw.url,
+      `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}`,
+    );
     assert.match(answer, /^HTTP\/1\.1 400 /);
     assert.match(answer, /the access token must be sent in one way only, not in the header and the body/);
   });
@@ -159,7 +166,10 @@ describe('protected routes', () => {
     assert.equal(gzip.status, 415);
     assert.equal(gzip.body.detail, 'a form body must not be compressed');
     const large = `a=${'x'.repeat(64 * 1024)}`;
-    const chunkedLarge = await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${large.length.toString(16)}\r\n${large}\r\n0\r\n\r\n`);
+    const chunkedLarge = await rawExchange(
+      gw.url,
+      `POST /v1/echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n${large.length.toString(16)}\r\n${large}\r\n0\r\n\r\n`,
+    );
     assert.match(chunkedLarge, /^HTTP\/1\.1 413 /);
     assert.match(chunkedLarge, /a form body on a protected route is limited to 65536 bytes/);
   });
@@ -176,7 +186,7 @@ describe('protected routes', () => {
     assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="test-realm"');
   });
 
-  test("a token of another product: 403 insufficient_scope", async () => {
+  test('a token of another product: 403 insufficient_scope', async () => {
     const res = await call(`${gw.url}/v1/hello`, { headers: bearer(ordersToken) });
     assert.equal(res.status, 403);
     assert.equal(res.headers.get('www-authenticate'), `Bearer realm="test-realm", error="insufficient_scope", error_description="the token's API product does not include this route"`);
@@ -208,19 +218,19 @@ describe('protected routes', () => {
   test('forwarding: path, query, body and headers as the upstream must see them', async () => {
     // node:http rather than fetch, which will not send a Connection header.
     const res = await raw(gw.url, '/v1/backend/42?a=1&b=two', {
-        ...bearer(token),
-        'x-custom': 'kept',
-        'x-forwarded-for': '6.6.6.6',
-        'x-forwarded-host': 'evil.example',
-        'x-gateway-app': 'forged',
-        'x-gateway-subject': 'admin',
-        forwarded: 'for=6.6.6.6',
-        connection: 'x-drop-me',
-        'x-drop-me': 'secret',
-        x_gateway_subject: 'admin',
-        'x-original-url': '/admin',
-        'x-http-method-override': 'DELETE',
-        expect: '100-continue',
+      ...bearer(token),
+      'x-custom': 'kept',
+      'x-forwarded-for': '6.6.6.6',
+      'x-forwarded-host': 'evil.example',
+      'x-gateway-app': 'forged',
+      'x-gateway-subject': 'admin',
+      forwarded: 'for=6.6.6.6',
+      connection: 'x-drop-me',
+      'x-drop-me': 'secret',
+      x_gateway_subject: 'admin',
+      'x-original-url': '/admin',
+      'x-http-method-override': 'DELETE',
+      expect: '100-continue',
     });
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-upstream'], 'yes');

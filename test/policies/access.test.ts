@@ -21,14 +21,9 @@ async function tokenFor(gw: TestGateway, product: string): Promise<string> {
   return res.body.access_token;
 }
 
-const get = (gw: TestGateway, path: string, token: string, headers: Record<string, string> = {}) =>
-  call(`${gw.url}${path}`, { headers: { ...bearer(token), ...headers } });
+const get = (gw: TestGateway, path: string, token: string, headers: Record<string, string> = {}) => call(`${gw.url}${path}`, { headers: { ...bearer(token), ...headers } });
 
-const rateHeaders = (res: { headers: Headers }) => [
-  res.headers.get('ratelimit-limit'),
-  res.headers.get('ratelimit-remaining'),
-  res.headers.get('ratelimit-reset'),
-];
+const rateHeaders = (res: { headers: Headers }) => [res.headers.get('ratelimit-limit'), res.headers.get('ratelimit-remaining'), res.headers.get('ratelimit-reset')];
 
 const QUOTA_ROUTES = `
   q1:
@@ -231,7 +226,13 @@ describe('spike arrest', () => {
 
   test('two spike arrests on one route keep separate counts', async () => {
     const clock = { now: T0 };
-    const gw = await gatewayWith({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps, burst: 100 }\n      - spikeArrest: { rate: 1pm }\n`, products: `  spiky:\n    routes: [s]\n` }, clock);
+    const gw = await gatewayWith(
+      {
+        routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 100ps, burst: 100 }\n      - spikeArrest: { rate: 1pm }\n`,
+        products: `  spiky:\n    routes: [s]\n`,
+      },
+      clock,
+    );
     try {
       const token = await tokenFor(gw, 'spiky');
       assert.equal((await get(gw, '/v1/s', token)).status, 200);
@@ -367,7 +368,9 @@ describe('IP access list', () => {
 
 describe('policy configuration errors stop the start with the YAML path and line', () => {
   test('a bad rate string', async () => {
-    const message = await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - quota: { limit: 1, interval: day }\n      - spikeArrest: { rate: 30 per second }\n` });
+    const message = await configError({
+      routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - quota: { limit: 1, interval: day }\n      - spikeArrest: { rate: 30 per second }\n`,
+    });
     assert.match(message, /^routes\.s\.policies\[1\]\.spikeArrest\.rate: must be a rate such as 10ps or 600pm, found "30 per second" \(gateway\.yaml:\d+\)$/);
   });
 
@@ -377,7 +380,10 @@ describe('policy configuration errors stop the start with the YAML path and line
   });
 
   test('an unknown policy and a quota on the token endpoint', async () => {
-    assert.match(await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - rateLimit: { rate: 1ps }\n` }), /^routes\.s\.policies\[0\]\.rateLimit: unknown key \(expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors\) \(gateway\.yaml:\d+\)$/);
+    assert.match(
+      await configError({ routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - rateLimit: { rate: 1ps }\n` }),
+      /^routes\.s\.policies\[0\]\.rateLimit: unknown key \(expected one of: quota, spikeArrest, ipAccess, validateRequest, validateResponse, transformResponse, cors\) \(gateway\.yaml:\d+\)$/,
+    );
     assert.match(
       await configError({ oauth: '  policies:\n    - quota: { limit: 1, interval: day }\n' }),
       /^oauth\.policies\[0\]\.quota: the token endpoint takes ipAccess, spikeArrest keyed by ip or route, and cors only \(gateway\.yaml:\d+\)$/,

@@ -2,7 +2,21 @@
 // on every answer of a route (its errors included), and the token endpoint from a browser origin.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { bearer, call, configError, configYaml, rawExchange, rawHead, startTestGateway, startUpstream, tokenRequest, type Answer, type ConfigParts, type TestGateway, type Upstream } from '../helpers.ts';
+import {
+  bearer,
+  call,
+  configError,
+  configYaml,
+  rawExchange,
+  rawHead,
+  startTestGateway,
+  startUpstream,
+  tokenRequest,
+  type Answer,
+  type ConfigParts,
+  type TestGateway,
+  type Upstream,
+} from '../helpers.ts';
 
 const APP = 'https://app.example.com';
 
@@ -262,7 +276,9 @@ describe('cors on the answers given before a route takes the call', () => {
     try {
       /** The status and the CORS headers (and Vary) of a POST declaring 100 GB, read off the socket. */
       const tooLarge = async (origin: string) => {
-        const answer = rawHead(await rawExchange(gw.url, `POST /v1/cors/1 HTTP/1.1\r\nHost: gateway\r\nOrigin: ${origin}\r\nContent-Type: text/plain\r\nContent-Length: 100000000000\r\nConnection: close\r\n\r\n`));
+        const answer = rawHead(
+          await rawExchange(gw.url, `POST /v1/cors/1 HTTP/1.1\r\nHost: gateway\r\nOrigin: ${origin}\r\nContent-Type: text/plain\r\nContent-Length: 100000000000\r\nConnection: close\r\n\r\n`),
+        );
         const headers = [...answer.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary').map(([name, values]) => [name, values.join(', ')]);
         return { status: answer.status, headers: Object.fromEntries(headers), body: JSON.parse(answer.body) };
       };
@@ -353,13 +369,18 @@ describe('cors configuration errors name the YAML path and line', () => {
 
   test('"*" with credentials', async () => {
     const parts = route(`      - cors:\n          origins: ['*']\n          credentials: true\n`);
-    const line = configYaml(parts).split('\n').findIndex((l) => l.includes("origins: ['*']")) + 1;
+    const line =
+      configYaml(parts)
+        .split('\n')
+        .findIndex((l) => l.includes("origins: ['*']")) + 1;
     assert.equal(await configError(parts), `routes.x.policies[0].cors.origins[0]: "*" cannot be used with credentials: true; list the origins (gateway.yaml:${line})`);
   });
 
-  test('malformed origins, null, a path, a second cors policy, a method that is not the route\'s', async () => {
+  test("malformed origins, null, a path, a second cors policy, a method that is not the route's", async () => {
     const message = await configError(
-      route(`      - cors:\n          origins: ['${APP}', 'app.example.com', 'null', 'https://app.example.com/', 'ftp://files.example.com', '*']\n          methods: [POST]\n      - cors: { origins: ['${APP}'] }\n`),
+      route(
+        `      - cors:\n          origins: ['${APP}', 'app.example.com', 'null', 'https://app.example.com/', 'ftp://files.example.com', '*']\n          methods: [POST]\n      - cors: { origins: ['${APP}'] }\n`,
+      ),
     );
     assert.deepEqual(
       message.split('\n').map((l) => l.replace(/ \(gateway\.yaml:\d+\)$/, '')),

@@ -13,15 +13,20 @@ function answer(url: string): { status: number; body: string } {
   return { status: Number(status), body: decodeURIComponent(body) };
 }
 
-const route = (name: string, policies: string) =>
-  `  ${name}:\n    method: GET\n    path: /v1/${name}/{status}/{body}\n    upstream: backend\n    policies:\n${policies}`;
+const route = (name: string, policies: string) => `  ${name}:\n    method: GET\n    path: /v1/${name}/{status}/{body}\n    upstream: backend\n    policies:\n${policies}`;
 
 const ROUTES = [
-  route('enforced', `      - validateResponse:\n          responses:\n            '200': { type: object, required: [id], properties: { id: { type: integer } } }\n            4XX: { type: object, required: [error] }\n`),
+  route(
+    'enforced',
+    `      - validateResponse:\n          responses:\n            '200': { type: object, required: [id], properties: { id: { type: integer } } }\n            4XX: { type: object, required: [error] }\n`,
+  ),
   route('reported', `      - validateResponse:\n          mode: report\n          responses:\n            default: { type: object, required: [id] }\n`),
   route('fromdoc', `      - validateResponse: { openapi: ./openapi.yaml }\n`),
   route('headers', `      - transformResponse:\n          headers:\n            set: { x-powered-by: token-gateway }\n            remove: [x-internal]\n`),
-  route('body', `      - transformResponse:\n          body:\n            remove: [/secret, /items/0]\n            rename: { /old: /renamed/new }\n            set:\n              - { pointer: /meta/app, from: app }\n              - { pointer: /meta/product, from: product }\n              - { pointer: /meta/developer, from: developer }\n              - { pointer: /meta/version, value: { major: 1 } }\n`),
+  route(
+    'body',
+    `      - transformResponse:\n          body:\n            remove: [/secret, /items/0]\n            rename: { /old: /renamed/new }\n            set:\n              - { pointer: /meta/app, from: app }\n              - { pointer: /meta/product, from: product }\n              - { pointer: /meta/developer, from: developer }\n              - { pointer: /meta/version, value: { major: 1 } }\n`,
+  ),
 ].join('');
 
 const OPENAPI = `openapi: 3.0.3
@@ -69,10 +74,7 @@ describe('response policies', () => {
     });
     dir = tempDir();
     writeFileSync(path.join(dir.dir, 'openapi.yaml'), OPENAPI);
-    gw = await startTestGateway(
-      { upstreamUrl: upstream.url, routes: ROUTES, products: `  shaped:\n    routes: [enforced, reported, fromdoc, headers, body]\n` },
-      { dir: dir.dir },
-    );
+    gw = await startTestGateway({ upstreamUrl: upstream.url, routes: ROUTES, products: `  shaped:\n    routes: [enforced, reported, fromdoc, headers, body]\n` }, { dir: dir.dir });
     const app = await gw.client('shaped', 'shaper');
     token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;
   });
@@ -111,7 +113,10 @@ describe('response policies', () => {
     const before = gw.logs.length;
     assert.equal((await get('enforced', 200, '{"id":"seven","id":7}')).status, 502);
     assert.equal((await get('enforced', 200, '{"id":7,"size":1e400}')).status, 502);
-    const warnings = gw.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'upstream response does not match its schema');
+    const warnings = gw.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(
       warnings.map((w) => w.errors),
       [[{ pointer: '/id', message: 'is given more than once' }], [{ pointer: '/size', message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' }]],
@@ -123,7 +128,10 @@ describe('response policies', () => {
     const res = await get('reported', 201, { other: true });
     assert.equal(res.status, 201);
     assert.equal(res.text, '{"other":true}');
-    const warning = gw.logs.slice(before).map((l) => JSON.parse(l)).find((l) => l.msg === 'upstream response does not match its schema');
+    const warning = gw.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'upstream response does not match its schema');
     assert.deepEqual(warning?.errors, [{ pointer: '/id', message: 'is required' }]);
     assert.equal(warning?.enforced, false);
   });
@@ -173,7 +181,12 @@ describe('held answers and compression', () => {
     });
     const transform = '      - transformResponse: { body: { remove: [/secret] } }\n';
     const routes = `  plain:\n    method: GET\n    path: /v1/plain\n    upstream: backend\n    policies:\n${transform}  stubborn:\n    method: GET\n    path: /v1/stubborn\n    upstream: backend\n    policies:\n${transform}  empty:\n    method: GET\n    path: /v1/empty\n    upstream: mock204\n    policies:\n      - validateResponse: { responses: { 2XX: { type: object } } }\n`;
-    const gw = await startTestGateway({ upstreamUrl: upstream.url, upstreams: '  mock204:\n    mock: { status: 204, body: "" }\n', routes, products: `  zipped:\n    routes: [plain, stubborn, empty]\n` });
+    const gw = await startTestGateway({
+      upstreamUrl: upstream.url,
+      upstreams: '  mock204:\n    mock: { status: 204, body: "" }\n',
+      routes,
+      products: `  zipped:\n    routes: [plain, stubborn, empty]\n`,
+    });
     try {
       const app = await gw.client('zipped');
       const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;

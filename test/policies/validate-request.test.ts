@@ -126,9 +126,7 @@ describe('validateRequest', () => {
     // 100.0 is 100 to ajv and an error to int() (Flask then applies no limit).
     await refused('/v1/search?q=x&limit=0.99999999999999999', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
     await refused('/v1/search?q=x&limit=100.0', {}, [{ pointer: '/query/limit', message: 'must be a plain decimal integer, without a fraction' }]);
-    await refused('/v1/search?q=x&limit=12345678901234567890', {}, [
-      { pointer: '/query/limit', message: 'must be <= 100' },
-    ]);
+    await refused('/v1/search?q=x&limit=12345678901234567890', {}, [{ pointer: '/query/limit', message: 'must be <= 100' }]);
     await refused('/v1/search?q=x&ids=12345678901234567890', {}, [{ pointer: '/query/ids/0', message: 'must be a plain decimal integer, without a fraction' }]);
     await refused('/v1/search?q=x&ids=1&ids=2.0', {}, [{ pointer: '/query/ids/1', message: 'must be a plain decimal integer, without a fraction' }]);
     const ok = await call(`${gw.url}/v1/search?q=tea&limit=100&sort=asc&extra=1`, { headers: bearer(token) });
@@ -188,7 +186,9 @@ describe('validateRequest', () => {
   test('JSON body as the upstream reads it: a member twice or an inexact number is a 400; a charset other than UTF-8, 415', async () => {
     const post = (body: string, type = 'application/json') => ({ method: 'POST', headers: { 'content-type': type }, body });
     await refused('/v1/create', post('{"name":"a","name":7}'), [{ pointer: '/body/name', message: 'is given more than once' }]);
-    await refused('/v1/create', post('{"name":"a","tags":[9007199254740993]}'), [{ pointer: '/body/tags/0', message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' }]);
+    await refused('/v1/create', post('{"name":"a","tags":[9007199254740993]}'), [
+      { pointer: '/body/tags/0', message: 'must be a number a double holds exactly (no more digits than it keeps, within its range)' },
+    ]);
     const seen = upstream.received.length;
     const utf7 = await call(`${gw.url}/v1/create`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json; charset=utf-7' }, body: '{"name":"a+ACIALAAi-x+ACIAOgA5-"}' });
     assert.deepEqual([utf7.status, utf7.body.detail, upstream.received.length], [415, 'a application/json body must be UTF-8 (charset=utf-8 or none)', seen]);
@@ -230,6 +230,9 @@ describe('validateRequest configuration errors', () => {
     const route = (options: string) => `  v:\n    method: GET\n    path: /v1/v\n    upstream: mock\n    policies:\n      - validateRequest: ${options}\n`;
     assert.match(await configError(route('{ query: { type: nonsense } }')), /^routes\.v\.policies\[0\]\.validateRequest\.query: is not a valid JSON Schema: .* \(gateway\.yaml:\d+\)$/);
     assert.match(await configError(route('{ openapi: ./missing.yaml }')), /^routes\.v\.policies\[0\]\.validateRequest\.openapi: cannot read \/.*\/missing\.yaml: no such file \(gateway\.yaml:\d+\)$/);
-    assert.match(await configError(route('{ openapi: ./api.yaml }'), { 'api.yaml': OPENAPI }), /^routes\.v\.policies\[0\]\.validateRequest\.openapi: \.\/api\.yaml has no operation GET \/v1\/v \(gateway\.yaml:\d+\)$/);
+    assert.match(
+      await configError(route('{ openapi: ./api.yaml }'), { 'api.yaml': OPENAPI }),
+      /^routes\.v\.policies\[0\]\.validateRequest\.openapi: \.\/api\.yaml has no operation GET \/v1\/v \(gateway\.yaml:\d+\)$/,
+    );
   });
 });

@@ -49,7 +49,10 @@ export async function startMailbox(): Promise<Mailbox> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        const mail = parse(Buffer.concat(chunks).toString('latin1'), session.envelope.rcptTo.map((r) => r.address));
+        const mail = parse(
+          Buffer.concat(chunks).toString('latin1'),
+          session.envelope.rcptTo.map((r) => r.address),
+        );
         received.push(mail);
         const waiter = waiting.findIndex((w) => mail.to.includes(w.to));
         if (waiter !== -1) {
@@ -90,11 +93,7 @@ export function linkIn(mail: Mail, origin: string): string {
  * would. The sign-up comes from `clientIp` (X-Forwarded-For, for a gateway that trusts 127.0.0.1),
  * as sign-ups are throttled per address.
  */
-export async function signUpAndConfirm(
-  base: string,
-  mailbox: Mailbox,
-  input: { email: string; name: string; password: string; clientIp?: string },
-): Promise<{ visitor: Visitor; email: string }> {
+export async function signUpAndConfirm(base: string, mailbox: Mailbox, input: { email: string; name: string; password: string; clientIp?: string }): Promise<{ visitor: Visitor; email: string }> {
   const visitor = new Visitor(base);
   const form = await visitor.get('/signup');
   const headers = input.clientIp === undefined ? {} : { 'x-forwarded-for': input.clientIp };

@@ -210,7 +210,7 @@ describe('portal', () => {
     assert.match(bad.text, /&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
   });
 
-  test('CSRF: a form without the token, with another browser\'s, or with one from before login is refused (403)', async () => {
+  test("CSRF: a form without the token, with another browser's, or with one from before login is refused (403)", async () => {
     const visitor = new Visitor(base);
     const form = await visitor.get('/login');
     const missing = await visitor.post('/login', { email: 'x@example.com', password: PASSWORD });
@@ -330,7 +330,11 @@ describe('portal', () => {
     assert.match(reloaded.text, GONE);
     assert.match(reloaded.text, new RegExp(`<a href="/apps/${id}">Go to the app <q>once</q></a>`));
     assert.deepEqual(shownPair(reloaded), { key: undefined, secret: undefined });
-    assert.deepEqual((await listApps(gw.admin, { developer: who })).map((a) => a.name), ['once'], 'one app: the GET registers nothing');
+    assert.deepEqual(
+      (await listApps(gw.admin, { developer: who })).map((a) => a.name),
+      ['once'],
+      'one app: the GET registers nothing',
+    );
 
     // The cookie's value sent again (a copy kept): it expires with the sealed time, whatever the browser does.
     const replay = new Visitor(base);
@@ -466,7 +470,9 @@ describe('portal', () => {
     }
   });
 
-  test('the reveal page fails closed: when the store cannot spend the reveal, 503 and the usual page, no secret, and the cookie is kept until the store answers', { skip: TEST_REDIS_URL === undefined ? false : 'holds the SQLite file\'s write lock' }, async () => {
+  test('the reveal page fails closed: when the store cannot spend the reveal, 503 and the usual page, no secret, and the cookie is kept until the store answers', {
+    skip: TEST_REDIS_URL === undefined ? false : "holds the SQLite file's write lock",
+  }, async () => {
     const { visitor } = await signUp(base);
     const { posted } = await registerForReveal(visitor, 'locked');
     // Another connection holds the write lock past the store's busy timeout (2 s).
@@ -603,7 +609,9 @@ describe('portal', () => {
     let answer = '';
     socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
     const ended = new Promise((resolve) => socket.once('close', resolve));
-    socket.write(`POST /apps HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${visitor.cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    socket.write(
+      `POST /apps HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${visitor.cookie}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    );
     // The portal has the headers, and waits for the rest of the body.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await setDeveloperStatus(gw.admin, who, 'disabled');
@@ -612,7 +620,11 @@ describe('portal', () => {
     assert.match(answer, /^HTTP\/1\.1 303 /);
     assert.match(answer, /\r\nlocation: \/login\r\n/i);
     await setDeveloperStatus(gw.admin, who, 'active');
-    assert.deepEqual((await listApps(gw.admin, { developer: who })).map((a) => a.name), [], 'nothing was registered');
+    assert.deepEqual(
+      (await listApps(gw.admin, { developer: who })).map((a) => a.name),
+      [],
+      'nothing was registered',
+    );
   });
 
   test('login-race: logins checked against a password start no session once a reset has changed it', async () => {
@@ -643,11 +655,14 @@ describe('portal', () => {
     }
   });
 
-  test('an app registered with the CLI operations shows up in its developer\'s portal', async () => {
+  test("an app registered with the CLI operations shows up in its developer's portal", async () => {
     const { visitor, email: who } = await signUp(base);
     const { createApp } = await import('../../src/admin/operations.ts');
     const created = await createApp(gw.admin, { developer: who, name: 'from-the-cli', product: 'public' });
-    assert.match((await visitor.get('/apps')).text, new RegExp(`from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`));
+    assert.match(
+      (await visitor.get('/apps')).text,
+      new RegExp(`from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`),
+    );
   });
 });
 

@@ -118,7 +118,10 @@ portal:
     assert.deepEqual(all(text, /<section class="operation[^"]*" id="op-([^"]+)"/g), ['getPet', 'updatePet', 'listOwners', 'health']);
     assert.match(text, /<h3 id="tag-owners">owners<\/h3>\n<p>The people who own them.<\/p>/);
     const put = operation(text, 'updatePet');
-    assert.match(put, /^<section class="operation" id="op-updatePet" aria-labelledby="op-updatePet-title">\n<h4 id="op-updatePet-title"><span class="method method-put">PUT<\/span> <code>\/v2\/pets\/\{petId\}<\/code><\/h4>\n<p class="summary">Change a pet<\/p>/);
+    assert.match(
+      put,
+      /^<section class="operation" id="op-updatePet" aria-labelledby="op-updatePet-title">\n<h4 id="op-updatePet-title"><span class="method method-put">PUT<\/span> <code>\/v2\/pets\/\{petId\}<\/code><\/h4>\n<p class="summary">Change a pet<\/p>/,
+    );
     assert.match(put, /<dt>Scopes<\/dt><dd><code>pets:write<\/code> \(change pets\)<\/dd>/);
     assert.match(operation(text, 'listOwners'), /<h4 id="op-listOwners-title"><span class="method method-get">GET<\/span> <code>\/v2\/owners<\/code> <span class="badge">deprecated<\/span><\/h4>/);
     assert.match(operation(text, 'health'), /<dt>Scopes<\/dt><dd>none: any token of the product<\/dd>/);
@@ -153,15 +156,38 @@ portal:
     const { text } = await new Visitor(base).get('/products/pets/reference');
     const put = operation(text, 'updatePet');
     const body = put.slice(put.indexOf('<h5>Request body</h5>'), put.indexOf('<h5>Responses</h5>'));
-    assert.match(body, /^<h5>Request body<\/h5>\n<p>The pet as it should be.<\/p>\n<div class="media">\n<p><code>application\/json<\/code><\/p>\n<p class="hint">Schema <code>Pet<\/code><\/p>\n<p>A pet of the store.<\/p>/);
+    assert.match(
+      body,
+      /^<h5>Request body<\/h5>\n<p>The pet as it should be.<\/p>\n<div class="media">\n<p><code>application\/json<\/code><\/p>\n<p class="hint">Schema <code>Pet<\/code><\/p>\n<p>A pet of the store.<\/p>/,
+    );
     const rows = all(body, /<tr><td data-label="Name"><code>(.*?)<\/code><\/td>/g).map((r) => r!.replace(/<wbr>/g, ''));
-    assert.deepEqual(rows, ['id', 'name', 'owner', 'owner.name', 'owner.address', 'owner.address.city', 'owner.address.kind', 'tags', 'vaccinations', 'vaccinations[].name', 'vaccinations[].on', 'parent']);
-    const row = (name: string) => body.split('\n').flatMap((l) => l.split('</tr>')).find((r) => r.includes(`<td data-label="Name"><code>${name}</code>`));
+    assert.deepEqual(rows, [
+      'id',
+      'name',
+      'owner',
+      'owner.name',
+      'owner.address',
+      'owner.address.city',
+      'owner.address.kind',
+      'tags',
+      'vaccinations',
+      'vaccinations[].name',
+      'vaccinations[].on',
+      'parent',
+    ]);
+    const row = (name: string) =>
+      body
+        .split('\n')
+        .flatMap((l) => l.split('</tr>'))
+        .find((r) => r.includes(`<td data-label="Name"><code>${name}</code>`));
     assert.equal(
       row('name'),
       '<tr><td data-label="Name"><code>name</code></td><td data-label="Type">string</td><td data-label="Required">yes</td><td data-label="Description"><div><p>Its name, &lt;i&gt;escaped&lt;/i&gt;</p></div></td><td data-label="Details"><ul class="details"><li>1 to 64 characters</li></ul></td>',
     );
-    assert.equal(row('id'), '<tr><td data-label="Name"><code>id</code></td><td data-label="Type">integer (int64)</td><td data-label="Required">no</td><td data-label="Description"></td><td data-label="Details"><ul class="details"><li>read-only: only in answers</li></ul></td>');
+    assert.equal(
+      row('id'),
+      '<tr><td data-label="Name"><code>id</code></td><td data-label="Type">integer (int64)</td><td data-label="Required">no</td><td data-label="Description"></td><td data-label="Details"><ul class="details"><li>read-only: only in answers</li></ul></td>',
+    );
     assert.equal(
       row('owner.<wbr>address.<wbr>kind'),
       '<tr><td data-label="Name"><code>owner.<wbr>address.<wbr>kind</code></td><td data-label="Type">string</td><td data-label="Required">no</td><td data-label="Description"></td><td data-label="Details"><ul class="details"><li>one of <code>&quot;home&quot;</code>, <code>&quot;work&quot;</code></li><li>default <code>&quot;home&quot;</code></li></ul></td>',
@@ -181,7 +207,10 @@ portal:
     const responses = get.slice(get.indexOf('<h5>Responses</h5>'), get.indexOf('<div class="try"'));
     assert.deepEqual(all(responses, /<p><strong class="status">([^<]+)<\/strong>/g), ['200', '404']);
     assert.match(responses, /<p><strong class="status">200<\/strong> The pet<\/p>/);
-    assert.match(responses, /<tr><td data-label="Header"><code>x-rate-left<\/code><\/td><td data-label="Type">integer<\/td><td data-label="Required">no<\/td><td data-label="Description"><div><p>Calls left<\/p><\/div><\/td><\/tr>/);
+    assert.match(
+      responses,
+      /<tr><td data-label="Header"><code>x-rate-left<\/code><\/td><td data-label="Type">integer<\/td><td data-label="Required">no<\/td><td data-label="Description"><div><p>Calls left<\/p><\/div><\/td><\/tr>/,
+    );
     assert.match(responses, /<p><code>application\/json<\/code><\/p>\n<p class="hint">Schema <code>Pet<\/code><\/p>/);
     assert.ok(responses.includes('<pre class="example"><code>{\n  &quot;id&quot;: 42,\n  &quot;name&quot;: &quot;Rex&quot;\n}</code></pre>'), responses);
     assert.match(responses, /<p><strong class="status">404<\/strong> No such pet<\/p>\s*<\/div>\s*$/, 'no headers, no content');
@@ -205,9 +234,7 @@ portal:
     const { text } = await new Visitor(base).get('/products/pets/reference');
     const put = operation(text, 'updatePet');
     assert.ok(
-      put.includes(
-        '<pre><code class="curl-token">curl -u &quot;$KEY:$SECRET&quot; -d grant_type=client_credentials -d scope=&quot;pets:write&quot; https://api.example.com/oauth2/token</code></pre>',
-      ),
+      put.includes('<pre><code class="curl-token">curl -u &quot;$KEY:$SECRET&quot; -d grant_type=client_credentials -d scope=&quot;pets:write&quot; https://api.example.com/oauth2/token</code></pre>'),
       put,
     );
     assert.ok(
@@ -216,7 +243,10 @@ portal:
       ),
       put,
     );
-    assert.match(operation(text, 'getPet'), /<code class="curl" id="op-getPet-curl">curl &#39;https:\/\/api.example.com\/v2\/pets\/42&#39; \\\n {2}-H &quot;Authorization: Bearer \$TOKEN&quot;<\/code>/);
+    assert.match(
+      operation(text, 'getPet'),
+      /<code class="curl" id="op-getPet-curl">curl &#39;https:\/\/api.example.com\/v2\/pets\/42&#39; \\\n {2}-H &quot;Authorization: Bearer \$TOKEN&quot;<\/code>/,
+    );
     assert.match(put, /<form class="try-form" hidden>/);
     assert.match(put, /<input type="text" data-in="path" data-name="petId" required value="42" autocomplete="off" spellcheck="false">/);
     assert.match(put, /<textarea data-body data-type="application\/json" rows="13" spellcheck="false">\{\n {2}&quot;name&quot;: &quot;Rex&quot;,/);
@@ -248,7 +278,10 @@ portal:
     await createApp(gw.admin, { developer: 'mixed@example.com', name: 'Mixed', product: 'mixed' });
     const me = operation((await visitor.get('/products/mixed/reference')).text, 'whoAmI');
     assert.match(me, /data-grant="password">/);
-    assert.ok(me.includes('curl -u &quot;$KEY:$SECRET&quot; -d grant_type=password -d username=&quot;$USERNAME&quot; --data-urlencode password=&quot;$PASSWORD&quot; https://api.example.com/oauth2/token'), me);
+    assert.ok(
+      me.includes('curl -u &quot;$KEY:$SECRET&quot; -d grant_type=password -d username=&quot;$USERNAME&quot; --data-urlencode password=&quot;$PASSWORD&quot; https://api.example.com/oauth2/token'),
+      me,
+    );
     assert.match(me, /data-field="username"/);
     const product = await visitor.get('/products/mixed');
     assert.match(product.text, /<pre><code id="example-token">curl -u &quot;\$KEY:\$SECRET&quot; -d grant_type=password /);
@@ -264,6 +297,11 @@ portal:
     assert.ok(get.includes(`<option value="${app.key}">For users (${app.key})</option>`));
     assert.match(get, /<label>Username <input type="text" data-field="username" autocomplete="off" spellcheck="false"><\/label>/);
     assert.match(get, /<input type="password" data-field="password" autocomplete="off">/);
-    assert.ok(get.includes('curl -u &quot;$KEY:$SECRET&quot; -d grant_type=password -d username=&quot;$USERNAME&quot; --data-urlencode password=&quot;$PASSWORD&quot; -d scope=&quot;pets:read&quot; https://api.example.com/oauth2/token'), get);
+    assert.ok(
+      get.includes(
+        'curl -u &quot;$KEY:$SECRET&quot; -d grant_type=password -d username=&quot;$USERNAME&quot; --data-urlencode password=&quot;$PASSWORD&quot; -d scope=&quot;pets:read&quot; https://api.example.com/oauth2/token',
+      ),
+      get,
+    );
   });
 });

@@ -26,7 +26,7 @@ describe('the OAuth endpoints in the route table', () => {
   });
   after(() => gw.close());
 
-  test('a route of the config at an endpoint\'s path does not answer there, whatever the method', async () => {
+  test("a route of the config at an endpoint's path does not answer there, whatever the method", async () => {
     const get = await call(`${gw.url}/oauth2/token`);
     assert.equal(get.status, 405);
     assert.equal(get.headers.get('allow'), 'POST');
@@ -38,13 +38,13 @@ describe('the OAuth endpoints in the route table', () => {
     assert.equal(revoke.headers.get('www-authenticate'), 'Basic realm="test-realm", charset="UTF-8"');
   });
 
-  test('a path under /oauth2/ that no endpoint has is the config\'s', async () => {
+  test("a path under /oauth2/ that no endpoint has is the config's", async () => {
     const other = await call(`${gw.url}/oauth2/other`, { method: 'POST' });
     assert.equal(other.status, 401);
     assert.match(other.headers.get('www-authenticate') ?? '', /^Bearer realm="test-realm"/);
   });
 
-  test('the access line names the endpoint\'s path as its route, and what the endpoint did', async () => {
+  test("the access line names the endpoint's path as its route, and what the endpoint did", async () => {
     const app = await gw.client('hello');
     const issued = await call(`${gw.url}/oauth2/token`, {
       method: 'POST',

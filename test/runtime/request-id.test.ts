@@ -129,7 +129,7 @@ describe('request ids', () => {
     }
   });
 
-  test("the access line of a proxied call: id, method, path (no query), route, product, app, status, ms and upstreamMs", async () => {
+  test('the access line of a proxied call: id, method, path (no query), route, product, app, status, ms and upstreamMs', async () => {
     const res = await call(`${gw.url}/v1/backend/4?secret=query`, { headers: { ...bearer(access), 'x-request-id': 'line-1', traceparent: TRACEPARENT } });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('x-request-id'), 'line-1');
@@ -163,7 +163,11 @@ describe('request ids', () => {
     // A given id comes back on the OAuth answers too.
     const given = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key: 'nobody', secret: 'nothing' });
     assert.match(given.headers.get('x-request-id')!, UUID);
-    const kept = await call(`${gw.url}/oauth2/token`, { method: 'POST', headers: { 'x-request-id': 'oauth-1', 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials' });
+    const kept = await call(`${gw.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'x-request-id': 'oauth-1', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
     assert.deepEqual([kept.status, kept.headers.get('x-request-id')], [401, 'oauth-1']);
     const raw = rawHead(await rawExchange(gw.url, `POST /v1/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\nX-Request-Id: coding-1\r\nConnection: close\r\n\r\n0\r\n\r\n`));
     assert.deepEqual([raw.status, raw.headers.get('x-request-id')], ['HTTP/1.1 501 Not Implemented', ['coding-1']]);
@@ -264,7 +268,10 @@ describe('no credential in any log line', () => {
     assert.equal((await tokenRequest(gw.url, { token: posted.body.access_token }, hello, '/oauth2/revoke')).status, 200);
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(posted.body.access_token) })).status, 401);
 
-    assert.deepEqual(upstream.received.map((r) => r.url), ['/v1/orders', '/v1/backend/x?q=query-secret-Xy7']);
+    assert.deepEqual(
+      upstream.received.map((r) => r.url),
+      ['/v1/orders', '/v1/backend/x?q=query-secret-Xy7'],
+    );
     assert.equal(auth.calls.length, 2);
     const log = gw.logs.join('');
     assert.ok(accessLines(gw).length >= 18, 'the calls were logged');

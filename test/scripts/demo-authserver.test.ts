@@ -30,8 +30,7 @@ describe('demo authorization server', () => {
     child.kill('SIGKILL');
   });
 
-  const authenticate = (body: string, authorization = GATEWAY): Promise<Answer> =>
-    call(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
+  const authenticate = (body: string, authorization = GATEWAY): Promise<Answer> => call(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body });
 
   test('prototype-lookup: constructor, __proto__ and toString are unknown users (401), and alice still gets in after them', async () => {
     for (const username of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
@@ -54,7 +53,7 @@ describe('demo authorization server', () => {
     assert.equal((await authenticate(JSON.stringify({ username: 'bob', password: 'builder' }))).status, 200);
   });
 
-  test('a caller without the gateway\'s credentials gets 500 (not 401, which would read as a wrong password)', async () => {
+  test("a caller without the gateway's credentials gets 500 (not 401, which would read as a wrong password)", async () => {
     const res = await authenticate(JSON.stringify({ username: 'alice', password: 'wonderland' }), basic('gateway', 'wrong'));
     assert.equal(res.status, 500);
     assert.equal((await call(`${url}x`, { method: 'POST' })).status, 404);

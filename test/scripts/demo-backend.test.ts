@@ -55,11 +55,26 @@ describe('demo backend', () => {
     assert.deepEqual(second.body, { subject: 'user-1001', order: { id: '4', item: 'saucer', quantity: 6 } });
     assert.deepEqual((await call(`${url}/v1/orders/4`, { headers: subject })).body, { subject: 'user-1001', order: { id: '4', item: 'saucer', quantity: 6 } });
     const list = await call(`${url}/v1/orders`, { headers: subject });
-    assert.deepEqual(list.body.orders.map((o: { id: string }) => o.id), ['1', '2', '3', '4']);
+    assert.deepEqual(
+      list.body.orders.map((o: { id: string }) => o.id),
+      ['1', '2', '3', '4'],
+    );
   });
 
   test('a body that is not {item, quantity ≥ 1} is 400, and the server keeps serving', async () => {
-    for (const body of ['', 'not json', 'null', '[]', '"kettle"', '{"item":"kettle"}', '{"item":"","quantity":1}', '{"item":7,"quantity":1}', '{"item":"kettle","quantity":0}', '{"item":"kettle","quantity":"2"}', '{"item":"kettle","quantity":2.5}']) {
+    for (const body of [
+      '',
+      'not json',
+      'null',
+      '[]',
+      '"kettle"',
+      '{"item":"kettle"}',
+      '{"item":"","quantity":1}',
+      '{"item":7,"quantity":1}',
+      '{"item":"kettle","quantity":0}',
+      '{"item":"kettle","quantity":"2"}',
+      '{"item":"kettle","quantity":2.5}',
+    ]) {
       const res = await create(body);
       assert.equal(res.status, 400, body);
       assert.deepEqual(res.body, BAD_BODY);

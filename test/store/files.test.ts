@@ -48,7 +48,13 @@ describe('world-readable-database', () => {
     const data = path.join(temp.dir, 'data');
     assert.deepEqual(
       ['', 'gw.db', 'gw.db-wal', 'gw.db-shm', 'gw.db.key'].map((f) => [f, modeOf(path.join(data, f))]),
-      [['', '700'], ['gw.db', '600'], ['gw.db-wal', '600'], ['gw.db-shm', '600'], ['gw.db.key', '600']],
+      [
+        ['', '700'],
+        ['gw.db', '600'],
+        ['gw.db-wal', '600'],
+        ['gw.db-shm', '600'],
+        ['gw.db.key', '600'],
+      ],
     );
     assert.equal(logs.filter((l) => l.includes('readable or writable by others')).length, 0);
     await gateway.close();

@@ -26,7 +26,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const NOW = T0 + MINUTE;
 
-
 const isAdminError = (code: string, message: string) => (err: unknown) => {
   assert.ok(err instanceof AdminError, String(err));
   assert.deepEqual({ code: err.code, message: err.message }, { code, message });
@@ -37,8 +36,7 @@ const isAdminError = (code: string, message: string) => (err: unknown) => {
 async function seed(store: Store, secret: (key: string) => Buffer) {
   const dev = await store.accounts.createDeveloper({ email: 'dev@example.com', name: 'Dev', now: T0, passwordHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA' });
   const other = await store.accounts.createDeveloper({ email: 'other@example.com', name: 'Other', now: T0 });
-  const app = async (developerId: string, name: string, key: string) =>
-    store.apps.createApp({ developerId, name, product: 'orders', key, secretHash: secret(key), now: T0 + 1 });
+  const app = async (developerId: string, name: string, key: string) => store.apps.createApp({ developerId, name, product: 'orders', key, secretHash: secret(key), now: T0 + 1 });
   const shop = await app(dev.id, 'shop', 'key-shop');
   await app(dev.id, 'admin', 'key-admin');
   await app(other.id, 'theirs', 'key-theirs');
@@ -53,7 +51,16 @@ async function seed(store: Store, secret: (key: string) => Buffer) {
   };
   const live = await grant();
   const rotated = await grant();
-  const next = { hash: rotated.refresh.hash, appId: shop.id, now: T0 + 10, scope: undefined, accessHash: randomBytes(48), accessExpiresAt: T0 + HOUR, refreshHash: randomBytes(48), refreshExpiresAt: T0 + 24 * HOUR };
+  const next = {
+    hash: rotated.refresh.hash,
+    appId: shop.id,
+    now: T0 + 10,
+    scope: undefined,
+    accessHash: randomBytes(48),
+    accessExpiresAt: T0 + HOUR,
+    refreshHash: randomBytes(48),
+    refreshExpiresAt: T0 + 24 * HOUR,
+  };
   assert.equal((await store.tokens.rotateRefreshToken(next)).ok, true);
   const revoked = await grant();
   assert.equal(await store.tokens.revokeToken(revoked.access.hash, shop.id, T0 + 10), true);
@@ -113,7 +120,16 @@ describe('migrating between drivers', { skip }, () => {
         for (const access of [seeded.revoked.access, seeded.expired]) assert.equal(await store.cache.findAccessToken(access.hash, NOW), undefined);
       }
       // The refresh token carried twice rotates on the last store.
-      const rotation = { hash: seeded.live.refresh.hash, appId: seeded.shop.id, now: NOW, scope: undefined, accessHash: randomBytes(48), accessExpiresAt: NOW + MINUTE, refreshHash: randomBytes(48), refreshExpiresAt: NOW + HOUR };
+      const rotation = {
+        hash: seeded.live.refresh.hash,
+        appId: seeded.shop.id,
+        now: NOW,
+        scope: undefined,
+        accessHash: randomBytes(48),
+        accessExpiresAt: NOW + MINUTE,
+        refreshHash: randomBytes(48),
+        refreshExpiresAt: NOW + HOUR,
+      };
       assert.deepEqual(await last.tokens.rotateRefreshToken(rotation), { ok: true, previous: seeded.live.refresh, scope: 'orders:read' });
       assert.ok(await last.cache.findAccessToken(rotation.accessHash, NOW));
 

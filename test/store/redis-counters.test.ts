@@ -37,7 +37,13 @@ async function settled(promise: Promise<unknown>): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise((resolve) => (timer = setTimeout(resolve, BOUND_MS, 'pending')));
   try {
-    return await Promise.race([promise.then((value) => ({ value }), (err: unknown) => err), bound]);
+    return await Promise.race([
+      promise.then(
+        (value) => ({ value }),
+        (err: unknown) => err,
+      ),
+      bound,
+    ]);
   } finally {
     clearTimeout(timer);
   }

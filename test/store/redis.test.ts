@@ -55,7 +55,10 @@ describe('the Redis driver', { skip }, () => {
       const f = { developer, app, key, secretHash: randomBytes(32) };
       const refresh = token(f, { kind: 'refresh', expiresAt: T0 + 24 * HOUR });
       await store.tokens.saveTokens([refresh]);
-      const indexKeys = () => execFileSync('redis-cli', ['-p', String(server.port), '--scan', '--pattern', `${keyPrefix}t:*`], { encoding: 'utf8' }).split('\n').filter((k) => k !== '').length;
+      const indexKeys = () =>
+        execFileSync('redis-cli', ['-p', String(server.port), '--scan', '--pattern', `${keyPrefix}t:*`], { encoding: 'utf8' })
+          .split('\n')
+          .filter((k) => k !== '').length;
       assert.equal((await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 1000), reuseGraceMs: 60_000 })).ok, true);
       assert.equal(indexKeys(), 3);
       for (let i = 0; i < 20; i++) {
@@ -79,7 +82,10 @@ describe('the Redis driver', { skip }, () => {
         stores[i % 3]!.accounts.createSession({ idHash: randomBytes(32), developerId: dev.id, passwordHash: 'hash', now, expiresAt: now + 60_000 }),
       );
       const settled = await Promise.allSettled(sessions);
-      assert.deepEqual(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)), []);
+      assert.deepEqual(
+        settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)),
+        [],
+      );
       assert.ok(settled.every((s) => s.status === 'fulfilled' && s.value === true));
     } finally {
       for (const store of stores) await store.close();
@@ -93,5 +99,8 @@ describe('the Redis driver on a Redis Cluster', { skip }, () => {
     cluster = await startRedisCluster();
   });
   after(() => cluster?.close());
-  storeContract('RedisStore on a Cluster', opener(() => ({ kind: 'cluster', urls: cluster.seeds.map((s) => `redis://${s.host}:${s.port}`) })));
+  storeContract(
+    'RedisStore on a Cluster',
+    opener(() => ({ kind: 'cluster', urls: cluster.seeds.map((s) => `redis://${s.host}:${s.port}`) })),
+  );
 });

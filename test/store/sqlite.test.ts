@@ -156,7 +156,7 @@ describe('SqliteStore on one file shared with another process', () => {
     assert.equal(await stillFound(gateway, access), false);
   });
 
-  it("a revocation evicts only the tokens it names: another family stays cached", async () => {
+  it('a revocation evicts only the tokens it names: another family stays cached', async () => {
     const { gateway, admin, app, key, access } = await setup();
     const bystander: TokenRecord = { ...access, hash: randomBytes(32), family: 'family-2' };
     const reused: TokenRecord = { ...access, hash: randomBytes(32), kind: 'refresh', family: 'family-3', expiresAt: T0 + 24 * HOUR };
@@ -302,7 +302,10 @@ describe('SqliteStore database file', () => {
     function spent(): unknown[] {
       const db = new DatabaseSync(file);
       try {
-        return db.prepare('SELECT id_hash, expires_at FROM spent_once').all().map((row) => ({ ...row }));
+        return db
+          .prepare('SELECT id_hash, expires_at FROM spent_once')
+          .all()
+          .map((row) => ({ ...row }));
       } finally {
         db.close();
       }
@@ -326,9 +329,7 @@ describe('SqliteStore database file', () => {
       const developer = await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 });
       const app = await store.apps.createApp({ developerId: developer.id, name: 'app', product: 'p', key: 'k', secretHash: randomBytes(32), now: T0 });
       const h = randomBytes(32);
-      await store.tokens.saveTokens([
-        { hash: h, kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: 'f', issuedAt: T0, expiresAt: T0 + HOUR },
-      ]);
+      await store.tokens.saveTokens([{ hash: h, kind: 'access', appId: app.id, key: 'k', product: 'p', scope: '', subject: null, family: 'f', issuedAt: T0, expiresAt: T0 + HOUR }]);
       for (let i = 0; i < 3; i++) assert.equal((await store.cache.findAccessToken(h, T0 + i))?.appName, 'app');
       await store.apps.revokeCredential('k', T0 + 1);
       assert.equal(await store.cache.findAccessToken(h, T0 + 5), undefined);
@@ -346,18 +347,21 @@ describe('SqliteStore database file', () => {
       // About 4,000 pages of log: past the thread's restart point (1,000), far below the
       // connection's own bound (20,000), so only the thread can have copied them.
       for (let i = 0; i < 200; i++) {
-        const records = Array.from({ length: 20 }, (): TokenRecord => ({
-          hash: randomBytes(48),
-          kind: 'access',
-          appId: app.id,
-          key: 'k',
-          product: 'p',
-          scope: '',
-          subject: null,
-          family: `f${i}`,
-          issuedAt: T0,
-          expiresAt: T0 + HOUR,
-        }));
+        const records = Array.from(
+          { length: 20 },
+          (): TokenRecord => ({
+            hash: randomBytes(48),
+            kind: 'access',
+            appId: app.id,
+            key: 'k',
+            product: 'p',
+            scope: '',
+            subject: null,
+            family: `f${i}`,
+            issuedAt: T0,
+            expiresAt: T0 + HOUR,
+          }),
+        );
         await store.tokens.saveTokens(records);
       }
       for (let waited = 0; statSync(file).size < before + 1_000_000 && waited < 10_000; waited += 50) await sleep(50);
@@ -367,7 +371,7 @@ describe('SqliteStore database file', () => {
     }
   });
 
-  it("leaves the write lock to the checkpoint thread while it asks: writes wait in their queue, then commit, or fail after the busy timeout", async () => {
+  it('leaves the write lock to the checkpoint thread while it asks: writes wait in their queue, then commit, or fail after the busy timeout', async () => {
     const signal = new SharedArrayBuffer(4);
     const store = openSqliteStore({ path: file, busyTimeoutMs: 300, checkpoints: { signal, run: false } });
     try {
@@ -381,7 +385,10 @@ describe('SqliteStore database file', () => {
       Atomics.store(new Int32Array(signal), 0, 1);
       await assert.rejects(store.accounts.createDeveloper({ email: 'b@example.com', name: 'B', now: T0 }), { name: 'StoreUnavailable' });
       Atomics.store(new Int32Array(signal), 0, 0);
-      assert.deepEqual((await store.accounts.listDevelopers()).map((d) => d.email), ['a@example.com']);
+      assert.deepEqual(
+        (await store.accounts.listDevelopers()).map((d) => d.email),
+        ['a@example.com'],
+      );
     } finally {
       await store.close();
     }

@@ -63,7 +63,10 @@ describe('TokenCache', () => {
     tell({ kind: 'key', ref: 'k4' });
     assert.deepEqual(all(), [4, 14, 24, 34, 44, 54, 64, 74, 84, 94]);
     tell({ kind: 'developer', ref: 'd1' });
-    assert.deepEqual(all(), Array.from({ length: 50 }, (_, i) => 2 * i + 1));
+    assert.deepEqual(
+      all(),
+      Array.from({ length: 50 }, (_, i) => 2 * i + 1),
+    );
     tell({ kind: 'family', ref: 'no such family' });
     assert.deepEqual(all(), []);
     tell({ kind: 'everything' });

@@ -68,8 +68,14 @@ describe('streamed answers', () => {
     await assert.rejects(res.text());
     await new Promise((r) => setTimeout(r, 50));
     const lines = gw.logs.filter((l) => l.includes('"path":"/v1/broken"'));
-    assert.ok(lines.some((l) => l.includes('"level":50') && l.includes('the upstream could not be reached')), lines.join(''));
-    assert.ok(lines.some((l) => l.includes('"error":"upstream_unavailable"')), lines.join(''));
+    assert.ok(
+      lines.some((l) => l.includes('"level":50') && l.includes('the upstream could not be reached')),
+      lines.join(''),
+    );
+    assert.ok(
+      lines.some((l) => l.includes('"error":"upstream_unavailable"')),
+      lines.join(''),
+    );
     assert.equal((await call(`${gw.url}/v1/big`, { headers: bearer(token) })).status, 200);
   });
 

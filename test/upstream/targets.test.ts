@@ -86,7 +86,11 @@ describe('several targets', () => {
   test('a call that reached a target and timed out is not sent again', async () => {
     const slow = await startUpstream((_req, res) => void setTimeout(() => res.writeHead(200).end('late'), 4000).unref());
     const fast = await startUpstream((_req, res) => void res.writeHead(200).end('fast'));
-    const gw = await startTestGateway({ upstreams: `  pool:\n    url: [${slow.url}, ${fast.url}]\n    timeout: 1s\n    retries: 1\n`, routes: ROUTES, products: `  pooled:\n    routes: [get, post]\n` });
+    const gw = await startTestGateway({
+      upstreams: `  pool:\n    url: [${slow.url}, ${fast.url}]\n    timeout: 1s\n    retries: 1\n`,
+      routes: ROUTES,
+      products: `  pooled:\n    routes: [get, post]\n`,
+    });
     try {
       const app = await gw.client('pooled');
       const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token;

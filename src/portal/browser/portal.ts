@@ -128,7 +128,10 @@ if (reference) {
         cache: 'no-store',
       });
     } catch {
-      return problem(result, `This page could not reach the token endpoint ${tokenUrl}. The gateway must allow this portal's origin (${location.origin}) in a cors policy under oauth.policies; or else it is not reachable from this browser.`);
+      return problem(
+        result,
+        `This page could not reach the token endpoint ${tokenUrl}. The gateway must allow this portal's origin (${location.origin}) in a cors policy under oauth.policies; or else it is not reachable from this browser.`,
+      );
     }
     const answer: TokenAnswer = (await res.json().catch(() => null)) ?? {};
     if (!res.ok || typeof answer.access_token !== 'string') {

@@ -41,9 +41,7 @@ export interface RotateRequest extends NewTokenHashes {
   reuseGraceMs?: number;
 }
 
-export type RotateResult =
-  | { ok: true; previous: TokenRecord; scope: string }
-  | { ok: false; reason: 'invalid' | 'reused' | 'scope' };
+export type RotateResult = { ok: true; previous: TokenRecord; scope: string } | { ok: false; reason: 'invalid' | 'reused' | 'scope' };
 
 export interface TokenStore {
   /** Durable when the promise resolves. */

@@ -131,12 +131,7 @@ export class RedisAccounts implements AccountStore {
   }
 
   /** Spends the developer's unexpired mailed link of `purpose`; `change` says what else the spending does. */
-  async #spend(
-    hash: Buffer,
-    purpose: EmailTokenPurpose,
-    now: number,
-    change: (dev: DeveloperRow, writes: Writes) => Promise<DeveloperRow | undefined>,
-  ): Promise<DeveloperRow | undefined> {
+  async #spend(hash: Buffer, purpose: EmailTokenPurpose, now: number, change: (dev: DeveloperRow, writes: Writes) => Promise<DeveloperRow | undefined>): Promise<DeveloperRow | undefined> {
     const c = this.#catalog;
     const id = digest(hash);
     return c.write(async () => {

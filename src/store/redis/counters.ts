@@ -169,9 +169,7 @@ export class RedisCounters implements Counters {
   }
 
   async used(key: string, now: number, rollingSize?: number): Promise<number> {
-    const [start, end, count, previous] = (await this.#db.run(this.#db.client.hmget(quotaKey(key), 'start', 'end', 'count', 'previous'))).map((v) =>
-      v === null ? undefined : Number(v),
-    );
+    const [start, end, count, previous] = (await this.#db.run(this.#db.client.hmget(quotaKey(key), 'start', 'end', 'count', 'previous'))).map((v) => (v === null ? undefined : Number(v)));
     if (start === undefined || count === undefined) return 0;
     if (rollingSize === undefined) return end !== undefined && now < end && now >= start ? count : 0;
     const current = now - (now % rollingSize);

@@ -68,7 +68,10 @@ export class RedisThrottles implements ThrottleStore {
       return at + 1;
     });
     const args = accounts.flatMap(({ rule }, i) => [rule.free, rule.baseDelayMs, rule.maxDelayMs, rule.resetAfterMs, gates[i]!]);
-    const retryAt = (await this.#count(accounts.map((a) => accountKey(a.account)), [now, ...args])) as string | null;
+    const retryAt = (await this.#count(
+      accounts.map((a) => accountKey(a.account)),
+      [now, ...args],
+    )) as string | null;
     return retryAt === null ? { allowed: true } : { allowed: false, retryAt: Number(retryAt) };
   }
 

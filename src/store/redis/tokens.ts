@@ -93,11 +93,7 @@ export class RedisTokens implements TokenStore {
     // The index first, and only for new digests: until the family holds the record, the index
     // leads nowhere; a digest already in use refuses the whole call.
     await this.#indexAll(records);
-    await Promise.all(
-      [...families].map(([family, members]) =>
-        this.#save([familyKey(family)], [Math.max(...members.map(lifetime)), ...members.flatMap((r) => [digest(r.hash), serialise(r)])]),
-      ),
-    );
+    await Promise.all([...families].map(([family, members]) => this.#save([familyKey(family)], [Math.max(...members.map(lifetime)), ...members.flatMap((r) => [digest(r.hash), serialise(r)])])));
     await this.#db.run(this.#db.client.zadd(EXPIRIES, ...records.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
   }
 

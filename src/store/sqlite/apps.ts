@@ -36,9 +36,7 @@ export class SqliteApps implements AppStore {
     this.#tokens = tokens;
     this.#usage = usage;
     this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.#insertCredential = db.prepare(
-      'INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    );
+    this.#insertCredential = db.prepare('INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     const appFrom = `SELECT ${APP_COLUMNS} FROM apps a JOIN developers d ON d.id = a.developer_id`;
     this.#appByName = db.prepare(`${appFrom} WHERE d.email = ? AND a.name = ?`);
     this.#appById = db.prepare(`${appFrom} WHERE a.id = ?`);
@@ -49,15 +47,11 @@ export class SqliteApps implements AppStore {
     this.#setStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
     this.#setApproval = db.prepare('UPDATE apps SET approval = ? WHERE id = ?');
     this.#appCountOfDeveloper = db.prepare('SELECT count(*) AS n FROM apps WHERE developer_id = ?');
-    this.#appActive = db.prepare(
-      `SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`,
-    );
+    this.#appActive = db.prepare(`SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`);
     this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
     this.#revokeCredential = db.prepare(`UPDATE credentials SET status = 'revoked' WHERE key = ? AND status <> 'revoked'`);
     this.#approvedKeysOfApp = db.prepare(`SELECT key FROM credentials WHERE app_id = ? AND status = 'approved' AND key <> ?`);
-    this.#expireOtherCredentials = db.prepare(
-      `UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`,
-    );
+    this.#expireOtherCredentials = db.prepare(`UPDATE credentials SET expires_at = min(coalesce(expires_at, ?), ?) WHERE app_id = ? AND status = 'approved' AND key <> ?`);
     this.#client = db.prepare(
       `SELECT c.key, c.secret_hash, c.status AS credential_status, c.expires_at AS credential_expires_at,
               c.created_at AS credential_created_at, ${APP_COLUMNS}, d.status AS developer_status

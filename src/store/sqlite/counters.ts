@@ -91,9 +91,7 @@ export class SqliteUsage implements UsageStore {
 
   constructor(db: SqliteDb) {
     this.#db = db;
-    this.#add = db.prepare(
-      'INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count',
-    );
+    this.#add = db.prepare('INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count');
     this.#since = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
     this.#deleteOfApp = db.prepare('DELETE FROM app_usage WHERE app_id = ?');
     this.#purge = db.prepare('DELETE FROM app_usage WHERE hour < ?');

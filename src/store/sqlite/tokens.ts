@@ -52,9 +52,7 @@ export class SqliteTokens implements TokenStore {
     this.#tokenFamily = db.prepare('SELECT family, app_id FROM tokens WHERE hash = ?');
     // Disabling is a revocation: re-enabling later does not bring the tokens back.
     this.#revokeOfApp = db.prepare('UPDATE tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL');
-    this.#revokeOfDeveloper = db.prepare(
-      'UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL',
-    );
+    this.#revokeOfDeveloper = db.prepare('UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL');
     this.#deleteOfApp = db.prepare('DELETE FROM tokens WHERE app_id = ?');
     this.#purge = db.prepare(`DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ${PURGE_BATCH})`);
   }

@@ -28,7 +28,10 @@ export function accountsContract(open: OpenStore): void {
       const b = await store.accounts.createDeveloper({ email: 'b@example.com', name: 'B', now: T0 });
       const a = await store.accounts.createDeveloper({ email: 'a@example.com', name: 'A', now: T0 + 1 });
       const listed = await store.accounts.listDevelopers();
-      assert.deepEqual([...listed].sort((x, y) => x.email.localeCompare(y.email)), [a, b]);
+      assert.deepEqual(
+        [...listed].sort((x, y) => x.email.localeCompare(y.email)),
+        [a, b],
+      );
     });
 
     it('disables and re-enables a developer', async ({ store }) => {
@@ -96,7 +99,7 @@ export function accountsContract(open: OpenStore): void {
       assert.equal(await store.accounts.findSession(d, T0 + 1), undefined);
     });
 
-    it('starts a session only while the password checked is still the developer\'s, and the developer active; finds it only once confirmed', async ({ store }) => {
+    it("starts a session only while the password checked is still the developer's, and the developer active; finds it only once confirmed", async ({ store }) => {
       const dev = await store.accounts.createDeveloper({ email: 'p@example.com', name: 'P', now: T0, passwordHash: 'h1' });
       const session = (passwordHash: string, developerId = dev.id) => store.accounts.createSession({ idHash: hash(), developerId, passwordHash, now: T0, expiresAt: T0 + HOUR });
       assert.equal(await session('h1'), true);

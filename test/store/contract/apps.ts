@@ -33,10 +33,7 @@ export function appsContract(open: OpenStore): void {
     it('refuses a duplicate name for the same developer, and writes nothing', async ({ store, seed }) => {
       const { developer, app } = await seed({ app: 'shop' });
       const key = newKey();
-      await assert.rejects(
-        store.apps.createApp({ developerId: developer.id, name: 'shop', product: 'hello', key, secretHash: randomBytes(32), now: T0 + 5 }),
-        isConflict,
-      );
+      await assert.rejects(store.apps.createApp({ developerId: developer.id, name: 'shop', product: 'hello', key, secretHash: randomBytes(32), now: T0 + 5 }), isConflict);
       assert.deepEqual(await store.apps.listApps(), [app]);
       assert.equal(await store.cache.findClient(key), undefined, 'the credential of the refused app was not written');
       assert.equal(await store.apps.findAppByKey(key), undefined);
@@ -146,10 +143,9 @@ export function appsContract(open: OpenStore): void {
   });
 
   describe('bounds and approval of apps', () => {
-    it('refuses an app beyond the developer\'s bound, atomically', async ({ store, seed }) => {
+    it("refuses an app beyond the developer's bound, atomically", async ({ store, seed }) => {
       const f = await seed();
-      const create = (name: string, max: number) =>
-        store.apps.createApp({ developerId: f.developer.id, name, product: 'orders', key: newKey(), secretHash: hash(), now: T0, maxAppsOfDeveloper: max });
+      const create = (name: string, max: number) => store.apps.createApp({ developerId: f.developer.id, name, product: 'orders', key: newKey(), secretHash: hash(), now: T0, maxAppsOfDeveloper: max });
       await create('second', 2);
       await assert.rejects(create('third', 2), (err: unknown) => err instanceof StoreError && err.code === 'limit');
       assert.equal((await store.apps.listApps({ developerEmail: f.developer.email })).length, 2, 'nothing written');
@@ -189,7 +185,13 @@ export function appsContract(open: OpenStore): void {
       const key = newKey();
       await store.apps.rotateCredential({ appId: f.app.id, key, secretHash: hash(), now: T0 + MINUTE, overlapUntil: T0 + 10 * MINUTE });
       const creds = await store.apps.listCredentials(f.app.id);
-      assert.deepEqual(creds.map((c) => [c.key, c.status, c.expiresAt]), [[f.key, 'approved', T0 + 10 * MINUTE], [key, 'approved', null]]);
+      assert.deepEqual(
+        creds.map((c) => [c.key, c.status, c.expiresAt]),
+        [
+          [f.key, 'approved', T0 + 10 * MINUTE],
+          [key, 'approved', null],
+        ],
+      );
       assert.equal((await store.cache.findClient(f.key))?.credential.expiresAt, T0 + 10 * MINUTE, 'the cached client was read again');
       assert.equal((await store.apps.findAppByKey(key))?.id, f.app.id);
       assert.ok(await found(access.hash, T0 + 10 * MINUTE - 1));
@@ -197,7 +199,10 @@ export function appsContract(open: OpenStore): void {
       // Rotating again never lengthens an overlap already set.
       await store.apps.rotateCredential({ appId: f.app.id, key: newKey(), secretHash: hash(), now: T0 + 2 * MINUTE, overlapUntil: T0 + 60 * MINUTE });
       const again = await store.apps.listCredentials(f.app.id);
-      assert.deepEqual(again.map((c) => c.expiresAt), [T0 + 10 * MINUTE, T0 + 60 * MINUTE, null]);
+      assert.deepEqual(
+        again.map((c) => c.expiresAt),
+        [T0 + 10 * MINUTE, T0 + 60 * MINUTE, null],
+      );
     });
 
     it("a rotated key's refresh tokens work through the overlap, then not", async ({ store, seed, grant }) => {
@@ -223,10 +228,14 @@ export function appsContract(open: OpenStore): void {
       assert.equal(await store.apps.findAppById(f.app.id), undefined);
       assert.deepEqual(await store.usage.since(f.app.id, 0), []);
       assert.ok(await found(kept.access.hash), "another app's token");
-      assert.deepEqual(await store.apps.createApp({ developerId: f.developer.id, name: 'app', product: 'orders', key: newKey(), secretHash: hash(), now: T0 }).then((a) => a.name), 'app', 'the name is free again');
+      assert.deepEqual(
+        await store.apps.createApp({ developerId: f.developer.id, name: 'app', product: 'orders', key: newKey(), secretHash: hash(), now: T0 }).then((a) => a.name),
+        'app',
+        'the name is free again',
+      );
     });
 
-    it("deleting an app ends its refresh tokens and forgets its cached client", async ({ store, seed, grant }) => {
+    it('deleting an app ends its refresh tokens and forgets its cached client', async ({ store, seed, grant }) => {
       const f = await seed();
       const { refresh } = await grant(f);
       assert.equal((await store.cache.findClient(f.key))?.app.id, f.app.id, 'cached');

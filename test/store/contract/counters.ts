@@ -11,12 +11,9 @@ const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (no
 
 // One check made alone, through Counters.consume.
 const first = async (results: CounterResult[] | Promise<CounterResult[]>) => (await results)[0]!;
-export const consumeQuota = (c: Counters, key: string, limit: number, windowOf: WindowOf, now: number) =>
-  first(c.consume([{ kind: 'calendar', key, limit, windowOf }], now)) as Promise<QuotaResult>;
-export const consumeRolling = (c: Counters, key: string, limit: number, size: number, now: number) =>
-  first(c.consume([{ kind: 'rolling', key, limit, size }], now)) as Promise<QuotaResult>;
-export const spike = (c: Counters, key: string, intervalMs: number, burst: number, now: number) =>
-  first(c.consume([{ kind: 'spike', key, intervalMs, burst }], now)) as Promise<SpikeResult>;
+export const consumeQuota = (c: Counters, key: string, limit: number, windowOf: WindowOf, now: number) => first(c.consume([{ kind: 'calendar', key, limit, windowOf }], now)) as Promise<QuotaResult>;
+export const consumeRolling = (c: Counters, key: string, limit: number, size: number, now: number) => first(c.consume([{ kind: 'rolling', key, limit, size }], now)) as Promise<QuotaResult>;
+export const spike = (c: Counters, key: string, intervalMs: number, burst: number, now: number) => first(c.consume([{ kind: 'spike', key, intervalMs, burst }], now)) as Promise<SpikeResult>;
 
 /** The same calls made on the store's counters and on a fresh reference table give the same answers. */
 async function sameAsTable(counters: Counters, calls: ((c: Counters) => unknown)[]): Promise<void> {
@@ -29,9 +26,16 @@ export function countersContract(open: OpenStore): void {
 
   describe('usage', () => {
     it('adds calls per app and hour, and lists them from an hour on', async ({ store }) => {
-      await store.usage.add([{ appId: 'a', hour: T0, count: 2 }, { appId: 'a', hour: T0 + HOUR, count: 1 }, { appId: 'b', hour: T0, count: 5 }]);
+      await store.usage.add([
+        { appId: 'a', hour: T0, count: 2 },
+        { appId: 'a', hour: T0 + HOUR, count: 1 },
+        { appId: 'b', hour: T0, count: 5 },
+      ]);
       await store.usage.add([{ appId: 'a', hour: T0, count: 3 }]);
-      assert.deepEqual(await store.usage.since('a', T0), [{ appId: 'a', hour: T0, count: 5 }, { appId: 'a', hour: T0 + HOUR, count: 1 }]);
+      assert.deepEqual(await store.usage.since('a', T0), [
+        { appId: 'a', hour: T0, count: 5 },
+        { appId: 'a', hour: T0 + HOUR, count: 1 },
+      ]);
       assert.deepEqual(await store.usage.since('a', T0 + 1), [{ appId: 'a', hour: T0 + HOUR, count: 1 }]);
       assert.deepEqual(await store.usage.since('c', 0), []);
     });
@@ -48,14 +52,20 @@ export function countersContract(open: OpenStore): void {
     });
 
     it('rolling quota: the previous window weighs by how much of it is still inside; retryAt as the table says', async ({ store }) => {
-      const r = (now: number, limit = 10) => (c: Counters) => consumeRolling(c, 'r', limit, MINUTE, now);
+      const r =
+        (now: number, limit = 10) =>
+        (c: Counters) =>
+          consumeRolling(c, 'r', limit, MINUTE, now);
       const calls = [...Array.from({ length: 8 }, (_, i) => r(T0 + 1000 * i)), r(T0 + MINUTE + 100), r(T0 + MINUTE + 200), r(T0 + MINUTE + 300), r(T0 + MINUTE + 30_000)];
       calls.push(...Array.from({ length: 6 }, (_, i) => r(T0 + MINUTE + 30_001 + i)), r(T0 + 3 * MINUTE), r(T0 + 3 * MINUTE + 1, 1), r(T0 + 3 * MINUTE + 2, 1));
       await sameAsTable(store.counters, calls);
     });
 
     it('spike arrest (GCRA): a burst at once, then one call per interval, with the wait of a refused one', async ({ store }) => {
-      const s = (now: number, interval = 1000 / 30, burst = 3) => (c: Counters) => spike(c, 's', interval, burst, now);
+      const s =
+        (now: number, interval = 1000 / 30, burst = 3) =>
+        (c: Counters) =>
+          spike(c, 's', interval, burst, now);
       await sameAsTable(store.counters, [s(T0), s(T0), s(T0), s(T0), s(T0 + 10), s(T0 + 34), s(T0 + 35), s(T0 + 200), s(T0 + 200.5)]);
       assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0), { allowed: true, retryAfterMs: 0 });
       assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0 + 1000), { allowed: false, retryAfterMs: 59_000 });
@@ -76,9 +86,32 @@ export function countersContract(open: OpenStore): void {
     });
 
     it('checks made as one, in order: the first refused stops them, and a check after it counts nothing', async ({ store }) => {
-      const both = (now: number) => (c: Counters) => c.consume([{ kind: 'calendar', key: 'bq', limit: 2, windowOf: minute }, { kind: 'spike', key: 'bs', intervalMs: 1000, burst: 1 }], now);
-      const rolling = (now: number) => (c: Counters) => c.consume([{ kind: 'spike', key: 'bs2', intervalMs: 1000, burst: 2 }, { kind: 'rolling', key: 'br', limit: 5, size: MINUTE }], now);
-      await sameAsTable(store.counters, [both(T0), both(T0 + 1), both(T0 + 1001), (c) => spike(c, 'bs', 1000, 1, T0 + 1001), rolling(T0), rolling(T0), rolling(T0), (c) => c.used('br', T0 + 1, MINUTE)]);
+      const both = (now: number) => (c: Counters) =>
+        c.consume(
+          [
+            { kind: 'calendar', key: 'bq', limit: 2, windowOf: minute },
+            { kind: 'spike', key: 'bs', intervalMs: 1000, burst: 1 },
+          ],
+          now,
+        );
+      const rolling = (now: number) => (c: Counters) =>
+        c.consume(
+          [
+            { kind: 'spike', key: 'bs2', intervalMs: 1000, burst: 2 },
+            { kind: 'rolling', key: 'br', limit: 5, size: MINUTE },
+          ],
+          now,
+        );
+      await sameAsTable(store.counters, [
+        both(T0),
+        both(T0 + 1),
+        both(T0 + 1001),
+        (c) => spike(c, 'bs', 1000, 1, T0 + 1001),
+        rolling(T0),
+        rolling(T0),
+        rolling(T0),
+        (c) => c.used('br', T0 + 1, MINUTE),
+      ]);
       const end = minute(T0).end;
       assert.deepEqual(await both(T0 + 2)(store.counters), [{ allowed: false, limit: 2, remaining: 0, resetAt: end, retryAt: end }], 'the quota refused: the spike arrest is not checked');
       assert.deepEqual(await spike(store.counters, 'bs', 1000, 1, T0 + 2002), { allowed: true, retryAfterMs: 0 }, 'the arrival time moved once, for the one call both passed');
@@ -92,7 +125,14 @@ export function countersContract(open: OpenStore): void {
       assert.equal(await passed(() => consumeRolling(store.counters, 'cr', N, MINUTE, T0)), N);
       assert.equal(await passed(() => spike(store.counters, 'cs', 1000, N, T0)), N);
       // A spike burst, then a quota, as one: the N the burst admits are counted by the quota, the 30 it refuses are not.
-      const pair = () => store.counters.consume([{ kind: 'spike', key: 'ps', intervalMs: 1000, burst: N }, { kind: 'calendar', key: 'pq', limit: 1000, windowOf: minute }], T0);
+      const pair = () =>
+        store.counters.consume(
+          [
+            { kind: 'spike', key: 'ps', intervalMs: 1000, burst: N },
+            { kind: 'calendar', key: 'pq', limit: 1000, windowOf: minute },
+          ],
+          T0,
+        );
       const answers = await Promise.all(Array.from({ length: N + 30 }, pair));
       assert.equal(answers.filter((a) => a.length === 2 && a.every((r) => r.allowed)).length, N);
       assert.equal(await store.counters.used('pq', T0), N);

@@ -136,7 +136,10 @@ async function seedStore(store: Store): Promise<Seeded> {
 
 /** The export in one order, so that two can be compared whole. */
 export function sorted(data: StoreExport): StoreExport {
-  const by = <T>(of: (item: T) => string) => (a: T, b: T) => (of(a) < of(b) ? -1 : of(a) > of(b) ? 1 : 0);
+  const by =
+    <T>(of: (item: T) => string) =>
+    (a: T, b: T) =>
+      of(a) < of(b) ? -1 : of(a) > of(b) ? 1 : 0;
   return {
     developers: [...data.developers].sort(by((d) => d.email)),
     apps: [...data.apps].sort(by((a) => a.name)),

@@ -36,7 +36,10 @@ export function throttlesContract(open: OpenStore): void {
     it('counts an attempt against an account that gates only while another has failures: always counted, holding back only then', async ({ store }) => {
       const ceiling = { free: 1, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: HOUR };
       const own = { free: 5, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: 10_000 };
-      const by = (party: string) => [{ account: `own-${party}`, rule: own }, { account: 'shared', rule: ceiling, gatesOnlyIfFailing: `own-${party}` }];
+      const by = (party: string) => [
+        { account: `own-${party}`, rule: own },
+        { account: 'shared', rule: ceiling, gatesOnlyIfFailing: `own-${party}` },
+      ];
       assert.deepEqual(await store.throttles.countAttempts(by('a'), T0), { allowed: true });
       assert.deepEqual(await store.throttles.countAttempts(by('a'), T0 + 1), { allowed: false, retryAt: T0 + 1000 }, 'a has failed: the ceiling holds it back');
       assert.deepEqual(await store.throttles.countAttempts(by('b'), T0 + 2), { allowed: true }, 'b is clean: admitted past the ceiling');

@@ -89,7 +89,7 @@ export function tokensContract(open: OpenStore): void {
       assert.ok(await found(unaffected.hash), "another app's token is still valid");
     });
 
-    it("disabling an app revokes the tokens issued until then: they stay revoked when it is enabled again", async ({ store, seed, grant, found }) => {
+    it('disabling an app revokes the tokens issued until then: they stay revoked when it is enabled again', async ({ store, seed, grant, found }) => {
       const f = await seed();
       const { access } = await grant(f);
       assert.ok(await found(access.hash));
@@ -101,7 +101,7 @@ export function tokensContract(open: OpenStore): void {
       assert.ok(await found(fresh.hash), 'a token issued after enabling works');
     });
 
-    it("disabling a developer revokes the tokens of all their apps, for good", async ({ store, seed, grant, found }) => {
+    it('disabling a developer revokes the tokens of all their apps, for good', async ({ store, seed, grant, found }) => {
       const f = await seed();
       const second = await seed({ app: 'second' });
       const other = await seed({ email: 'other@example.com', app: 'other' });
@@ -111,7 +111,7 @@ export function tokensContract(open: OpenStore): void {
       for (const t of [access, sameDeveloper, unaffected]) assert.ok(await found(t.hash));
       await store.accounts.setDeveloperStatus(f.developer.email, 'disabled', T0 + MINUTE);
       assert.equal(await found(access.hash), false);
-      assert.equal(await found(sameDeveloper.hash), false, "every app of the developer");
+      assert.equal(await found(sameDeveloper.hash), false, 'every app of the developer');
       assert.ok(await found(unaffected.hash));
       await store.accounts.setDeveloperStatus(f.developer.email, 'active', T0 + MINUTE);
       assert.equal(await found(access.hash), false, 'not found again once the developer is active');
@@ -244,10 +244,7 @@ export function tokensContract(open: OpenStore): void {
       assert.deepEqual(result, { ok: true, previous: refresh, scope: 'orders:read' });
       assert.equal((await store.cache.findAccessToken(req.accessHash, T0 + 2 * MINUTE))?.scope, 'orders:read');
       // The narrowed refresh token cannot widen back.
-      assert.deepEqual(
-        await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 3 * MINUTE, ['orders:write']), hash: req.refreshHash }),
-        { ok: false, reason: 'scope' },
-      );
+      assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 3 * MINUTE, ['orders:write']), hash: req.refreshHash }), { ok: false, reason: 'scope' });
       const none = await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + 4 * MINUTE, []), hash: req.refreshHash });
       assert.deepEqual(none.ok && none.scope, '');
     });
