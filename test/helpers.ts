@@ -12,6 +12,9 @@ import { createApp, createDeveloper, type OperatorDeps } from '../src/admin/oper
 import { ConfigError, loadConfigFile, type Config } from '../src/config/load.ts';
 import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/host/index.ts';
+import { createPasswords } from '../src/admin/passwords.ts';
+import type { Store } from '../src/store/port/index.ts';
+import { loadSecretKey } from '../src/store/secret-key.ts';
 
 export function tempDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'gateway-test-'));
@@ -260,6 +263,21 @@ export async function configError(parts: ConfigParts): Promise<string> {
 export function adminDeps(gateway: Gateway, config: Config): OperatorDeps {
   const { store, secretKey, clock, logger, passwords } = gateway.services;
   return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
+}
+
+/** What src/admin's operations need, beside gateways that share `store` (a test's own connection to their store); the operator is `test`. */
+export function storeAdminDeps(config: Config, store: Store): OperatorDeps {
+  return {
+    store,
+    secretKey: loadSecretKey(config.store.secretKeyFile),
+    clock: Date.now,
+    logger: createLogger('silent'),
+    passwords: createPasswords(),
+    products: config.products,
+    portal: config.portal,
+    keyOverlapMs: config.keyOverlapMs,
+    operator: 'test',
+  };
 }
 
 export function basic(id: string, secret: string): string {

@@ -10,14 +10,11 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createPasswords } from '../../src/admin/passwords.ts';
 import { createApp, createDeveloper, setAppStatus, type OperatorDeps } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
-import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/port/index.ts';
-import { loadSecretKey } from '../../src/store/secret-key.ts';
-import { bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { bearer, call, configYaml, tempDir, tokenRequest, storeAdminDeps } from '../helpers.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 import { serve, type Served } from './children.ts';
 
@@ -80,17 +77,7 @@ describe('three instances on one Redis, under faults', { skip }, () => {
     instances.push(...(await Promise.all([serve(path.join(dir.dir, 'direct.yaml')), serve(path.join(dir.dir, 'proxied.yaml'))])));
     const config = loadConfigFile(path.join(dir.dir, 'direct.yaml'), { env: {} });
     store = openStore(config.store);
-    admin = {
-      store,
-      secretKey: loadSecretKey(config.store.secretKeyFile),
-      clock: Date.now,
-      logger: createLogger('silent'),
-      passwords: createPasswords(),
-      products: config.products,
-      portal: config.portal,
-      keyOverlapMs: config.keyOverlapMs,
-      operator: 'test',
-    };
+    admin = storeAdminDeps(config, store);
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {

@@ -8,14 +8,11 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createPasswords } from '../../src/admin/passwords.ts';
 import { createApp, createDeveloper, revokeKey, setAppStatus, type OperatorDeps } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
-import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/port/index.ts';
-import { loadSecretKey } from '../../src/store/secret-key.ts';
-import { bearer, call, configYaml, startAuthServer, tempDir, tokenRequest, type AuthServer } from '../helpers.ts';
+import { bearer, call, configYaml, startAuthServer, tempDir, tokenRequest, type AuthServer, storeAdminDeps } from '../helpers.ts';
 import { hasRedis, startRedis, startRedisCluster, type RedisCluster, type RedisServer } from '../redis-server.ts';
 import { serve, type Served } from './children.ts';
 
@@ -74,17 +71,7 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       instances.push(...(await Promise.all([serve(file), serve(file)])));
       const config = loadConfigFile(file, { env: {} });
       store = openStore(config.store);
-      admin = {
-        store,
-        secretKey: loadSecretKey(config.store.secretKeyFile),
-        clock: Date.now,
-        logger: createLogger('silent'),
-        passwords: createPasswords(),
-        products: config.products,
-        portal: config.portal,
-        keyOverlapMs: config.keyOverlapMs,
-        operator: 'test',
-      };
+      admin = storeAdminDeps(config, store);
       await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
       app = await newApp('shared');
     });

@@ -1,6 +1,4 @@
-// workers: 2 — two worker threads on one port: quotas and spike arrests exact across them,
-// revocations reaching both at once.
-import { createPasswords } from '../../src/admin/passwords.ts';
+
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,9 +9,8 @@ import { loadConfigFile } from '../../src/config/load.ts';
 import { createLogger } from '../../src/log.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/port/index.ts';
-import { loadSecretKey } from '../../src/store/secret-key.ts';
 import { startGateway, type Gateway } from '../../src/host/index.ts';
-import { configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { configYaml, tempDir, tokenRequest, storeAdminDeps } from '../helpers.ts';
 
 describe('workers: 2', () => {
   const dir = tempDir();
@@ -42,17 +39,7 @@ describe('workers: 2', () => {
     assert.equal(config.workers, 2);
     workers = await startGateway({ config, env: {}, adminPort: 0, logger: createLogger('silent') });
     store = openStore(config.store);
-    admin = {
-      store,
-      secretKey: loadSecretKey(config.store.secretKeyFile),
-      clock: Date.now,
-      logger: createLogger('silent'),
-      passwords: createPasswords(),
-      products: config.products,
-      portal: config.portal,
-      keyOverlapMs: config.keyOverlapMs,
-      operator: 'test',
-    };
+    admin = storeAdminDeps(config, store);
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });
   after(async () => {
