@@ -1,3 +1,5 @@
+// workers: 2 — two worker threads on one port: quotas and spike arrests exact across them,
+// revocations reaching both at once.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
