@@ -2,7 +2,7 @@
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
-import { isLive, type App, type Credential, type Developer, type UsageCount } from '../store/port/index.ts';
+import { isLive, type App, type Credential, type Developer, type HourCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from './html.ts';
 import { contents, documentSection, operationId, type ReferenceOperation } from './reference.ts';
@@ -339,7 +339,7 @@ export interface AppView {
   app: App;
   product: ProductSettings | undefined;
   credentials: readonly Credential[];
-  usage: readonly UsageCount[];
+  usage: readonly HourCount[];
   /** The product's quota and how much of it the app used in the current window. */
   quota: { settings: QuotaSettings; used: number } | undefined;
   now: number;
@@ -398,7 +398,7 @@ export function messagePage(frame: Frame, title: string, message: string): Html 
 }
 
 /** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
-function usageChart(usage: readonly UsageCount[], now: number): Html {
+function usageChart(usage: readonly HourCount[], now: number): Html {
   const current = now - (now % HOUR_MS);
   const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
   const byHour = new Map(usage.map((u) => [u.hour, u.count]));

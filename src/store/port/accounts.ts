@@ -32,6 +32,11 @@ export interface AccountStore {
   findDeveloper(email: string): Promise<Developer | undefined>;
   findDeveloperById(id: string): Promise<Developer | undefined>;
   listDevelopers(): Promise<Developer[]>;
+  /**
+   * Deletes the developer with their apps (credentials, tokens, usage), sessions, mailed links and
+   * invitation, in one transaction; their tokens stop working at once. False when there is no such developer.
+   */
+  deleteDeveloper(id: string, now: number): Promise<boolean>;
   /** Disabling also revokes every token issued to the developer's apps up to `now` and ends every portal session; enabling brings neither back. */
   setDeveloperStatus(email: string, status: Status, now: number): Promise<Developer | undefined>;
 

@@ -14,6 +14,11 @@ export interface App {
   status: Status;
   approval: Approval;
   createdAt: number;
+  /**
+   * The scopes the app may have: a management client's, or any app limited to part of its
+   * product's. Absent: every scope of its product.
+   */
+  scopes?: readonly string[];
 }
 
 export interface Credential {
@@ -48,6 +53,8 @@ export interface NewApp {
   now: number;
   approval?: Approval;
   maxAppsOfDeveloper?: number;
+  /** App.scopes; absent: the product's. */
+  scopes?: readonly string[];
 }
 
 export interface AppStore {
@@ -71,6 +78,12 @@ export interface AppStore {
    * `overlapUntil` at the latest: they keep working until then, and so do their tokens.
    */
   rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void>;
+  /**
+   * Adds a credential made elsewhere (a key imported from another gateway) to the app, leaving its
+   * other credentials as they are. StoreError 'conflict', and nothing written, when any app holds
+   * the key already, in any status; undefined when the app does not exist.
+   */
+  addCredential(input: { appId: string; key: string; secretHash: Buffer; now: number }): Promise<Credential | undefined>;
   /**
    * Deletes the app, its credentials, tokens and usage; its tokens stop working at once. With
    * `onlyIfActive`, only if the app and its developer are active (false otherwise).

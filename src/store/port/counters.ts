@@ -67,16 +67,41 @@ export function rollingRetryAt(previous: number, count: number, limit: number, s
   return count >= limit ? end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / count)) : start + Math.ceil(size * (1 - (limit - count - 1) / previous));
 }
 
-/** Calls of one app in one hour (`hour`: epoch ms of the hour's start). */
+/** An answer's status class, as the metrics count them. */
+export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
+
+/** Calls of one app, through one route, answered with one status class, in one hour (`hour`: epoch ms of the hour's start). */
 export interface UsageCount {
   appId: string;
+  /** The product of the token the call carried. */
+  product: string;
+  /** The route's name (an OAuth endpoint's is its path). */
+  route: string;
+  statusClass: StatusClass;
   hour: number;
   count: number;
 }
 
+/** Calls of one app in one hour, every route and status class together. */
+export interface HourCount {
+  hour: number;
+  count: number;
+}
+
+/** Which counts a report holds: the hours from `fromHour` up to, not including, `toHour`, narrowed to an app, a product or a route. */
+export interface UsageFilter {
+  fromHour: number;
+  toHour: number;
+  appId?: string;
+  product?: string;
+  route?: string;
+}
+
 export interface UsageStore {
-  /** Adds calls to the apps' hourly counts. */
+  /** Adds calls to the counts. */
   add(counts: readonly UsageCount[]): Promise<void>;
   /** The app's hourly counts from `fromHour` on, oldest first; hours without calls are absent. */
-  since(appId: string, fromHour: number): Promise<UsageCount[]>;
+  since(appId: string, fromHour: number): Promise<HourCount[]>;
+  /** The counts the filter selects, ordered by hour, then app id, route and status class. */
+  report(filter: UsageFilter): Promise<UsageCount[]>;
 }

@@ -6,15 +6,15 @@
 import type { AccountStore } from './accounts.ts';
 import type { AppStore, Client } from './apps.ts';
 import type { Counters, UsageStore } from './counters.ts';
-import type { OnceStore } from './once.ts';
+import type { IdempotencyStore, OnceStore } from './once.ts';
 import type { ThrottleStore } from './throttles.ts';
 import type { ActiveToken, TokenStore } from './tokens.ts';
 import type { TransferStore } from './transfer.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
-export { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type UsageStore, type WindowOf } from './counters.ts';
-export type { OnceStore } from './once.ts';
+export { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type HourCount, type StatusClass, type UsageCount, type UsageFilter, type UsageStore, type WindowOf } from './counters.ts';
+export type { IdempotencyClaim, IdempotencyStore, OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
 export type { ExportedApp, ExportedCredential, ExportedDeveloper, StoreExport, TransferStore } from './transfer.ts';
@@ -44,10 +44,11 @@ export interface StoreDriver extends TransferStore {
   readonly tokens: TokenStore;
   readonly throttles: ThrottleStore;
   readonly once: OnceStore;
+  readonly idempotency: IdempotencyStore;
   readonly counters: Counters;
   readonly usage: UsageStore;
   readonly changes: ChangeFeed;
-  /** Removes expired tokens, sessions, links, spent single-use ids and ended counters; resolves to the number of tokens removed. */
+  /** Removes expired tokens, sessions, links, spent single-use ids, idempotency keys and ended counters; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
   /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
   ping(): Promise<void>;
@@ -81,6 +82,7 @@ export interface Store extends TransferStore {
   readonly tokens: Omit<TokenStore, 'findAccessToken'>;
   readonly throttles: ThrottleStore;
   readonly once: OnceStore;
+  readonly idempotency: IdempotencyStore;
   /** Quota and spike-arrest counts, shared by every thread and process on the store. */
   readonly counters: Counters;
   readonly usage: UsageStore;

@@ -59,4 +59,14 @@ export interface TokenStore {
   revokeToken(hash: Buffer, appId: string, now: number): Promise<boolean>;
   /** Atomically marks a refresh token used and saves its successors; reuse revokes the whole family. */
   rotateRefreshToken(request: RotateRequest): Promise<RotateResult>;
+  /**
+   * Revokes every family with an unexpired, unrevoked token of the app (access and refresh); the
+   * app and its keys stay as they are. Resolves to the number of tokens revoked.
+   */
+  revokeAppTokens(appId: string, now: number): Promise<number>;
+  /**
+   * "Log this user out everywhere": revokes every family with an unexpired, unrevoked token issued
+   * for `subject`, across every app. Resolves to the number of tokens revoked.
+   */
+  revokeSubjectTokens(subject: string, now: number): Promise<number>;
 }
