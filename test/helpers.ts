@@ -262,7 +262,7 @@ export async function configError(parts: ConfigParts): Promise<string> {
 /** What src/admin's operations need, from a running gateway and its config; the operator is `test`. */
 export function adminDeps(gateway: Gateway, config: Config): OperatorDeps {
   const { store, secretKey, clock, logger, passwords } = gateway.services;
-  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: 'test' };
+  return { store, secretKey, clock, logger, passwords, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: { kind: 'operator', user: 'test' } };
 }
 
 /** What src/admin's operations need, beside gateways that share `store` (a test's own connection to their store); the operator is `test`. */
@@ -276,7 +276,7 @@ export function storeAdminDeps(config: Config, store: Store): OperatorDeps {
     products: config.products,
     portal: config.portal,
     keyOverlapMs: config.keyOverlapMs,
-    operator: 'test',
+    operator: { kind: 'operator', user: 'test' },
   };
 }
 

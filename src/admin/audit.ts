@@ -7,15 +7,18 @@ import type { Logger } from 'pino';
 import type { Approval } from '../store/port/index.ts';
 
 /**
- * Who did it. `operator`: whoever ran `gateway admin`, by their OS account. `developer`: a portal
+ * Who did it. `operator`: whoever ran `gateway admin`, by their OS account. `management`: a
+ * management client calling the management API, by its key and name. `developer`: a portal
  * session's developer. `visitor`: a portal form that needs no session (sign-up, login, a mailed
  * link), by the client's address as the listener judges it; the line's `developer` says which
  * account the form named or proved.
  */
-export type Actor = { kind: 'operator'; user: string } | DeveloperActor | VisitorActor;
+export type Actor = OperatorActor | DeveloperActor | VisitorActor;
+/** Whoever may do what operators do: a person at `gateway admin`, or a management client. */
+export type OperatorActor = { kind: 'operator'; user: string } | ManagementActor;
+export type ManagementActor = { kind: 'management'; client: string; name: string };
 export type DeveloperActor = { kind: 'developer'; id: string; email: string };
 export type VisitorActor = { kind: 'visitor'; ip: string };
-type OperatorActor = Extract<Actor, { kind: 'operator' }>;
 
 /** The developer acted on, or whose app or key it is. */
 export type DeveloperRef = { id: string; email: string };

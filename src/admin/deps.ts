@@ -3,7 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { PortalSettings, ProductSettings } from '../config/load.ts';
 import type { App, Developer, Store } from '../store/port/index.ts';
-import type { AppRef, DeveloperActor, DeveloperRef, VisitorActor } from './audit.ts';
+import type { AppRef, DeveloperActor, DeveloperRef, OperatorActor, VisitorActor } from './audit.ts';
 import type { Passwords } from './passwords.ts';
 
 /** What the operations use: a few services, the config's products, and its portal settings (limits, sign-up) and key overlap. */
@@ -27,11 +27,11 @@ export interface PortalDeps extends AdminDeps {
 }
 
 /**
- * The operator's operations (`gateway admin`) run with who runs them, by OS account, for their
- * audit lines. The portal has no operator, so it cannot call the operations only operators may.
+ * The operator's operations (`gateway admin`, the management API) run with who runs them, for
+ * their audit lines. The portal has no operator, so it cannot call the operations only operators may.
  */
 export interface OperatorDeps extends AdminDeps {
-  operator: string;
+  operator: OperatorActor;
   developer?: undefined;
 }
 
@@ -48,7 +48,7 @@ export const isDeveloper = (deps: CallerDeps): deps is DeveloperDeps => deps.dev
 /** The portal's deps for one developer's request. */
 export const actingAs = (deps: PortalDeps, developer: Developer): DeveloperDeps => ({ ...deps, developer });
 
-export const asOperator = (deps: OperatorDeps) => ({ kind: 'operator', user: deps.operator }) as const;
+export const asOperator = (deps: OperatorDeps): OperatorActor => deps.operator;
 export const asDeveloper = (dev: Developer): DeveloperActor => ({ kind: 'developer', id: dev.id, email: dev.email });
 export const asCaller = (deps: CallerDeps) => (isDeveloper(deps) ? asDeveloper(deps.developer) : asOperator(deps));
 export const asVisitor = (clientIp: string): VisitorActor => ({ kind: 'visitor', ip: clientIp });

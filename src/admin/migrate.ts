@@ -9,7 +9,7 @@ import { createPrivateFile, createPrivateFolder } from '../store/files.ts';
 import { openStore, type StoreSettings } from '../store/open.ts';
 import { StoreError, type Store } from '../store/port/index.ts';
 import { keyFingerprint, loadSecretKey } from '../store/secret-key.ts';
-import { audit, type StoreRef } from './audit.ts';
+import { audit, type OperatorActor, type StoreRef } from './audit.ts';
 import { AdminError } from './operations.ts';
 
 export interface MigrationCounts {
@@ -30,7 +30,7 @@ export interface MigrateDeps {
   clock: () => number;
   logger: Logger;
   /** Who runs `gateway admin`, by OS account, for the audit line. */
-  operator: string;
+  operator: OperatorActor;
 }
 
 /**
@@ -86,7 +86,7 @@ export async function migrate(deps: MigrateDeps, from: StoreSettings, to: StoreS
       }
       if (copyKey) copyKeyFile(from.secretKeyFile, to.secretKeyFile, key);
       const counts = await migrateStore(source, target, deps.clock());
-      audit(deps.logger, 'store.migrate', { actor: { kind: 'operator', user: deps.operator }, from: storeRef(from), to: storeRef(to), ...counts });
+      audit(deps.logger, 'store.migrate', { actor: deps.operator, from: storeRef(from), to: storeRef(to), ...counts });
       return { ...counts, secretKeyFile: to.secretKeyFile, secretKeyCopied: copyKey };
     } finally {
       await target.close();

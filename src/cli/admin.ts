@@ -43,7 +43,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
           const config = commandConfig(cmd, io);
           const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
           try {
-            await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: operatorName() }, cmd.opts(), cmd.args);
+            await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: { kind: 'operator', user: operatorName() } }, cmd.opts(), cmd.args);
           } finally {
             await services.store.close();
           }
@@ -252,7 +252,7 @@ function registerMigrate(admin: Command, io: CliIo, show: Leaves['show']): void 
       const from = loadConfigFile(opts.from, { env: io.env });
       const to = loadConfigFile(opts.to, { env: io.env });
       const logger = createLogger(from.log.level, logStream(io));
-      const result = await migrate({ clock: Date.now, logger, operator: operatorName() }, from.store, to.store);
+      const result = await migrate({ clock: Date.now, logger, operator: { kind: 'operator', user: operatorName() } }, from.store, to.store);
       const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
       show(opts, result, () =>
         [

@@ -158,7 +158,7 @@ describe('migrating between drivers', { skip }, () => {
         done();
       },
     });
-    const deps = { clock: () => NOW, logger: createLogger('info', sink), operator: 'test' };
+    const deps = { clock: () => NOW, logger: createLogger('info', sink), operator: { kind: 'operator', user: 'test' } as const };
 
     // A prefix gateways used with another key: refused before anything is written or copied.
     const used = onRedis(path.join(temp.dir, 'used', 'keys', 'gateway.key'));
