@@ -81,6 +81,14 @@ export function newKey(): string {
   return key;
 }
 
+/**
+ * Any key a client may present: the gateway's own, or one imported from another gateway (Apigee's
+ * consumer keys, Kong's client ids): RFC 3986 unreserved characters only, so that no path segment
+ * or Basic authentication has to escape it, and a letter or digit first, so that it never reads
+ * as a command-line option.
+ */
+export const CLIENT_KEY = /^[A-Za-z0-9][A-Za-z0-9._~-]{7,254}$/;
+
 /** A record identifier: 144 random bits, base64url. */
 export function newId(): string {
   return randomBytes(18).toString('base64url');

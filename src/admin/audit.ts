@@ -38,6 +38,8 @@ interface Lines {
   'developer.invite': { actor: OperatorActor; developer: DeveloperRef; replaced: boolean; expiresAt: number };
   'developer.disable': { actor: OperatorActor; developer: DeveloperRef };
   'developer.enable': { actor: OperatorActor; developer: DeveloperRef };
+  /** Deleted with their apps, keys and tokens. */
+  'developer.delete': { actor: OperatorActor; developer: DeveloperRef };
   /** `taken`: the address already had an account, which was left as it was (its owner was mailed). */
   'developer.signup': { actor: VisitorActor; developer: DeveloperRef; signup: 'open'; result: 'created' | 'taken' } | { actor: VisitorActor; developer: DeveloperRef; signup: 'invitation' };
   'developer.confirm': { actor: VisitorActor; developer: DeveloperRef };
@@ -62,6 +64,12 @@ interface Lines {
   /** `overlapUntil`: when the app's earlier keys stop working. */
   'key.rotate': AppLine<OperatorActor | DeveloperActor> & { key: string; overlapUntil: number };
   'key.revoke': AppLine<OperatorActor | DeveloperActor> & { key: string };
+  /** A key and secret made elsewhere (another gateway), registered for the app; the secret is never in the line. */
+  'key.import': AppLine<OperatorActor> & { key: string };
+  /** Every token of an app, or of a user across apps, revoked; `revoked`: how many. */
+  'tokens.revoke': ({ actor: OperatorActor; developer: DeveloperRef; app: AppRef } | { actor: OperatorActor; subject: string }) & { revoked: number };
+  /** A management API call, whatever it did: which operation, and the answer's status. */
+  'management.call': { actor: OperatorActor; operation: string; method: string; path: string; status: number };
   /** What `gateway admin migrate` copied from one store into another. */
   'store.migrate': { actor: OperatorActor; from: StoreRef; to: StoreRef; developers: number; apps: number; credentials: number; tokens: number };
 }
@@ -73,6 +81,7 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'developer.invite': 'developer invited',
   'developer.disable': 'developer disabled',
   'developer.enable': 'developer enabled',
+  'developer.delete': 'developer deleted',
   'developer.signup': 'developer signed up',
   'developer.confirm': 'developer confirmed the email address',
   'developer.login': 'developer logged in',
@@ -88,6 +97,9 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'app.delete': 'app deleted',
   'key.rotate': 'key rotated',
   'key.revoke': 'key revoked',
+  'key.import': 'key imported',
+  'tokens.revoke': 'tokens revoked',
+  'management.call': 'management API call',
   'store.migrate': 'store migrated',
 };
 

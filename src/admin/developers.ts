@@ -48,6 +48,14 @@ export async function setDeveloperStatus(deps: OperatorDeps, email: string, stat
   return updated;
 }
 
+/** Deletes a developer with their apps, keys and tokens; the tokens stop working at once. */
+export async function deleteDeveloper(deps: OperatorDeps, email: string): Promise<Developer> {
+  const dev = await requireDeveloper(deps, email);
+  if (!(await deps.store.accounts.deleteDeveloper(dev.id, deps.clock()))) throw new AdminError('unknown_developer', `no developer ${dev.email}`);
+  audit(deps.logger, 'developer.delete', { actor: asOperator(deps), developer: developerRef(dev) });
+  return dev;
+}
+
 export async function requireActiveDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
   return activeDeveloper(await requireDeveloper(deps, email));
 }

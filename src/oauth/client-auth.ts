@@ -1,7 +1,7 @@
 // Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic or client_id and
 // client_secret in the form, never both.
 import type { IncomingMessage } from 'node:http';
-import { safeEqual, secretHash } from '../crypto.ts';
+import { CLIENT_KEY, safeEqual, secretHash } from '../crypto.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import type { KeyObject } from 'node:crypto';
 import type { Client, Store } from '../store/port/index.ts';
@@ -45,12 +45,11 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
 }
 
 const MISSING_HASH = Buffer.alloc(32);
-const KEY_SHAPE = /^[A-Za-z0-9]{32}$/;
 
 /** The client if the key exists, the secret matches and the credential, app and developer are enabled. */
 export async function authenticateClient(store: Store, secretKey: KeyObject, presented: PresentedCredentials, now: number): Promise<Client> {
-  // Only the shape of key this gateway makes is looked up; the secret is hashed either way.
-  const client = KEY_SHAPE.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
+  // Only the shapes of key this gateway makes or imports are looked up; the secret is hashed either way.
+  const client = CLIENT_KEY.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
   // Hash and compare even for an unknown key, so both failures cost the same.
   const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
   if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
