@@ -1,4 +1,5 @@
 // Portal accounts: invitations, open sign-up and its confirmation, login, password reset and change.
+import type { PortalSettings } from '../config/load.ts';
 import { newInvitation, newMailLinkToken, sha256 } from '../crypto.ts';
 import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { StoreError, type Developer, type EmailTokenPurpose } from '../store/port/index.ts';
@@ -25,6 +26,13 @@ export async function inviteDeveloper(deps: OperatorDeps, email: string, validMs
   await deps.store.accounts.setInvitation(developer.email, sha256(code), expiresAt);
   audit(deps.logger, 'developer.invite', { actor: asOperator(deps), developer: developerRef(developer), replaced: replacement !== undefined, expiresAt });
   return { developer, code, expiresAt };
+}
+
+/** The portal's sign-up page with the invitation filled in, when the config has a portal. */
+export function invitationLink(portal: PortalSettings | undefined, email: string, code: string): string | undefined {
+  if (portal === undefined) return undefined;
+  const origin = portal.publicUrl ?? `${portal.tls === undefined ? 'http' : 'https'}://localhost:${portal.port}`;
+  return `${origin}/signup?${new URLSearchParams({ email, invitation: code })}`;
 }
 
 /** A developer with an invitation code sets the password of the account an operator created for them. */

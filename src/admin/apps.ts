@@ -10,6 +10,7 @@ import { asCaller, asDeveloper, asOperator, isDeveloper, ofApp, type AdminDeps, 
 import { requireActiveDeveloper, requireDeveloper, requireSessionDeveloper } from './developers.ts';
 import { AdminError } from './errors.ts';
 import { normaliseEmail, requireName } from './inputs.ts';
+import { isReserved } from './management-clients.ts';
 
 export interface CreatedApp {
   app: App;
@@ -104,7 +105,11 @@ export async function listApps(deps: CallerDeps, filter: { developer?: string } 
     // The session's developer, not looked up again: a listing changes nothing.
     return withCredentials(deps, await deps.store.apps.listApps({ developerEmail: deps.developer.email }));
   }
-  if (filter.developer === undefined) return withCredentials(deps, await deps.store.apps.listApps());
+  if (filter.developer === undefined)
+    return withCredentials(
+      deps,
+      (await deps.store.apps.listApps()).filter((app) => !isReserved(app)),
+    );
   const dev = await requireDeveloper(deps, filter.developer);
   return withCredentials(deps, await deps.store.apps.listApps({ developerEmail: dev.email }));
 }
@@ -117,7 +122,7 @@ function withCredentials(deps: AdminDeps, apps: readonly App[]): Promise<AppDeta
 export async function findApp(deps: CallerDeps, ref: AppRef): Promise<AppDetails> {
   const { apps } = deps.store;
   const app = 'key' in ref ? await apps.findAppByKey(ref.key) : 'id' in ref ? await apps.findAppById(ref.id) : await apps.findApp(normaliseEmail(ref.developer), ref.name);
-  if (app === undefined || (isDeveloper(deps) && app.developerId !== deps.developer.id)) {
+  if (app === undefined || isReserved(app) || (isDeveloper(deps) && app.developerId !== deps.developer.id)) {
     throw new AdminError('unknown_app', 'key' in ref ? `no app with key ${ref.key}` : 'id' in ref ? 'there is no such app' : `developer ${ref.developer} has no app "${ref.name}"`);
   }
   return { ...app, credentials: await apps.listCredentials(app.id) };
@@ -184,7 +189,7 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it; to a developer, another's key is as unknown as one that does not exist. */
 export async function revokeKey(deps: CallerDeps, key: string): Promise<void> {
   const app = await deps.store.apps.findAppByKey(key);
-  if (app === undefined || (isDeveloper(deps) && app.developerId !== deps.developer.id)) throw new AdminError('unknown_key', `no key ${key}`);
+  if (app === undefined || isReserved(app) || (isDeveloper(deps) && app.developerId !== deps.developer.id)) throw new AdminError('unknown_key', `no key ${key}`);
   if (!(await deps.store.apps.revokeCredential(key, deps.clock()))) throw new AdminError('already_revoked', `key ${key} is already revoked`);
   audit(deps.logger, 'key.revoke', { actor: asCaller(deps), ...ofApp(app), key });
 }

@@ -5,6 +5,7 @@ import { audit } from './audit.ts';
 import { asOperator, developerRef, type AdminDeps, type OperatorDeps } from './deps.ts';
 import { AdminError } from './errors.ts';
 import { normaliseEmail, requireName } from './inputs.ts';
+import { isReserved, MANAGEMENT_DEVELOPER } from './management-clients.ts';
 
 /**
  * An operator's developer, verified: the operator vouches for the address. An account that holds
@@ -13,6 +14,7 @@ import { normaliseEmail, requireName } from './inputs.ts';
  */
 export async function createDeveloper(deps: OperatorDeps, input: { email: string; name: string }): Promise<Developer> {
   const email = normaliseEmail(input.email);
+  if (email === MANAGEMENT_DEVELOPER) throw new AdminError('invalid_email', `${email} is reserved for the management API's clients`);
   const name = requireName(input.name, 'the developer name');
   const now = deps.clock();
   let developer: Developer;
@@ -30,13 +32,15 @@ export async function createDeveloper(deps: OperatorDeps, input: { email: string
   return developer;
 }
 
+/** Developers, without the management clients' reserved one. */
 export async function listDevelopers(deps: AdminDeps): Promise<Developer[]> {
-  return deps.store.accounts.listDevelopers();
+  return (await deps.store.accounts.listDevelopers()).filter((dev) => !isReserved(dev));
 }
 
+/** A developer by email; the management clients' reserved one is as unknown as one that does not exist. */
 export async function requireDeveloper(deps: AdminDeps, email: string): Promise<Developer> {
   const dev = await deps.store.accounts.findDeveloper(normaliseEmail(email));
-  if (dev === undefined) throw new AdminError('unknown_developer', `no developer ${email.trim().toLowerCase()}`);
+  if (dev === undefined || isReserved(dev)) throw new AdminError('unknown_developer', `no developer ${email.trim().toLowerCase()}`);
   return dev;
 }
 

@@ -12,14 +12,14 @@ import { ConfigError, inLineOrder, readFailure, type ConfigIssue, type Segments 
 import { schemaIssues } from './messages.ts';
 import { routeSections, tokenPolicies } from './routes.ts';
 import { configSchema, type ConfigFile } from './schema.ts';
-import { authServerSettings, createSite, keyOverlapMs, listenSettings, mailSettings, plainSections, portalSettings, storeSettings, upstreamSettings } from './sections.ts';
+import { authServerSettings, createSite, keyOverlapMs, listenSettings, mailSettings, managementSettings, plainSections, portalSettings, storeSettings, upstreamSettings } from './sections.ts';
 import type { Config } from './types.ts';
 import { configValidator } from './validator.ts';
 import { formatPath, readYaml } from './yaml.ts';
 
 export { ConfigError, type ConfigIssue } from './errors.ts';
 export { durationMs } from './sections.ts';
-export type { AuthServerSettings, Config, MailSettings, PortalSettings, ProductSettings, RouteSettings, UpstreamSettings } from './types.ts';
+export type { AuthServerSettings, Config, MailSettings, ManagementSettings, PortalSettings, ProductSettings, RouteSettings, UpstreamSettings } from './types.ts';
 export { formatPath } from './yaml.ts';
 
 export interface LoadOptions {
@@ -64,6 +64,7 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
     store: storeSettings(c.store ?? {}, raw.store ?? {}, site),
     oauth: { realm: d(oauth.realm), policies: tokenPolicies(c, dir, compiled, report), issuer: oauth.issuer, introspectionClients: oauth.introspection?.clients ?? [] },
     portal: portalSettings(c, site),
+    management: managementSettings(c, site),
     keyOverlapMs: keyOverlapMs(c, site),
     mail: mailSettings(c.mail, dir),
     authServers,

@@ -64,6 +64,8 @@ export function routeSections(
   for (const [name, p] of Object.entries(c.products)) {
     const product = productSettings(name, p, c, declared, site);
     for (const routeName of product.routes) routeProducts.get(routeName)?.add(name);
+    // The management API's clients are apps of a product of this name (src/management/clients.ts).
+    if (name === 'gateway-management') report(['products', name], "this product name is the management API's own: choose another");
     if (p.authServer !== undefined && !authServers.has(p.authServer)) report(['products', name, 'authServer'], `unknown authorization server "${p.authServer}"`);
     products.set(name, product);
   }

@@ -51,6 +51,16 @@ const Admin = Type.Union([
   Type.Literal(false),
 ]);
 
+const Management = Type.Object(
+  {
+    host: Type.Optional(about(Type.String({ minLength: 1 }), 'The address the management API binds; another than loopback puts it on the network, so give it `tls` there.', { default: '127.0.0.1' })),
+    port: Type.Optional(about(Port, 'The port of the management API.', { default: 9902 })),
+    tls: Type.Optional(about(TlsPair, 'Serve the management API over HTTPS (TLS 1.2 or later) with this certificate chain and key. Absent: plain HTTP.')),
+    accessTokenLifetime: Type.Optional(about(Duration, "How long a management client's access token works.", { default: '15m' })),
+  },
+  Strict,
+);
+
 /** scheme://host[:port], the host a DNS name, an IPv4 address or a bracketed IPv6 address, the port 1 to 65535: nothing a CSP source or a Host check reads otherwise. */
 const HOST_NAME = '[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?';
 const PORT = '(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?';
@@ -367,6 +377,7 @@ export const configSchema = Type.Object(
     shutdownTimeout: Type.Optional(about(Duration, 'How long a stop (SIGTERM, SIGINT) waits for calls in flight before it cuts them.', { default: '30s' })),
     admin: Type.Optional(about(Admin, "The operators' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise; false: none.", { default: {} })),
     portal: Type.Optional(about(Portal, 'The developer portal; absent: none.')),
+    management: Type.Optional(about(Management, 'The management API (developers, apps, keys, tokens, products and usage over HTTP, for automation), on a listener of its own; absent: none.')),
     mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
     authServers: Type.Optional(about(Type.Record(Name, AuthServer, Strict), 'Authorization servers that check usernames and passwords for the password grant, by name.', { default: {} })),
     upstreams: about(Type.Record(Name, Upstream, Strict), 'Where routes send their calls, by name: an HTTP service, a mock answer or an echo.'),

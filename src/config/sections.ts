@@ -89,6 +89,19 @@ export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdown
   };
 }
 
+export function managementSettings(c: ConfigFile, site: Site): Config['management'] {
+  const { management } = c;
+  if (management === undefined) return undefined;
+  const tls = management.tls && { cert: path.resolve(site.dir, management.tls.cert), key: path.resolve(site.dir, management.tls.key) };
+  if (tls !== undefined) {
+    const problem = certificateProblem(tls.cert, tls.key);
+    if (problem !== undefined) site.report(['management', 'tls', ...problem.at], problem.message);
+  }
+  const lifetimeMs = site.duration(management.accessTokenLifetime, ['management', 'accessTokenLifetime']);
+  if (lifetimeMs < 1000) site.report(['management', 'accessTokenLifetime'], 'must be at least 1s');
+  return { host: d(management.host), port: d(management.port), tls, accessTokenLifetime: Math.floor(lifetimeMs / 1000) };
+}
+
 /** portal.keyOverlap, or the schema's default for it: operators rotate keys whether or not the file has a portal. */
 export function keyOverlapMs(c: ConfigFile, site: Site): number {
   return site.duration(c.portal?.keyOverlap ?? (Portal.properties.keyOverlap.default as DurationValue), ['portal', 'keyOverlap']);

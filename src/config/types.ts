@@ -65,6 +65,15 @@ export interface ProductSettings {
   approval: 'auto' | 'manual';
 }
 
+export interface ManagementSettings {
+  host: string;
+  port: number;
+  /** HTTPS with this certificate chain and key (absolute paths of PEM files). */
+  tls: { cert: string; key: string } | undefined;
+  /** Seconds a management client's access token works. */
+  accessTokenLifetime: number;
+}
+
 export interface PortalSettings {
   host: string;
   port: number;
@@ -112,6 +121,8 @@ export interface Config {
     introspectionClients: readonly { id: string; secret: string }[];
   };
   portal: PortalSettings | undefined;
+  /** The management API's listener; undefined: none. */
+  management: ManagementSettings | undefined;
   /** How long a rotated key keeps working: portal.keyOverlap, or its default when the file has no portal (`gateway admin keys rotate` runs without one). */
   keyOverlapMs: number;
   mail: MailSettings | undefined;

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { readiness, startAdminListener, type AdminListener } from '../admin-listener/server.ts';
 import type { Config } from '../config/load.ts';
 import { exposition } from '../metrics.ts';
+import { startManagement } from '../management/server.ts';
 import { startPortal } from '../portal/server.ts';
 import { reloadQueue, type ReloadResult, type ReloadTrigger } from '../runtime/reload.ts';
 import { createServices, type Services } from '../services.ts';
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   port?: number;
   /** Overrides the admin listener's port from the config (0: any free port). */
   adminPort?: number;
+  /** Overrides the management API's port from the config (0: any free port). */
+  managementPort?: number;
   logger?: Logger;
   clock?: () => number;
   store?: Store;
@@ -36,6 +39,8 @@ export interface Gateway {
   portalUrl: string | undefined;
   /** The admin listener's address, unless the config turns it off. */
   adminUrl: string | undefined;
+  /** The management API's address, when the config has a `management` section. */
+  managementUrl: string | undefined;
   /** This thread's services (with worker threads, the store's upkeep and the portal's). */
   services: Services;
   /** Loads the config file again and swaps it in everywhere, one reload at a time, with its audit line and metric. */
@@ -64,6 +69,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const portal = await starting.open(
     () => startPortal(config, services, () => config),
     (p) => p?.drain(0),
+  );
+  // On this thread too: it acts on the store, and reads the config serving now.
+  const management = await starting.open(
+    () => startManagement(config, services, () => config, options.managementPort),
+    (m) => m?.drain(0),
   );
 
   let stopping: Promise<void> | undefined;
@@ -102,13 +112,14 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     port: topology.port,
     portalUrl: portal?.url,
     adminUrl: admin?.url,
+    managementUrl: management?.url,
     services,
     reload: (trigger = { via: 'signal' }) => reload(trigger),
     close() {
       stopping ??= (async () => {
         const timeoutMs = config.shutdownTimeoutMs;
         logger.info({ timeoutMs }, 'stopping: draining connections');
-        await Promise.all([topology.stop(timeoutMs), portal?.drain(timeoutMs)]);
+        await Promise.all([topology.stop(timeoutMs), portal?.drain(timeoutMs), management?.drain(timeoutMs)]);
         await admin?.close();
         await services.close();
         logger.info('stopped');

@@ -120,10 +120,22 @@ export interface ApiDocument {
 /** Reads a document and the files it refers to; throws DocumentError listing every problem. */
 export function loadDocument(file: string): ApiDocument {
   const issues: DocumentIssue[] = [];
-  const files = new Map<string, SourceFile>();
-  const rootUrl = pathToFileURL(path.resolve(file)).href;
-  const root = readSource(rootUrl, issues);
+  const root = readSource(pathToFileURL(path.resolve(file)).href, issues);
   if (root === undefined) throw new DocumentError(issues);
+  return documentOf(root, file, issues);
+}
+
+/**
+ * A document the gateway carries itself (the management API's), as a value: one file, named
+ * `file` in messages, whose $refs point into itself.
+ */
+export function builtInDocument(file: string, value: object): ApiDocument {
+  return documentOf({ url: pathToFileURL(path.resolve(file)).href, value, lineOf: () => undefined }, file, []);
+}
+
+function documentOf(root: SourceFile, file: string, issues: DocumentIssue[]): ApiDocument {
+  const files = new Map<string, SourceFile>();
+  const rootUrl = root.url;
   files.set(rootUrl, root);
   const doc = root.value as ObjectMap;
   const version = typeof doc?.openapi === 'string' ? /^3\.(0|1)\.\d+$/.exec(doc.openapi)?.[1] : undefined;

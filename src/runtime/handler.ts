@@ -33,6 +33,8 @@ export interface HandlerParts {
   metrics: Metrics;
   /** 'https' when the listener serves TLS, else 'http' (X-Forwarded-Proto). */
   protocol: 'http' | 'https';
+  /** Called once a call with a valid token is answered, whatever the answer (the management API's audit line). */
+  audit?: (ctx: RequestContext, route: string) => void;
 }
 
 export function createHandler(parts: HandlerParts) {
@@ -71,6 +73,7 @@ export function createHandler(parts: HandlerParts) {
       const name = route?.name ?? UNMATCHED;
       observe(name, route, ctx, ms, failure);
       logAccess?.(ctx, name, ms);
+      if (ctx.token !== undefined) parts.audit?.(ctx, name);
       // Every call made with an app's valid token counts as its usage, refused or not.
       if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
     }

@@ -26,7 +26,7 @@ export interface OAuthRouteSite {
 }
 
 /** These answers are written by the endpoints' own code, which knows nothing of request ids. */
-function requestIdHeader(ctx: RequestContext): void {
+export function requestIdHeader(ctx: RequestContext): void {
   ctx.res.setHeader('x-request-id', ctx.requestId);
 }
 

@@ -76,6 +76,8 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
   documents: Documents;
   /** What the load made of the policies' options. */
   compiled: CompileCache;
+  /** The step that answers a route in process instead of its upstream (the management API's operations); absent: every route has an upstream. */
+  respond?: (route: RouteSettings) => Step;
 };
 
 /** The services the route table's steps use. */
@@ -217,9 +219,9 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     // A route from an OpenAPI document validates its requests against it first.
     ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
     ...compilePolicies(route.policies, 'request', env),
-    createResponder(shared.targets.get(route.upstream)!, responseHandlers(route.policies, env)),
+    config.respond?.(route) ?? createResponder(shared.targets.get(route.upstream)!, responseHandlers(route.policies, env)),
   ];
-  at.methods.set(route.method, { name: route.name, upstream: route.upstream, steps });
+  at.methods.set(route.method, { name: route.name, upstream: config.respond === undefined ? route.upstream : undefined, steps });
 }
 
 /** A path's entry: its routes, and the answers to a method none of them takes. */

@@ -6,7 +6,7 @@ export const parameters: ReadonlySet<string> = new Set();
 
 /** RFC 6749 §4.4: an access token for the client itself, never a refresh token. */
 export async function handle({ client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
-  const granted = (scope ?? product.scopes).join(' ');
+  const granted = (scope ?? client.app.scopes ?? product.scopes).join(' ');
   const minted = mintAccess(product, now);
   await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, null, now));
   return tokenBody(product, minted, granted, scope);

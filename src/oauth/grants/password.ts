@@ -66,7 +66,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   }
   // A success clears the username's counts and takes the attempt back from the app's failures.
   await attemptSucceeded(store, [userByApp, user], [app]);
-  const granted = (scope ?? product.scopes).join(' ');
+  const granted = (scope ?? client.app.scopes ?? product.scopes).join(' ');
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
   await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
   return tokenBody(product, minted, granted, scope);
