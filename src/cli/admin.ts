@@ -14,6 +14,7 @@ import { createLogger } from '../log.ts';
 import { createAdminServices } from '../services.ts';
 import { isLive, type App, type Developer } from '../store/port/index.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
+import { registerManagementClients } from './management-clients.ts';
 import { CliError, isoDate, logStream, table, terminalText, type CliIo } from './io.ts';
 
 interface Common {
@@ -54,6 +55,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   registerDevelopers(admin, leaves);
   registerApps(admin, leaves);
   registerKeys(admin, leaves);
+  registerManagementClients(admin, leaves.leaf, leaves.show);
   registerBackup(admin, io, leaves.show);
   registerMigrate(admin, io, leaves.show);
 }
