@@ -260,6 +260,7 @@ const paths = {
     get: op('Keys', 'listKeys', "List an app's keys", 'apps:read', { responses: { '200': ok("The app's keys.", ref('CredentialList')), ...problems(401, 403, 404) } }),
     post: op('Keys', 'rotateKey', 'A new key and secret; the earlier keys work until the overlap ends (portal.keyOverlap)', 'keys:write', {
       parameters: [param('idempotencyKey')],
+      requestBody: body({ type: 'object', additionalProperties: false, properties: {} }, false),
       responses: { '201': ok('The new key and secret, shown once.', ref('RotatedKey'), replayed), ...problems(401, 403, 404, 409, 422) },
     }),
   },
@@ -274,6 +275,7 @@ const paths = {
   '/apps/{app}/keys/{key}/revoke': {
     parameters: [param('app'), param('key')],
     post: op('Keys', 'revokeKey', 'Revoke a key: no new tokens with it, and its tokens stop working', 'keys:write', {
+      requestBody: body({ type: 'object', additionalProperties: false, properties: {} }, false),
       responses: { '200': ok('The key as it is now.', ref('Credential')), ...problems(401, 403, 404, 409) },
     }),
   },
