@@ -65,7 +65,11 @@ async function throughApi(): Promise<{ ms: number; bytes: number }> {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   await fetch(`${base}/v1/developers`, { method: 'POST', headers, body: JSON.stringify({ email: 'bench@example.com', name: 'Bench' }) });
   const ms = await timed(APPS, CONCURRENCY, async (i) => {
-    const res = await fetch(`${base}/v1/apps`, { method: 'POST', headers: { ...headers, 'idempotency-key': `app-${i}` }, body: JSON.stringify({ developer: 'bench@example.com', name: `app-${i}`, product: 'hello' }) });
+    const res = await fetch(`${base}/v1/apps`, {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': `app-${i}` },
+      body: JSON.stringify({ developer: 'bench@example.com', name: `app-${i}`, product: 'hello' }),
+    });
     if (res.status !== 201) throw new Error(`app-${i}: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
   });
