@@ -1,6 +1,6 @@
 // Token and secret material: CSPRNG bytes, base64url, a prefix that says what the string is
 // (so a leaked one is easy to find), and the digests the store keeps instead of the values.
-import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_', invitation: 'gwi_', mailLink: 'gwm_' } as const;
 
@@ -106,28 +106,4 @@ export function secretHash(key: KeyObject, secret: string): Buffer {
 
 export function safeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/**
- * A key for sealing what the store keeps for a while and must give back (the answer to a create
- * with an Idempotency-Key, which holds a new secret): derived from the secret key (RFC 5869
- * HKDF-SHA256), one per purpose, so the store alone opens nothing.
- */
-export function sealingKey(secretKey: KeyObject, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secretKey.export(), Buffer.alloc(0), `gateway ${purpose}`, 32));
-}
-
-/** AES-256-GCM: a random 96-bit nonce, the 128-bit tag, then the ciphertext. */
-export function seal(key: Buffer, plaintext: Buffer): Buffer {
-  const nonce = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, nonce);
-  const sealed = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([nonce, cipher.getAuthTag(), sealed]);
-}
-
-/** What seal sealed; throws when the bytes were changed or sealed with another key. */
-export function unseal(key: Buffer, sealed: Buffer): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12));
-  decipher.setAuthTag(sealed.subarray(12, 28));
-  return Buffer.concat([decipher.update(sealed.subarray(28)), decipher.final()]);
 }

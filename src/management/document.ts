@@ -9,7 +9,9 @@ const json = (schema: object) => ({ 'application/json': { schema } });
 const problems = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/Problem${s}` }]));
 const ok = (description: string, schema: object, headers?: object) => ({ description, content: json(schema), ...(headers && { headers }) });
 const etag = { ETag: { description: 'The version of the resource, for If-Match.', schema: { type: 'string' } } };
-const replayed = { 'Idempotent-Replayed': { description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key.', schema: { type: 'string' } } };
+const replayed = {
+  'Idempotent-Replayed': { description: 'true when this is the answer of an earlier request with the same Idempotency-Key, without the secret that answer showed.', schema: { type: 'string' } },
+};
 const listOf = (item: string) => ({
   type: 'object',
   required: ['items', 'next'],
@@ -46,8 +48,13 @@ const schemas = {
   Invitation: {
     type: 'object',
     additionalProperties: false,
-    required: ['email', 'code', 'expiresAt'],
-    properties: { email: { type: 'string' }, code: { type: 'string', description: 'Shown once: the developer enters it at sign-up in the portal.' }, expiresAt: Timestamp, link: { type: 'string' } },
+    required: ['email', 'expiresAt'],
+    properties: {
+      email: { type: 'string' },
+      code: { type: 'string', description: 'Shown once (not in a replay): the developer enters it at sign-up in the portal.' },
+      expiresAt: Timestamp,
+      link: { type: 'string', description: 'The sign-up page with the code filled in, when the config has a portal; shown once too.' },
+    },
   },
   Credential: {
     type: 'object',
@@ -82,7 +89,7 @@ const schemas = {
   CreatedApp: {
     allOf: [
       ref('AppFields'),
-      { type: 'object', required: ['key', 'secret'], properties: { key: { type: 'string' }, secret: { type: 'string', description: 'Shown once; only its keyed hash is stored.' } } },
+      { type: 'object', required: ['key'], properties: { key: { type: 'string' }, secret: { type: 'string', description: 'Shown once (not in a replay): only its keyed hash is stored.' } } },
     ],
     unevaluatedProperties: false,
   },
@@ -91,8 +98,12 @@ const schemas = {
       ref('AppFields'),
       {
         type: 'object',
-        required: ['key', 'secret', 'overlapUntil'],
-        properties: { key: { type: 'string' }, secret: { type: 'string', description: 'Shown once.' }, overlapUntil: { ...Timestamp, description: 'Until when the earlier keys work.' } },
+        required: ['key', 'overlapUntil'],
+        properties: {
+          key: { type: 'string' },
+          secret: { type: 'string', description: 'Shown once (not in a replay).' },
+          overlapUntil: { ...Timestamp, description: 'Until when the earlier keys work.' },
+        },
       },
     ],
     unevaluatedProperties: false,
