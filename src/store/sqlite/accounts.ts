@@ -37,7 +37,7 @@ export class SqliteAccounts implements AccountStore {
     this.#apps = apps;
     this.#tokens = tokens;
     this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, password_hash, verified_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.#unverifiedDeveloper = db.prepare('SELECT id FROM developers WHERE email = ? AND verified_at IS NULL');
+    this.#unverifiedDeveloper = db.prepare('SELECT id, email FROM developers WHERE email = ? AND verified_at IS NULL');
     // Sessions and mailed links go with it (ON DELETE CASCADE).
     this.#deleteDeveloper = db.prepare('DELETE FROM developers WHERE id = ?');
     this.#developerByEmail = db.prepare('SELECT * FROM developers WHERE email = ?');
@@ -85,9 +85,7 @@ export class SqliteAccounts implements AccountStore {
     return this.#db.write(() => {
       const row = this.#unverifiedDeveloper.get(input.email) as Row | undefined;
       if (row === undefined) return undefined;
-      this.#apps.deleteOfDeveloper(row.id as string, input.now);
-      this.#deleteDeveloper.run(row.id as string);
-      this.#db.changed({ kind: 'developer', ref: input.email }, input.now);
+      this.#deleteRows(row, input.now);
       const dev: Developer = { id: newId(), email: input.email, name: input.name, status: 'active', verified: true, createdAt: input.now };
       this.#insertDeveloper.run(dev.id, dev.email, dev.name, dev.status, dev.createdAt, null, input.now);
       return dev;
@@ -106,6 +104,22 @@ export class SqliteAccounts implements AccountStore {
 
   async listDevelopers(): Promise<Developer[]> {
     return (this.#db.read(() => this.#developers.all()) as Row[]).map(toDeveloper);
+  }
+
+  async deleteDeveloper(id: string, now: number): Promise<boolean> {
+    return this.#db.write(() => {
+      const row = this.#developerById.get(id) as Row | undefined;
+      if (row === undefined) return false;
+      this.#deleteRows(row, now);
+      return true;
+    });
+  }
+
+  /** Inside a write: deletes the developer (a row with its id and email) with their apps, sessions, mailed links and invitation. */
+  #deleteRows(row: Row, now: number): void {
+    this.#apps.deleteOfDeveloper(row.id as string, now);
+    this.#deleteDeveloper.run(row.id as string);
+    this.#db.changed({ kind: 'developer', ref: row.email as string }, now);
   }
 
   async setDeveloperStatus(email: string, status: Status, now: number): Promise<Developer | undefined> {

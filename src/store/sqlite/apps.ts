@@ -6,7 +6,7 @@ import type { SqliteUsage } from './counters.ts';
 import { conflictOr, type Row, type SqliteDb } from './db.ts';
 import type { SqliteTokens } from './tokens.ts';
 
-const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at';
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at, a.scopes';
 
 export class SqliteApps implements AppStore {
   readonly #db: SqliteDb;
@@ -14,6 +14,7 @@ export class SqliteApps implements AppStore {
   readonly #usage: SqliteUsage;
   readonly #insertApp;
   readonly #insertCredential;
+  readonly #appExists;
   readonly #appByName;
   readonly #appById;
   readonly #appByKey;
@@ -35,8 +36,9 @@ export class SqliteApps implements AppStore {
     this.#db = db;
     this.#tokens = tokens;
     this.#usage = usage;
-    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
     this.#insertCredential = db.prepare('INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
+    this.#appExists = db.prepare('SELECT 1 FROM apps WHERE id = ?');
     const appFrom = `SELECT ${APP_COLUMNS} FROM apps a JOIN developers d ON d.id = a.developer_id`;
     this.#appByName = db.prepare(`${appFrom} WHERE d.email = ? AND a.name = ?`);
     this.#appById = db.prepare(`${appFrom} WHERE a.id = ?`);
@@ -69,7 +71,7 @@ export class SqliteApps implements AppStore {
         if (input.maxAppsOfDeveloper !== undefined && (this.#appCountOfDeveloper.get(input.developerId) as { n: number }).n >= input.maxAppsOfDeveloper) {
           throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
         }
-        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.approval ?? 'approved', input.now);
+        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.approval ?? 'approved', input.now, scopesColumn(input.scopes));
         this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
         // A key presented before it existed is no longer unknown.
         this.#db.changed({ kind: 'key', ref: input.key }, input.now);
@@ -142,6 +144,21 @@ export class SqliteApps implements AppStore {
     });
   }
 
+  async addCredential(input: { appId: string; key: string; secretHash: Buffer; now: number }): Promise<Credential | undefined> {
+    try {
+      return await this.#db.write(() => {
+        if (this.#appExists.get(input.appId) === undefined) return undefined;
+        // The key is the credentials' primary key: one held by any app, in any status, is refused.
+        this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
+        // A key presented before it was imported is no longer unknown.
+        this.#db.changed({ kind: 'key', ref: input.key }, input.now);
+        return { key: input.key, appId: input.appId, status: 'approved', expiresAt: null, createdAt: input.now } satisfies Credential;
+      });
+    } catch (err) {
+      throw conflictOr(err, `key ${input.key} already exists`);
+    }
+  }
+
   async deleteApp(appId: string, now: number, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
     return this.#db.write(() => {
       const row = this.#appActive.get(appId) as { active: number } | undefined;
@@ -192,7 +209,21 @@ function toApp(r: Row): App {
     status: r.status as Status,
     approval: r.approval as Approval,
     createdAt: r.created_at as number,
+    ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
   };
+}
+
+/** App.scopes as the `scopes` column holds them: space-delimited, as a token's scope; NULL when absent. */
+export function scopesColumn(scopes: readonly string[] | undefined): string | null {
+  if (scopes === undefined) return null;
+  // RFC 6749 §3.3: a scope is one or more characters, none a space; anything else would not read back as written.
+  if (scopes.some((s) => s === '' || s.includes(' '))) throw new TypeError('SqliteStore: a scope is a non-empty string without spaces');
+  return scopes.join(' ');
+}
+
+/** The `scopes` column (not NULL) as App.scopes: '' is no scope at all. */
+export function scopesOf(column: string): string[] {
+  return column === '' ? [] : column.split(' ');
 }
 
 export function toCredential(r: Row): Credential {

@@ -102,4 +102,9 @@ export const MIGRATIONS: readonly string[] = [
      id_hash BLOB PRIMARY KEY,
      expires_at INTEGER NOT NULL
    ) STRICT, WITHOUT ROWID;`,
+  // The scopes an app may have when fewer than its product's (a management client's),
+  // space-delimited as a token's scope is (RFC 6749 §3.3: a scope holds no space); NULL: its
+  // product's. Tokens by subject, for "log this user out everywhere".
+  `ALTER TABLE apps ADD COLUMN scopes TEXT;
+   CREATE INDEX tokens_subject ON tokens(subject) WHERE subject IS NOT NULL;`,
 ];

@@ -4,6 +4,11 @@ import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore 
 import { failure, type Row, type SqliteDb } from './db.ts';
 
 const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at';
+/**
+ * A token that an operator's revocation takes away: unexpired, unrevoked, and, for a refresh
+ * token, not yet rotated (a spent one was worth nothing). `?`: now.
+ */
+const LIVE = 'revoked_at IS NULL AND used_at IS NULL AND expires_at > ?';
 /** Expired tokens are removed in transactions of this many rows, so no write waits long behind the purge. */
 const PURGE_BATCH = 5000;
 
@@ -24,6 +29,9 @@ export class SqliteTokens implements TokenStore {
   readonly #tokenFamily;
   readonly #revokeOfApp;
   readonly #revokeOfDeveloper;
+  readonly #liveOfApp;
+  readonly #revokeLiveFamiliesOfApp;
+  readonly #liveFamiliesOfSubject;
   readonly #deleteOfApp;
   readonly #purge;
 
@@ -53,6 +61,10 @@ export class SqliteTokens implements TokenStore {
     // Disabling is a revocation: re-enabling later does not bring the tokens back.
     this.#revokeOfApp = db.prepare('UPDATE tokens SET revoked_at = ? WHERE app_id = ? AND revoked_at IS NULL');
     this.#revokeOfDeveloper = db.prepare('UPDATE tokens SET revoked_at = ? WHERE app_id IN (SELECT id FROM apps WHERE developer_id = ?) AND revoked_at IS NULL');
+    this.#liveOfApp = db.prepare(`SELECT count(*) AS n FROM tokens WHERE app_id = ? AND ${LIVE}`);
+    this.#revokeLiveFamiliesOfApp = db.prepare(`UPDATE tokens SET revoked_at = ? WHERE revoked_at IS NULL AND family IN (SELECT family FROM tokens WHERE app_id = ? AND ${LIVE})`);
+    // Every token of a family shares its grant's subject: a family's live tokens are the subject's.
+    this.#liveFamiliesOfSubject = db.prepare(`SELECT family, count(*) AS n FROM tokens WHERE subject = ? AND ${LIVE} GROUP BY family`);
     this.#deleteOfApp = db.prepare('DELETE FROM tokens WHERE app_id = ?');
     this.#purge = db.prepare(`DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE expires_at <= ? LIMIT ${PURGE_BATCH})`);
   }
@@ -152,6 +164,30 @@ export class SqliteTokens implements TokenStore {
       this.#insert({ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt });
       this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt });
       return { ok: true, previous, scope };
+    });
+  }
+
+  async revokeAppTokens(appId: string, now: number): Promise<number> {
+    return this.#db.write(() => {
+      const { n } = this.#liveOfApp.get(appId, now) as { n: number };
+      if (n === 0) return 0;
+      this.#revokeLiveFamiliesOfApp.run(now, appId, now);
+      // One change for the app rather than one per family: a client_credentials app has a family per token.
+      this.#db.changed({ kind: 'app', ref: appId }, now);
+      return n;
+    });
+  }
+
+  async revokeSubjectTokens(subject: string, now: number): Promise<number> {
+    return this.#db.write(() => {
+      let revoked = 0;
+      // A change per family: one user's logins are few, and the app's other users keep their cached tokens.
+      for (const { family, n } of this.#liveFamiliesOfSubject.all(subject, now) as { family: string; n: number }[]) {
+        this.#revokeFamily.run(now, family);
+        this.#db.changed({ kind: 'family', ref: family }, now);
+        revoked += n;
+      }
+      return revoked;
     });
   }
 
