@@ -52,17 +52,42 @@ export class RedisAccounts implements AccountStore {
       const old = await c.developerByEmail(input.email);
       if (old === undefined || old.verifiedAt !== null) return { result: undefined };
       const writes = new Writes();
-      const apps = await c.rows<AppRow>(KEYS.apps, await c.members(KEYS.appsOf(old.id)));
-      for (const app of apps) await this.#apps.deleteRows(app, writes);
-      await this.#endSessions(old.id, writes);
-      for (const hash of Object.values(old.emailTokens)) writes.add('DEL', KEYS.emailToken(hash));
-      writes.add('HDEL', KEYS.developers, old.id).add('DEL', KEYS.appsOf(old.id));
-      putDeveloper(writes, dev).add('HSET', KEYS.emails, dev.email, dev.id).announce({ kind: 'developer', ref: input.email });
-      return { result: apps.map((a) => a.id), writes };
+      const appIds = await this.#deleteRows(old, writes);
+      putDeveloper(writes, dev).add('HSET', KEYS.emails, dev.email, dev.id);
+      return { result: appIds, writes };
     });
     if (replaced === undefined) return undefined;
     for (const appId of replaced) await this.#apps.usage.deleteOfApp(appId);
     return toDeveloper(dev);
+  }
+
+  async deleteDeveloper(id: string, _now: number): Promise<boolean> {
+    const c = this.#catalog;
+    const deleted = await c.write(async () => {
+      const dev = await c.developer(id);
+      if (dev === undefined) return { result: undefined };
+      const writes = new Writes();
+      return { result: await this.#deleteRows(dev, writes), writes };
+    });
+    if (deleted === undefined) return false;
+    for (const appId of deleted) await this.#apps.usage.deleteOfApp(appId);
+    return true;
+  }
+
+  /**
+   * Adds to `writes` the deletion of the developer with their apps (RedisApps.deleteRows),
+   * sessions, mailed links and invitation (kept in their row), announced; resolves to the apps'
+   * ids, whose usage the caller deletes once committed.
+   */
+  async #deleteRows(dev: DeveloperRow, writes: Writes): Promise<string[]> {
+    const c = this.#catalog;
+    const apps = await c.rows<AppRow>(KEYS.apps, await c.members(KEYS.appsOf(dev.id)));
+    for (const app of apps) await this.#apps.deleteRows(app, writes);
+    await this.#endSessions(dev.id, writes);
+    for (const hash of Object.values(dev.emailTokens)) writes.add('DEL', KEYS.emailToken(hash));
+    writes.add('HDEL', KEYS.developers, dev.id).add('HDEL', KEYS.emails, dev.email).add('DEL', KEYS.appsOf(dev.id));
+    writes.announce({ kind: 'developer', ref: dev.email });
+    return apps.map((a) => a.id);
   }
 
   async findDeveloper(email: string): Promise<Developer | undefined> {

@@ -4,7 +4,7 @@
 // are worth is reported on the change feed once committed.
 import { newId } from '../../crypto.ts';
 import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
-import { Catalog, KEYS, revokedUpTo, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
+import { Catalog, KEYS, newCredential, revokedUpTo, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisUsage } from './counters.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -48,8 +48,9 @@ export class RedisApps implements AppStore {
       approval: input.approval ?? 'approved',
       createdAt: input.now,
       revokedAt: null,
+      ...(input.scopes !== undefined && { scopes: [...input.scopes] }),
     };
-    const credential: CredentialRow = { key: input.key, appId: app.id, secretHash: input.secretHash.toString('base64'), status: 'approved', expiresAt: null, createdAt: input.now };
+    const credential = newCredential({ ...input, appId: app.id });
     const developer = await c.write(async () => {
       const [dev, sameName, keyTaken, count] = await Promise.all([
         c.developer(input.developerId),
@@ -165,14 +166,7 @@ export class RedisApps implements AppStore {
         c.rows<CredentialRow>(KEYS.credentials, await c.members(KEYS.keysOf(input.appId))),
       ]);
       if (taken === 1) throw new StoreError('conflict', `key ${input.key} already exists`);
-      const credential: CredentialRow = {
-        key: input.key,
-        appId: input.appId,
-        secretHash: input.secretHash.toString('base64'),
-        status: 'approved',
-        expiresAt: null,
-        createdAt: input.now,
-      };
+      const credential = newCredential(input);
       const writes = new Writes().add('HSET', KEYS.credentials, input.key, JSON.stringify(credential)).add('SADD', KEYS.keysOf(input.appId), input.key);
       const approved = others.filter((o) => o.status === 'approved');
       for (const o of approved) {
@@ -182,6 +176,23 @@ export class RedisApps implements AppStore {
       // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
       for (const key of [input.key, ...approved.map((o) => o.key)]) writes.announce({ kind: 'key', ref: key });
       return { result: undefined, writes };
+    });
+  }
+
+  async addCredential(input: { appId: string; key: string; secretHash: Buffer; now: number }): Promise<Credential | undefined> {
+    const c = this.catalog;
+    const credential = newCredential(input);
+    return c.write(async () => {
+      const [app, taken] = await Promise.all([c.app(input.appId), this.#db.run(this.#db.client.hexists(KEYS.credentials, input.key))]);
+      if (app === undefined) return { result: undefined };
+      // Any app's key, in any status: a key names one client for good.
+      if (taken === 1) throw new StoreError('conflict', `key ${input.key} already exists`);
+      const writes = new Writes()
+        .add('HSET', KEYS.credentials, input.key, JSON.stringify(credential))
+        .add('SADD', KEYS.keysOf(input.appId), input.key)
+        // A key presented before it was imported is no longer unknown.
+        .announce({ kind: 'key', ref: input.key });
+      return { result: toCredential(credential), writes };
     });
   }
 
@@ -228,6 +239,19 @@ export class RedisApps implements AppStore {
     if (grounds === undefined) return undefined;
     const { revokedUpTo: _revoked, ...client } = grounds;
     return client;
+  }
+
+  /** Of the apps that exist among `appIds`, the time up to which each one's tokens were revoked (disabling it or its developer). */
+  async revokedUpTo(appIds: readonly string[]): Promise<Map<string, number>> {
+    const c = this.catalog;
+    const apps = await c.rows<AppRow>(KEYS.apps, appIds);
+    const developers = new Map((await c.rows<DeveloperRow>(KEYS.developers, [...new Set(apps.map((a) => a.developerId))])).map((d) => [d.id, d]));
+    return new Map(
+      apps.flatMap((app) => {
+        const developer = developers.get(app.developerId);
+        return developer === undefined ? [] : [[app.id, revokedUpTo(app, developer)] as const];
+      }),
+    );
   }
 
   /** The key's client and the time up to which its tokens were revoked, in one read. */

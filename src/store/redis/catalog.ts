@@ -51,6 +51,8 @@ export interface AppRow {
   createdAt: number;
   /** Tokens issued at or before this were revoked when the app was disabled. */
   revokedAt: number | null;
+  /** App.scopes; absent when the app has its product's. */
+  scopes?: readonly string[];
 }
 
 export interface CredentialRow {
@@ -91,9 +93,20 @@ export const toApp = (r: AppRow, developerEmail: string): App => ({
   status: r.status,
   approval: r.approval,
   createdAt: r.createdAt,
+  ...(r.scopes !== undefined && { scopes: r.scopes }),
 });
 
 export const toCredential = (r: CredentialRow): Credential => ({ key: r.key, appId: r.appId, status: r.status, expiresAt: r.expiresAt, createdAt: r.createdAt });
+
+/** A credential as a new key (created, rotated in or imported) is kept: approved, without expiry. */
+export const newCredential = (input: { appId: string; key: string; secretHash: Buffer; now: number }): CredentialRow => ({
+  key: input.key,
+  appId: input.appId,
+  secretHash: input.secretHash.toString('base64'),
+  status: 'approved',
+  expiresAt: null,
+  createdAt: input.now,
+});
 
 /** The field of an app in KEYS.appNames: an app's name is unique per developer. */
 export const nameKey = (developerId: string, name: string): string => `${developerId}\n${name}`;

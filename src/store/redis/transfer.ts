@@ -48,7 +48,16 @@ export class RedisTransfer implements TransferStore {
         verifiedAt: d.verifiedAt,
         passwordHash: d.passwordHash,
       })),
-      apps: apps.map((a) => ({ id: a.id, developerId: a.developerId, name: a.name, product: a.product, status: a.status, approval: a.approval, createdAt: a.createdAt })),
+      apps: apps.map((a) => ({
+        id: a.id,
+        developerId: a.developerId,
+        name: a.name,
+        product: a.product,
+        status: a.status,
+        approval: a.approval,
+        createdAt: a.createdAt,
+        ...(a.scopes !== undefined && { scopes: a.scopes }),
+      })),
       credentials: credentials.map((c) => ({
         key: c.key,
         appId: c.appId,
@@ -80,7 +89,17 @@ export class RedisTransfer implements TransferStore {
         writes.add('HSET', KEYS.developers, d.id, JSON.stringify(row)).add('HSET', KEYS.emails, d.email, d.id);
       }),
       ...data.apps.map((a) => (writes: Writes) => {
-        const row: AppRow = { id: a.id, developerId: a.developerId, name: a.name, product: a.product, status: a.status, approval: a.approval, createdAt: a.createdAt, revokedAt: null };
+        const row: AppRow = {
+          id: a.id,
+          developerId: a.developerId,
+          name: a.name,
+          product: a.product,
+          status: a.status,
+          approval: a.approval,
+          createdAt: a.createdAt,
+          revokedAt: null,
+          ...(a.scopes !== undefined && { scopes: a.scopes }),
+        };
         writes.add('HSET', KEYS.apps, a.id, JSON.stringify(row)).add('HSET', KEYS.appNames, nameKey(a.developerId, a.name), a.id).add('SADD', KEYS.appsOf(a.developerId), a.id);
       }),
       ...data.credentials.map((c) => (writes: Writes) => {
