@@ -72,6 +72,46 @@ describe('the Redis driver', { skip }, () => {
     }
   });
 
+  test('tokens saved before the indexes by app and subject existed (an earlier version) are revoked too: found through the expiries until the last of them expires', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const open = () => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 });
+    const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(server.port), ...args], { encoding: 'utf8' }).trim();
+    const stores = [open()];
+    try {
+      const store = stores[0]!;
+      const developer = await store.accounts.createDeveloper({ email: 'legacy@example.com', name: 'Legacy', now: T0 });
+      const fixture = async (name: string) => {
+        const key = `key-${randomBytes(6).toString('hex')}`;
+        const app = await store.apps.createApp({ developerId: developer.id, name, product: 'orders', key, secretHash: randomBytes(32), now: T0 + 1 });
+        return { developer, app, key, secretHash: randomBytes(32) };
+      };
+      const [one, two] = [await fixture('one'), await fixture('two')];
+      const grants = [one, two].map((f) => {
+        const access = token(f, { subject: 'alice' });
+        return [access, token(f, { subject: 'alice', kind: 'refresh', family: access.family, expiresAt: T0 + 24 * HOUR })];
+      });
+      for (const records of grants) await store.tokens.saveTokens(records);
+      assert.equal(cli('GET', `${keyPrefix}token-indexes`), '0', 'the store held no token when this version first saved one');
+      // As an earlier version left them: no index by app or subject.
+      cli('DEL', `${keyPrefix}app-families:${one.app.id}`, `${keyPrefix}app-families:${two.app.id}`, `${keyPrefix}subject-families:alice`);
+      const now = T0 + 60_000;
+      const unscanned = open();
+      stores.push(unscanned);
+      assert.equal(await unscanned.tokens.revokeAppTokens(one.app.id, now), 0, 'without the scan, nothing is found');
+
+      cli('DEL', `${keyPrefix}token-indexes`);
+      const upgraded = open();
+      stores.push(upgraded);
+      assert.equal(await upgraded.tokens.revokeAppTokens(one.app.id, now), 2);
+      assert.equal(cli('GET', `${keyPrefix}token-indexes`), String(T0 + 24 * HOUR), 'the latest expiry of the tokens it found');
+      assert.equal(await upgraded.tokens.revokeSubjectTokens('alice', now), 2, "the other app's");
+      for (const [access] of grants) assert.equal(await upgraded.cache.findAccessToken(access!.hash, now), undefined);
+      assert.equal(await upgraded.tokens.revokeSubjectTokens('alice', now), 0);
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
+
   test('150 catalog writes at once from three instances (portal logins, each a session) all commit: the writes that lose a race wait a random moment before reading again', async () => {
     const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
     const stores = [0, 1, 2].map(() => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 }));

@@ -4,6 +4,7 @@
 //                 token was rotated, !revoked → when the family was revoked.
 //   t:<digest>    the family of a token, so that a token presented finds its family.
 //   expiries      a sorted set of "<family> <digest>" by expiry, for purgeExpired.
+// and the families of each app and subject (src/store/redis/token-index.ts).
 // Every key also expires by TTL (relative to the token's own lifetime), so nothing outlives its
 // tokens even if no instance purges. A token is worth what its credential, app and developer are
 // worth when it is read (RedisApps.grounds): an app or developer disabled at time T revokes the
@@ -11,16 +12,15 @@
 import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore } from '../port/index.ts';
 import { StoreError } from '../port/index.ts';
 import type { Grounds, RedisApps } from './apps.ts';
-import { digest, holds, ttlMs } from './catalog.ts';
+import { digest, holds } from './catalog.ts';
 import type { RedisDb, Script } from './db.ts';
+import { deserialise, EXPIRIES, familyKey, lifetime, SCAN_COUNT, serialise, TokenIndex } from './token-index.ts';
 
-const familyKey = (family: string) => `f:{${family}}`;
 const indexKey = (hash: string) => `t:${hash}`;
-const EXPIRIES = 'expiries';
 /** Expired tokens are purged this many at a time. */
 const PURGE_BATCH = 1000;
-/** The expiries are scanned this many entries at a time. */
-const SCAN_COUNT = 1000;
+/** Families revoked at once by an operator's revocation of an app's or a subject's tokens. */
+const REVOKE_BATCH = 100;
 
 // KEYS[1]: the family. ARGV: TTL ms, then digest/record pairs. Extends the family's TTL, never shortens it.
 const SAVE = `
@@ -59,16 +59,37 @@ redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 `;
 
+// KEYS[1]: the family. ARGV: now, the time up to which its app's tokens were revoked (disabling),
+// the field of a record to match ('appId' or 'subject') and its value, the changes channel and
+// the family's revocation announced. Revokes the family if it holds a live token matching (unexpired,
+// not yet rotated, issued after the disabling), and returns how many it held.
+const REVOKE_LIVE = `
+if redis.call('HEXISTS', KEYS[1], '!revoked') == 1 then return 0 end
+local fields = redis.call('HGETALL', KEYS[1])
+local used = {}
+for i = 1, #fields, 2 do
+  local at = string.find(fields[i], '!used', 1, true)
+  if at then used[string.sub(fields[i], 1, at - 1)] = true end
+end
+local now, upTo, live = tonumber(ARGV[1]), tonumber(ARGV[2]), 0
+for i = 1, #fields, 2 do
+  if not string.find(fields[i], '!', 1, true) and not used[fields[i]] then
+    local r = cjson.decode(fields[i + 1])
+    if r[ARGV[3]] == ARGV[4] and r.expiresAt > now and r.issuedAt > upTo then live = live + 1 end
+  end
+end
+if live == 0 then return 0 end
+redis.call('HSET', KEYS[1], '!revoked', ARGV[1])
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return live
+`;
+
 // KEYS[1]: the expiries. ARGV: now, the batch size. Takes the expired entries out and returns them.
 const EXPIRED = `
 local due = redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[2]))
 if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
 return due
 `;
-
-interface StoredToken extends Omit<TokenRecord, 'hash'> {
-  hash: string;
-}
 
 export class RedisTokens implements TokenStore {
   readonly #db: RedisDb;
@@ -77,10 +98,14 @@ export class RedisTokens implements TokenStore {
   readonly #rotate: Script;
   readonly #revoke: Script;
   readonly #expired: Script;
+  readonly #revokeLive: Script;
+  readonly #index: TokenIndex;
 
   constructor(db: RedisDb, apps: RedisApps) {
     this.#db = db;
     this.#apps = apps;
+    this.#index = new TokenIndex(db);
+    this.#revokeLive = db.script(REVOKE_LIVE);
     this.#save = db.script(SAVE);
     this.#rotate = db.script(ROTATE);
     this.#revoke = db.script(REVOKE);
@@ -90,10 +115,15 @@ export class RedisTokens implements TokenStore {
   async saveTokens(records: readonly TokenRecord[]): Promise<void> {
     const families = new Map<string, TokenRecord[]>();
     for (const r of records) families.set(r.family, [...(families.get(r.family) ?? []), r]);
+    // Known once per process: from then on, the indexes by app and subject hold every token saved.
+    await this.#index.legacyUntil();
     // The index first, and only for new digests: until the family holds the record, the index
     // leads nowhere; a digest already in use refuses the whole call.
     await this.#indexAll(records);
-    await Promise.all([...families].map(([family, members]) => this.#save([familyKey(family)], [Math.max(...members.map(lifetime)), ...members.flatMap((r) => [digest(r.hash), serialise(r)])])));
+    await Promise.all([
+      ...[...families].map(([family, members]) => this.#save([familyKey(family)], [Math.max(...members.map(lifetime)), ...members.flatMap((r) => [digest(r.hash), serialise(r)])])),
+      this.#index.add(records, Math.min(...records.map((r) => r.issuedAt))),
+    ]);
     await this.#db.run(this.#db.client.zadd(EXPIRIES, ...records.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`])));
   }
 
@@ -158,7 +188,8 @@ export class RedisTokens implements TokenStore {
       { ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt },
       { ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt },
     ];
-    await this.#indexAll(successors);
+    // The family's indexes first, with its successors' expiries: a failure there leaves the refresh token unspent.
+    await Promise.all([this.#indexAll(successors), this.#index.add(successors, req.now)]);
     const change = { kind: 'family', ref: previous.family } as const;
     const { channel, message } = this.#db.announce(change);
     let outcome: unknown;
@@ -184,6 +215,46 @@ export class RedisTokens implements TokenStore {
     // client, whose refresh token is spent, must get its new ones.
     await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`]))).catch(() => undefined);
     return { ok: true, previous, scope };
+  }
+
+  async revokeAppTokens(appId: string, now: number): Promise<number> {
+    // A deleted app's tokens are gone, as on SQLite: they count for nothing.
+    const upTo = (await this.#apps.revokedUpTo([appId])).get(appId);
+    if (upTo === undefined) return 0;
+    const families = await this.#index.ofApp(appId, now);
+    return this.#revokeFamilies(
+      families.map((family) => ({ family, upTo })),
+      ['appId', appId],
+      now,
+    );
+  }
+
+  async revokeSubjectTokens(subject: string, now: number): Promise<number> {
+    const byApp = await this.#index.ofSubject(subject, now);
+    const upTo = await this.#apps.revokedUpTo([...byApp.keys()]);
+    const families = [...byApp].flatMap(([appId, ids]) => {
+      const appUpTo = upTo.get(appId);
+      return appUpTo === undefined ? [] : [...ids].map((family) => ({ family, upTo: appUpTo }));
+    });
+    return this.#revokeFamilies(families, ['subject', subject], now);
+  }
+
+  /** Revokes each family holding a live token whose `match` field has its value; resolves to the number of live tokens they held. */
+  async #revokeFamilies(families: readonly { family: string; upTo: number }[], match: readonly [string, string], now: number): Promise<number> {
+    let revoked = 0;
+    for (let at = 0; at < families.length; at += REVOKE_BATCH) {
+      const counts = await Promise.all(
+        families.slice(at, at + REVOKE_BATCH).map(({ family, upTo }) => {
+          const change = { kind: 'family', ref: family } as const;
+          const { channel, message } = this.#db.announce(change);
+          // Never revoked before disabling: -1 is before any issue.
+          const args = [now, Number.isFinite(upTo) ? upTo : -1, ...match, channel, message];
+          return this.#revokeLive([familyKey(family)], args).finally(() => this.#db.told(change));
+        }),
+      );
+      for (const n of counts) revoked += n as number;
+    }
+    return revoked;
   }
 
   /**
@@ -239,19 +310,4 @@ export class RedisTokens implements TokenStore {
 /** Whether the token's credential still takes it: live at `now`, and neither its app nor its developer disabled since it was issued. */
 function worth(grounds: Grounds | undefined, record: TokenRecord, now: number): grounds is Grounds {
   return grounds !== undefined && holds(grounds.credential, grounds.revokedUpTo, record, now);
-}
-
-/** How long the token's keys live: its lifetime, measured from its issue (never from the caller's clock, which a test may set in the past). */
-function lifetime(r: TokenRecord): number {
-  return ttlMs(r.expiresAt, r.issuedAt);
-}
-
-function serialise(r: TokenRecord): string {
-  const stored: StoredToken = { ...r, hash: digest(r.hash) };
-  return JSON.stringify(stored);
-}
-
-function deserialise(json: string): TokenRecord {
-  const s = JSON.parse(json) as StoredToken;
-  return { ...s, hash: Buffer.from(s.hash, 'base64url') };
 }
