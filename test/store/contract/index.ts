@@ -1,14 +1,15 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore and TransferStore), each checked
-// through the gateway-facing Store: the driver behind withTokenCache. A driver's test file calls
-// `storeContract` with a function that opens a fresh, empty store (and, when the driver is
-// durable, a way to reopen it); every test opens its own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"`
-// must not run the parts on their own.
+// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore and TransferStore) and one for what
+// the management API needs of them, each checked through the gateway-facing Store: the driver
+// behind withTokenCache. A driver's test file calls `storeContract` with a function that opens a
+// fresh, empty store (and, when the driver is durable, a way to reopen it); every test opens its
+// own. No file here ends in `.test.ts`: `node --test "test/**/*.test.ts"` must not run the parts on their own.
 import { describe } from 'node:test';
 import { accountsContract } from './accounts.ts';
 import { appsContract } from './apps.ts';
 import { countersContract } from './counters.ts';
 import type { OpenStore } from './fixture.ts';
+import { managementContract } from './management.ts';
 import { migrationContract } from './migration.ts';
 import { onceContract } from './once.ts';
 import { throttlesContract } from './throttles.ts';
@@ -25,5 +26,6 @@ export function storeContract(name: string, open: OpenStore): void {
     onceContract(open);
     countersContract(open);
     migrationContract(open);
+    managementContract(open);
   });
 }
