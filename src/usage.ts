@@ -1,29 +1,53 @@
-// Calls per app and hour, counted in memory as the gateway serves and added to the store every
-// few seconds (and at close): the developer portal charts them. A worker counts its own calls;
-// the store adds every worker's counts up.
+// Calls per app, route, status class and hour, counted in memory as the gateway serves and added
+// to the store every few seconds (and at close): the developer portal charts them, the management
+// API reports them. A worker counts its own calls; the store adds every worker's counts up.
 import type { Logger } from 'pino';
-import type { Store, UsageCount } from './store/port/index.ts';
+import type { StatusClass, Store, UsageCount } from './store/port/index.ts';
 
 export const HOUR_MS = 3_600_000;
 const FLUSH_EVERY_MS = 5_000;
 
 export interface Usage {
-  /** One call of the app, now. */
-  count(appId: string, now: number): void;
+  /** One call of the app through the route (by name), answered with the status class, now; `product` is its token's. */
+  count(appId: string, product: string, route: string, statusClass: StatusClass, now: number): void;
   /** Adds what was counted to the store. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
 
+type ClassAt = 0 | 1 | 2 | 3 | 4;
+const CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'] as const satisfies readonly StatusClass[];
+const CLASS_AT: Readonly<Record<StatusClass, ClassAt>> = { '1xx': 0, '2xx': 1, '3xx': 2, '4xx': 3, '5xx': 4 };
+const CLASS_AT_LIST: readonly ClassAt[] = [0, 1, 2, 3, 4];
+
+/** An app's calls through one route in the current hour. */
+interface RouteCalls {
+  /** The product of the last call's token (an app's calls all carry its product). */
+  product: string;
+  /** Calls not yet collected, by status class (CLASS_AT). */
+  calls: [number, number, number, number, number];
+}
+
 export function startUsage(store: Store, logger: Logger): Usage {
-  // The current hour's counts by app id (no string built per call), and earlier hours' not yet saved.
+  // The current hour's counts by app id, then route name: a call of an app and route already
+  // counted this hour builds no string and no object. Collecting zeroes the counts in place; a
+  // new hour starts with empty maps, so that apps and routes no longer called are let go.
   let hour = 0;
-  let counts = new Map<string, number>();
+  let counts = new Map<string, Map<string, RouteCalls>>();
+  // Earlier counts not yet saved.
   let earlier: UsageCount[] = [];
 
   const collect = () => {
-    for (const [appId, count] of counts) earlier.push({ appId, hour, count });
-    counts = new Map();
+    for (const [appId, routes] of counts) {
+      for (const [route, entry] of routes) {
+        for (const at of CLASS_AT_LIST) {
+          const count = entry.calls[at];
+          if (count === 0) continue;
+          earlier.push({ appId, product: entry.product, route, statusClass: CLASSES[at], hour, count });
+          entry.calls[at] = 0;
+        }
+      }
+    }
   };
 
   async function flush(): Promise<void> {
@@ -43,13 +67,28 @@ export function startUsage(store: Store, logger: Logger): Usage {
   const timer = setInterval(() => void flush(), FLUSH_EVERY_MS);
   timer.unref();
   return {
-    count(appId, now) {
+    count(appId, product, route, statusClass, now) {
       const start = now - (now % HOUR_MS);
       if (start !== hour) {
         collect();
+        counts = new Map();
         hour = start;
       }
-      counts.set(appId, (counts.get(appId) ?? 0) + 1);
+      let routes = counts.get(appId);
+      if (routes === undefined) {
+        routes = new Map();
+        counts.set(appId, routes);
+      }
+      const entry = routes.get(route);
+      const at = CLASS_AT[statusClass];
+      if (entry === undefined) {
+        const calls: RouteCalls['calls'] = [0, 0, 0, 0, 0];
+        calls[at] = 1;
+        routes.set(route, { product, calls });
+        return;
+      }
+      entry.product = product;
+      entry.calls[at]++;
     },
     flush,
     async close() {

@@ -75,7 +75,7 @@ export function createHandler(parts: HandlerParts) {
       logAccess?.(ctx, name, ms);
       if (ctx.token !== undefined) parts.audit?.(ctx, name);
       // Every call made with an app's valid token counts as its usage, refused or not.
-      if (ctx.token !== undefined) usage.count(ctx.token.appId, clock());
+      if (ctx.token !== undefined) usage.count(ctx.token.appId, ctx.token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!, clock());
     }
   };
 }

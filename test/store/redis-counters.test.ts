@@ -14,6 +14,8 @@ const skip = !hasRedis() && 'redis-server is not installed';
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
 const DAY = 86_400_000;
+/** An hour's start, as usage is counted by. */
+const HOUR0 = T0 - (T0 % 3_600_000);
 const minute: WindowOf = (now) => {
   const start = now - (now % MINUTE);
   return { start, end: start + MINUTE };
@@ -97,13 +99,13 @@ describe('RedisCounters', { skip }, () => {
     }
   });
 
-  it('every key it writes expires: a quota window one window after its end, an arrival time once passed, usage after a week, attempts after a day', async () => {
+  it('every key it writes expires: a quota window one window after its end, an arrival time once passed, usage and its index after a week, attempts after a day', async () => {
     await withRedis(async (_server, db) => {
       const counters = new RedisCounters(db);
       await consumeQuota(counters, 'quota|calendar', 5, minute, T0);
       await consumeRolling(counters, 'quota|rolling', 5, MINUTE, T0);
       await spike(counters, 'spike|a', 1000 / 30, 3, T0);
-      await new RedisUsage(db).add([{ appId: 'app-1', hour: T0, count: 1 }]);
+      await new RedisUsage(db).add([{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 1 }]);
       await new RedisThrottles(db).countAttempts([{ account: 'a@example.com', rule: { free: 1, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: DAY } }], T0);
       // Each time to live as set, less the milliseconds since (well under a second): a calendar
       // window one window past its end, a rolling one two windows, an arrival time a second past.
@@ -111,13 +113,32 @@ describe('RedisCounters', { skip }, () => {
         'q:quota|calendar': 40_000 + MINUTE,
         'q:quota|rolling': 2 * MINUTE,
         's:spike|a': 34 + 1000,
-        'u:app-1': 7 * DAY,
+        'u:{app-1}': 7 * DAY,
+        [`u:{app-1}:${HOUR0}`]: 7 * DAY,
+        '{uh}:hours': 7 * DAY,
+        [`{uh}:${HOUR0}`]: 7 * DAY,
         '{t}a:a@example.com': DAY,
       };
       for (const [key, ttl] of Object.entries(expected)) {
         const left = await db.client.pttl(key);
         assert.ok(left <= ttl && left > ttl - 1000, `${key}: ${left} ms left of ${ttl}`);
       }
+    });
+  });
+
+  it("since adds in an app's hourly totals counted before routes and status classes were; a report leaves them out; deleting the app deletes them", async () => {
+    await withRedis(async (_server, db) => {
+      const usage = new RedisUsage(db);
+      await db.client.hset('u:app-1', String(HOUR0), '4', String(HOUR0 + 3_600_000), '1');
+      await usage.add([{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 3 }]);
+      assert.deepEqual(await usage.since('app-1', HOUR0), [
+        { hour: HOUR0, count: 7 },
+        { hour: HOUR0 + 3_600_000, count: 1 },
+      ]);
+      assert.deepEqual(await usage.report({ fromHour: HOUR0, toHour: HOUR0 + 2 * 3_600_000 }), [{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 3 }]);
+      await usage.deleteOfApp('app-1');
+      assert.deepEqual(await usage.since('app-1', 0), []);
+      assert.deepEqual(await db.client.keys('*'), ['test:{uh}:hours'], 'only the index of hours is left, which names no app');
     });
   });
 });

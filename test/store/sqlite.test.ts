@@ -10,12 +10,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Store, TokenRecord } from '../../src/store/port/index.ts';
 import { openSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { TokenCache, withTokenCache } from '../../src/store/token-cache.ts';
 import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
 
 /** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 7;
+const MIGRATION_COUNT = 8;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
@@ -268,6 +269,34 @@ describe('SqliteStore database file', () => {
     const again = openSqlite(file);
     assert.equal((await again.accounts.listDevelopers()).length, 1);
     await again.close();
+  });
+
+  it("carries a database of version 6 over: its hourly usage, counted before routes and status classes were, still adds to an app's hours, in no report, until a week on", async () => {
+    const old = new DatabaseSync(file);
+    for (const migration of MIGRATIONS.slice(0, 6)) old.exec(migration);
+    old.exec('PRAGMA user_version = 6');
+    const hour = T0 - (T0 % HOUR);
+    const insert = old.prepare('INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?)');
+    insert.run('a', hour, 4);
+    insert.run('a', hour + HOUR, 1);
+    insert.run('b', hour, 2);
+    old.close();
+
+    const store = openSqlite(file);
+    try {
+      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour, count: 3 }]);
+      assert.deepEqual(await store.usage.since('a', hour), [
+        { hour, count: 7 },
+        { hour: hour + HOUR, count: 1 },
+      ]);
+      assert.deepEqual(await store.usage.report({ fromHour: hour, toHour: hour + 2 * HOUR }), [{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour, count: 3 }]);
+      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour: hour + 8 * 24 * HOUR, count: 1 }]);
+      await store.purgeExpired(hour + 7 * 24 * HOUR + 2 * HOUR);
+      assert.deepEqual(await store.usage.since('a', 0), [{ hour: hour + 8 * 24 * HOUR, count: 1 }], 'a week on, the old hours are gone');
+      assert.deepEqual(await store.usage.since('b', 0), []);
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses a database written by a newer gateway, and leaves it as it was', async () => {

@@ -1,16 +1,44 @@
-// Quota and spike-arrest counts and hourly usage on Redis. Each count is one key and the checks
-// of a call one script, so a limit holds exactly across every instance. The script decides; the
+// Quota and spike-arrest counts, and usage per app, route, status class and hour, on Redis. Each
+// count is one key and the checks of a call one script, so a limit holds exactly across every instance. The script decides; the
 // figures of the answer (remaining, reset, retry) are worked out here with the formulas the
 // in-memory table uses (src/store/counter-table.ts), from what the script saw. Time is always
 // the caller's `now`; a key's TTL is relative (it only cleans up).
-import { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type SpikeResult, type UsageCount, type UsageStore } from '../port/index.ts';
+import {
+  rollingRetryAt,
+  rollingUsed,
+  type CounterCheck,
+  type CounterResult,
+  type Counters,
+  type HourCount,
+  type SpikeResult,
+  type StatusClass,
+  type UsageCount,
+  type UsageFilter,
+  type UsageStore,
+} from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
 const quotaKey = (key: string) => `q:${key}`;
 const spikeKey = (key: string) => `s:${key}`;
-const usageKey = (appId: string) => `u:${appId}`;
 /** Hourly usage is kept a week; the portal shows the last 24 hours. */
 const USAGE_KEPT_MS = 7 * 86_400_000;
+
+// Usage: an app's keys share the hash tag of its id, so that one script adds its counts on a
+// Cluster too; the index of which apps have counts in which hour is under `{uh}`, so that a
+// report reads the hours it covers and never scans the keyspace.
+/** An app's calls per hour, every route and status class together (hour → calls): what `since` reads, and the hours the app has rows in. */
+const totalsKey = (appId: string) => `u:{${appId}}`;
+/** An app's rows of one hour: `c:<status class>:<route>` → calls, `p:<status class>:<route>` → the calls' product. */
+const rowsKey = (appId: string, hour: number | string) => `u:{${appId}}:${hour}`;
+/** The hours with counts, a sorted set by hour. */
+const HOURS_KEY = '{uh}:hours';
+/** The apps with counts in one hour, a set. */
+const appsInKey = (hour: number | string) => `{uh}:${hour}`;
+/**
+ * An app's hourly totals as counted before routes and status classes were: `since` adds them in,
+ * a report leaves them out, and they expire a week after the upgrade at the latest.
+ */
+const legacyKey = (appId: string) => `u:${appId}`;
 
 // KEYS: one per check. ARGV: now, then five per check: its kind (c: calendar, r: rolling, s:
 // spike) and up to four parameters. The checks run in order and stop at the first refused.
@@ -75,19 +103,42 @@ end
 return answers
 `;
 
-// ARGV: how long hours are kept, then hour/count pairs. When an hour is new, the hours a week
-// older than it go: an app that is never quiet for a week would otherwise keep every hour.
+// KEYS[1]: the app's totals; then its rows of each hour counted. ARGV[1]: how long hours are
+// kept; then five per count: the index in KEYS of its rows, its hour, its field (status class and
+// route), its product and its calls. When an hour is new, the hours a week older than it go from
+// the totals (an app that is never quiet for a week would otherwise keep every hour there); a
+// key of rows expires a week after its last count.
 const ADD_USAGE = `
 local kept, newest = tonumber(ARGV[1]), nil
-for i = 2, #ARGV, 2 do
-  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then newest = math.max(newest or 0, tonumber(ARGV[i])) end
-  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+for i = 2, #ARGV, 5 do
+  local rows, hour, field, count = KEYS[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2], ARGV[i + 4]
+  redis.call('HINCRBY', rows, 'c:' .. field, count)
+  redis.call('HSET', rows, 'p:' .. field, ARGV[i + 3])
+  if redis.call('HEXISTS', KEYS[1], hour) == 0 then newest = math.max(newest or 0, tonumber(hour)) end
+  redis.call('HINCRBY', KEYS[1], hour, count)
 end
 if newest then
   for _, hour in ipairs(redis.call('HKEYS', KEYS[1])) do
     if tonumber(hour) < newest - kept then redis.call('HDEL', KEYS[1], hour) end
   end
 end
+for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], kept) end
+return 1
+`;
+
+// KEYS[1]: the hours; then the apps of each hour counted. ARGV[1]: how long hours are kept; then
+// per hour: the hour, how many apps, and their ids. Hours a week older than the newest go.
+const INDEX_USAGE = `
+local kept, at, newest = tonumber(ARGV[1]), 2, 0
+for i = 2, #KEYS do
+  local hour, apps = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  redis.call('ZADD', KEYS[1], hour, ARGV[at])
+  for a = at + 2, at + 1 + apps do redis.call('SADD', KEYS[i], ARGV[a]) end
+  redis.call('PEXPIRE', KEYS[i], kept)
+  newest = math.max(newest, hour)
+  at = at + 2 + apps
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%d', newest - kept))
 redis.call('PEXPIRE', KEYS[1], kept)
 return 1
 `;
@@ -179,39 +230,131 @@ export class RedisCounters implements Counters {
   }
 }
 
+/** One app's counts of a batch, as ADD_USAGE takes them. */
+interface AppBatch {
+  keys: string[];
+  args: (string | number)[];
+  /** The index in `keys` of each hour's rows. */
+  rowsAt: Map<number, number>;
+}
+
+/** What ADD_USAGE and INDEX_USAGE take, for the counts of a batch. */
+function usageBatches(counts: readonly UsageCount[]): { byApp: Map<string, AppBatch>; indexKeys: string[]; indexArgs: (string | number)[] } {
+  const byApp = new Map<string, AppBatch>();
+  const appsIn = new Map<number, Set<string>>();
+  for (const c of counts) {
+    let app = byApp.get(c.appId);
+    if (app === undefined) {
+      app = { keys: [totalsKey(c.appId)], args: [USAGE_KEPT_MS], rowsAt: new Map() };
+      byApp.set(c.appId, app);
+    }
+    let at = app.rowsAt.get(c.hour);
+    if (at === undefined) {
+      at = app.keys.push(rowsKey(c.appId, c.hour));
+      app.rowsAt.set(c.hour, at);
+    }
+    app.args.push(at, String(c.hour), `${c.statusClass}:${c.route}`, c.product, c.count);
+    let apps = appsIn.get(c.hour);
+    if (apps === undefined) {
+      apps = new Set();
+      appsIn.set(c.hour, apps);
+    }
+    apps.add(c.appId);
+  }
+  const indexKeys = [HOURS_KEY];
+  const indexArgs: (string | number)[] = [USAGE_KEPT_MS];
+  for (const [hour, apps] of appsIn) {
+    indexKeys.push(appsInKey(hour));
+    indexArgs.push(String(hour), apps.size, ...apps);
+  }
+  return { byApp, indexKeys, indexArgs };
+}
+
+/** The counts of an app's rows of one hour that `filter` selects. */
+function rowsOf(appId: string, hour: number, fields: Record<string, string>, filter: UsageFilter): UsageCount[] {
+  const counts: UsageCount[] = [];
+  for (const [field, count] of Object.entries(fields)) {
+    if (!field.startsWith('c:')) continue;
+    // `c:2xx:<route>`: the status class has three characters, and the route is the rest, colons included.
+    const statusClass = field.slice(2, 5) as StatusClass;
+    const route = field.slice(6);
+    const product = fields[`p:${field.slice(2)}`] ?? '';
+    if ((filter.route !== undefined && route !== filter.route) || (filter.product !== undefined && product !== filter.product)) continue;
+    counts.push({ appId, product, route, statusClass, hour, count: Number(count) });
+  }
+  return counts;
+}
+
+/** UTF-16 order, which is SQLite's (bytes of UTF-8) for every name outside the astral planes. */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The report's order: hour, app id, route, status class. */
+const reportOrder = (a: UsageCount, b: UsageCount) => a.hour - b.hour || compareText(a.appId, b.appId) || compareText(a.route, b.route) || compareText(a.statusClass, b.statusClass);
+
 export class RedisUsage implements UsageStore {
   readonly #db: RedisDb;
   readonly #add: Script;
+  readonly #index: Script;
 
   constructor(db: RedisDb) {
     this.#db = db;
     this.#add = db.script(ADD_USAGE);
+    this.#index = db.script(INDEX_USAGE);
   }
 
   async add(counts: readonly UsageCount[]): Promise<void> {
-    const byApp = new Map<string, (string | number)[]>();
-    for (const c of counts) {
-      let args = byApp.get(c.appId);
-      if (args === undefined) {
-        args = [USAGE_KEPT_MS];
-        byApp.set(c.appId, args);
-      }
-      args.push(String(c.hour), c.count);
-    }
+    if (counts.length === 0) return;
+    const { byApp, indexKeys, indexArgs } = usageBatches(counts);
+    // The index first: a count it missed would never be reported, while an app it names whose
+    // count then failed reads as no rows.
+    await this.#index(indexKeys, indexArgs);
     // Issued together, so auto-pipelining sends them in one round trip.
-    await Promise.all([...byApp].map(([appId, args]) => this.#add([usageKey(appId)], args)));
+    await Promise.all([...byApp.values()].map((app) => this.#add(app.keys, app.args)));
   }
 
-  async since(appId: string, fromHour: number): Promise<UsageCount[]> {
-    const hours = await this.#db.run(this.#db.client.hgetall(usageKey(appId)));
-    return Object.entries(hours)
-      .map(([hour, count]) => ({ appId, hour: Number(hour), count: Number(count) }))
-      .filter((c) => c.hour >= fromHour)
-      .sort((a, b) => a.hour - b.hour);
+  async since(appId: string, fromHour: number): Promise<HourCount[]> {
+    const client = this.#db.client;
+    const [current, legacy] = await Promise.all([this.#db.run(client.hgetall(totalsKey(appId))), this.#db.run(client.hgetall(legacyKey(appId)))]);
+    const byHour = new Map<number, number>();
+    for (const totals of [current, legacy]) {
+      for (const [hour, count] of Object.entries(totals)) byHour.set(Number(hour), (byHour.get(Number(hour)) ?? 0) + Number(count));
+    }
+    return [...byHour]
+      .filter(([hour]) => hour >= fromHour)
+      .sort(([a], [b]) => a - b)
+      .map(([hour, count]) => ({ hour, count }));
+  }
+
+  async report(filter: UsageFilter): Promise<UsageCount[]> {
+    const pairs = filter.appId === undefined ? await this.#appsByHour(filter) : await this.#hoursOfApp(filter.appId, filter);
+    const client = this.#db.client;
+    const rows = await Promise.all(pairs.map(([appId, hour]) => this.#db.run(client.hgetall(rowsKey(appId, hour)))));
+    return pairs.flatMap(([appId, hour], i) => rowsOf(appId, hour, rows[i]!, filter)).sort(reportOrder);
+  }
+
+  /** Each app with counts in each hour of the filter's, from the index. */
+  async #appsByHour(filter: UsageFilter): Promise<[string, number][]> {
+    const client = this.#db.client;
+    const hours = (await this.#db.run(client.zrangebyscore(HOURS_KEY, filter.fromHour, `(${filter.toHour}`))).map(Number);
+    const apps = await Promise.all(hours.map((hour) => this.#db.run(client.smembers(appsInKey(hour)))));
+    return hours.flatMap((hour, i) => apps[i]!.map((appId): [string, number] => [appId, hour]));
+  }
+
+  /** The hours of the filter's with counts of the app, from its totals. */
+  async #hoursOfApp(appId: string, filter: UsageFilter): Promise<[string, number][]> {
+    const hours = (await this.#db.run(this.#db.client.hkeys(totalsKey(appId)))).map(Number);
+    return hours.filter((hour) => hour >= filter.fromHour && hour < filter.toHour).map((hour) => [appId, hour]);
   }
 
   /** The app is being deleted: its counts go with it. */
   async deleteOfApp(appId: string): Promise<void> {
-    await this.#db.run(this.#db.client.del(usageKey(appId)));
+    const client = this.#db.client;
+    const hours = await this.#db.run(client.hkeys(totalsKey(appId)));
+    // The app's own keys share a hash slot: one DEL on a Cluster too.
+    await Promise.all([
+      this.#db.run(client.del(totalsKey(appId), ...hours.map((hour) => rowsKey(appId, hour)))),
+      this.#db.run(client.del(legacyKey(appId))),
+      ...hours.map((hour) => this.#db.run(client.srem(appsInKey(hour), appId))),
+    ]);
   }
 }

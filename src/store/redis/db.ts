@@ -5,8 +5,9 @@
 // Keys: every key starts with the configured prefix. Keys that one script touches share a hash
 // tag, so every script runs on Redis Cluster: `{c}` for the catalog (developers, apps,
 // credentials, sessions, mailed links: small, written rarely, read through the token cache),
-// `{t}` for throttled accounts, one family's tokens in one hash; a counter is one key, and so is
-// a spent single-use id (`once:`).
+// `{t}` for throttled accounts, one family's tokens in one hash, an app's usage under the tag of
+// its id and the hours' index of usage under `{uh}`; a counter is one key, and so are a spent
+// single-use id (`once:`) and an idempotency key (`idempotency:`).
 //
 // The change feed: a change is published on the prefix's `changes` channel by the script that
 // commits it (so none is committed unannounced, even one applied after its caller gave up) and

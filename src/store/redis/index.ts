@@ -1,13 +1,13 @@
 // The Redis driver of the store port: one RedisDb (connection, scripts, change feed) shared by one
 // class per aggregate. Every instance of the gateway on the same Redis and key prefix shares
-// developers, apps, credentials, tokens, sessions, throttles, spent single-use ids, counters and
-// usage.
+// developers, apps, credentials, tokens, sessions, throttles, spent single-use ids, idempotency
+// keys, counters and usage.
 import type { StoreDriver } from '../port/index.ts';
 import { RedisAccounts } from './accounts.ts';
 import { RedisApps } from './apps.ts';
 import { RedisCounters, RedisUsage } from './counters.ts';
 import { RedisDb, type RedisDbOptions } from './db.ts';
-import { RedisOnce } from './once.ts';
+import { RedisIdempotency, RedisOnce } from './once.ts';
 import { RedisThrottles } from './throttles.ts';
 import { RedisTokens } from './tokens.ts';
 import { RedisTransfer } from './transfer.ts';
@@ -27,6 +27,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     tokens,
     throttles: new RedisThrottles(db),
     once: new RedisOnce(db),
+    idempotency: new RedisIdempotency(db),
     counters: new RedisCounters(db),
     usage,
     changes: db,

@@ -1,8 +1,9 @@
-// Quota windows and hourly usage on SQLite. Quota and spike-arrest counts live in the shared
-// in-memory table (src/store/counter-table.ts); the thread that maintains the store saves the
-// table's quota windows here every second and at close, and loads them at start.
+// Quota windows and usage (per app, route, status class and hour) on SQLite. Quota and
+// spike-arrest counts live in the shared in-memory table (src/store/counter-table.ts); the thread
+// that maintains the store saves the table's quota windows here every second and at close, and
+// loads them at start.
 import type { CounterTable, QuotaWindow } from '../counter-table.ts';
-import type { UsageCount, UsageStore } from '../port/index.ts';
+import type { HourCount, StatusClass, UsageCount, UsageFilter, UsageStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 
 /** Hourly usage is kept a week; the portal shows the last 24 hours. */
@@ -86,35 +87,71 @@ export class SqliteUsage implements UsageStore {
   readonly #db: SqliteDb;
   readonly #add;
   readonly #since;
+  readonly #report;
+  readonly #reportOfApp;
   readonly #deleteOfApp;
+  readonly #deleteLegacyOfApp;
   readonly #purge;
+  readonly #purgeLegacy;
 
   constructor(db: SqliteDb) {
     this.#db = db;
-    this.#add = db.prepare('INSERT INTO app_usage (app_id, hour, count) VALUES (?, ?, ?) ON CONFLICT (app_id, hour) DO UPDATE SET count = count + excluded.count');
-    this.#since = db.prepare('SELECT app_id, hour, count FROM app_usage WHERE app_id = ? AND hour >= ? ORDER BY hour');
-    this.#deleteOfApp = db.prepare('DELETE FROM app_usage WHERE app_id = ?');
-    this.#purge = db.prepare('DELETE FROM app_usage WHERE hour < ?');
+    this.#add = db.prepare(
+      `INSERT INTO usage_counts (hour, app_id, route, status_class, product, count) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (hour, app_id, route, status_class) DO UPDATE SET count = count + excluded.count, product = excluded.product`,
+    );
+    // app_usage: the hourly totals counted before routes and status classes were (see the migration).
+    this.#since = db.prepare(
+      `SELECT hour, sum(count) AS count FROM (
+         SELECT hour, count FROM usage_counts WHERE app_id = ? AND hour >= ?
+         UNION ALL SELECT hour, count FROM app_usage WHERE app_id = ? AND hour >= ?
+       ) GROUP BY hour ORDER BY hour`,
+    );
+    // Two statements, so that each reads its rows in the order asked: the whole range by the primary
+    // key, one app's by usage_counts_app (which holds the primary key's other columns after its own).
+    const columns = 'SELECT hour, app_id, product, route, status_class, count FROM usage_counts';
+    const narrowed = '(?1 IS NULL OR product = ?1) AND (?2 IS NULL OR route = ?2)';
+    this.#report = db.prepare(`${columns} WHERE hour >= ?3 AND hour < ?4 AND ${narrowed} ORDER BY hour, app_id, route, status_class`);
+    this.#reportOfApp = db.prepare(`${columns} WHERE app_id = ?5 AND hour >= ?3 AND hour < ?4 AND ${narrowed} ORDER BY hour, route, status_class`);
+    this.#deleteOfApp = db.prepare('DELETE FROM usage_counts WHERE app_id = ?');
+    this.#deleteLegacyOfApp = db.prepare('DELETE FROM app_usage WHERE app_id = ?');
+    this.#purge = db.prepare('DELETE FROM usage_counts WHERE hour < ?');
+    this.#purgeLegacy = db.prepare('DELETE FROM app_usage WHERE hour < ?');
   }
 
   async add(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
     await this.#db.write(() => {
-      for (const c of counts) this.#add.run(c.appId, c.hour, c.count);
+      for (const c of counts) this.#add.run(c.hour, c.appId, c.route, c.statusClass, c.product, c.count);
     });
   }
 
-  async since(appId: string, fromHour: number): Promise<UsageCount[]> {
-    return (this.#db.read(() => this.#since.all(appId, fromHour)) as Row[]).map((r) => ({ appId: r.app_id as string, hour: r.hour as number, count: r.count as number }));
+  async since(appId: string, fromHour: number): Promise<HourCount[]> {
+    return (this.#db.read(() => this.#since.all(appId, fromHour, appId, fromHour)) as Row[]).map((r) => ({ hour: r.hour as number, count: r.count as number }));
+  }
+
+  async report(filter: UsageFilter): Promise<UsageCount[]> {
+    const narrowed = [filter.product ?? null, filter.route ?? null, filter.fromHour, filter.toHour] as const;
+    const rows = this.#db.read(() => (filter.appId === undefined ? this.#report.all(...narrowed) : this.#reportOfApp.all(...narrowed, filter.appId))) as Row[];
+    return rows.map((r) => ({
+      appId: r.app_id as string,
+      product: r.product as string,
+      route: r.route as string,
+      statusClass: r.status_class as StatusClass,
+      hour: r.hour as number,
+      count: r.count as number,
+    }));
   }
 
   /** Inside a write: deletes the app's counts (the app is being deleted). */
   deleteOfApp(appId: string): void {
     this.#deleteOfApp.run(appId);
+    this.#deleteLegacyOfApp.run(appId);
   }
 
   /** Inside a write: removes counts older than a week. */
   purgeExpired(now: number): void {
     this.#purge.run(now - USAGE_KEPT_MS);
+    this.#purgeLegacy.run(now - USAGE_KEPT_MS);
   }
 }

@@ -6,7 +6,7 @@ import { SqliteAccounts } from './accounts.ts';
 import { SqliteApps } from './apps.ts';
 import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
-import { SqliteOnce } from './once.ts';
+import { SqliteIdempotency, SqliteOnce } from './once.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
 import { SqliteTransfer } from './transfer.ts';
@@ -32,6 +32,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const quotas = new SqliteQuotas(db);
   const throttles = new SqliteThrottles(db);
   const once = new SqliteOnce(db);
+  const idempotency = new SqliteIdempotency(db);
   const apps = new SqliteApps(db, tokens, usage);
   const accounts = new SqliteAccounts(db, apps, tokens);
   const counters = new CounterTable(options.counters === undefined ? { slots: 64 } : { buffer: options.counters.buffer });
@@ -43,6 +44,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     tokens,
     throttles,
     once,
+    idempotency,
     counters,
     usage,
     changes: db,
@@ -53,6 +55,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
         throttles.purgeExpired(now);
         accounts.purgeExpired(now);
         once.purgeExpired(now);
+        idempotency.purgeExpired(now);
         db.purgeChanges(now);
       });
       return tokens.purgeExpired(now);

@@ -107,4 +107,28 @@ export const MIGRATIONS: readonly string[] = [
   // product's. Tokens by subject, for "log this user out everywhere".
   `ALTER TABLE apps ADD COLUMN scopes TEXT;
    CREATE INDEX tokens_subject ON tokens(subject) WHERE subject IS NOT NULL;`,
+  // Usage per app, route and status class (the management API's reports), with the product of
+  // the calls' tokens. app_usage is no longer written: its rows, whose routes and status classes
+  // were never counted, still add to an app's hourly totals (the portal's chart) until the purge
+  // removes them a week on; a report, which is by route, leaves them out. And the Idempotency-Keys
+  // of the management API: claimed, then done with the answer to replay, until they expire.
+  `CREATE TABLE usage_counts (
+     hour INTEGER NOT NULL,
+     app_id TEXT NOT NULL,
+     route TEXT NOT NULL,
+     status_class TEXT NOT NULL CHECK (status_class IN ('1xx', '2xx', '3xx', '4xx', '5xx')),
+     product TEXT NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (hour, app_id, route, status_class)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX usage_counts_app ON usage_counts(app_id, hour);
+   CREATE TABLE idempotency_keys (
+     key_hash BLOB PRIMARY KEY,
+     fingerprint BLOB NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('claimed', 'done')),
+     locked_until INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     status INTEGER,
+     body BLOB
+   ) STRICT, WITHOUT ROWID;`,
 ];

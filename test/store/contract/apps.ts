@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe } from 'node:test';
 import { StoreError, type App } from '../../../src/store/port/index.ts';
-import { HOUR, MINUTE, T0, hash, isConflict, itWithStore, newKey, rotation, type OpenStore } from './fixture.ts';
+import { HOUR, MINUTE, T0, hash, isConflict, itWithStore, newKey, rotation, use, type OpenStore } from './fixture.ts';
 
 export function appsContract(open: OpenStore): void {
   const it = itWithStore(open);
@@ -220,13 +220,15 @@ export function appsContract(open: OpenStore): void {
       const { access } = await grant(f);
       const kept = await grant(other);
       assert.ok(await found(access.hash));
-      await store.usage.add([{ appId: f.app.id, hour: T0, count: 3 }]);
+      const hour = T0 - (T0 % HOUR);
+      await store.usage.add([use(f.app.id, 'orders:list', '2xx', hour, 3), use(other.app.id, 'orders:list', '2xx', hour, 1)]);
       assert.equal(await store.apps.deleteApp(f.app.id, T0 + MINUTE), true);
       assert.equal(await store.apps.deleteApp(f.app.id, T0 + MINUTE), false);
       assert.equal(await found(access.hash), false);
       assert.equal(await store.cache.findClient(f.key), undefined);
       assert.equal(await store.apps.findAppById(f.app.id), undefined);
       assert.deepEqual(await store.usage.since(f.app.id, 0), []);
+      assert.deepEqual(await store.usage.report({ fromHour: hour, toHour: hour + HOUR }), [use(other.app.id, 'orders:list', '2xx', hour, 1)], "only the other app's usage is left");
       assert.ok(await found(kept.access.hash), "another app's token");
       assert.deepEqual(
         await store.apps.createApp({ developerId: f.developer.id, name: 'app', product: 'orders', key: newKey(), secretHash: hash(), now: T0 }).then((a) => a.name),

@@ -1,13 +1,16 @@
 // The store contract, Counters and UsageStore: quota and spike-arrest counts, as the in-memory
 // table counts them (src/store/counter-table.ts, the reference), exact when many calls come at
-// once; and hourly usage per app.
+// once; and usage per app, route, status class and hour.
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { CounterTable } from '../../../src/store/counter-table.ts';
-import type { CounterResult, Counters, QuotaResult, SpikeResult, WindowOf } from '../../../src/store/port/index.ts';
-import { HOUR, MINUTE, T0, itWithStore, type OpenStore } from './fixture.ts';
+import type { CounterResult, Counters, QuotaResult, SpikeResult, UsageCount, WindowOf } from '../../../src/store/port/index.ts';
+import { HOUR, MINUTE, T0, itWithStore, use, type OpenStore } from './fixture.ts';
 
 const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
+
+/** The start of an hour (T0 is not one): usage is counted by the hours' starts. */
+const H0 = T0 - (T0 % HOUR);
 
 // One check made alone, through Counters.consume.
 const first = async (results: CounterResult[] | Promise<CounterResult[]>) => (await results)[0]!;
@@ -25,19 +28,45 @@ export function countersContract(open: OpenStore): void {
   const it = itWithStore(open);
 
   describe('usage', () => {
-    it('adds calls per app and hour, and lists them from an hour on', async ({ store }) => {
-      await store.usage.add([
-        { appId: 'a', hour: T0, count: 2 },
-        { appId: 'a', hour: T0 + HOUR, count: 1 },
-        { appId: 'b', hour: T0, count: 5 },
+    it("adds calls across adds, per app, route, status class and hour; since sums an app's routes and classes per hour", async ({ store }) => {
+      await store.usage.add([use('a', 'list', '2xx', H0, 2), use('a', 'list', '4xx', H0, 1), use('a', 'get', '2xx', H0 + HOUR, 1), use('b', 'list', '2xx', H0, 5)]);
+      await store.usage.add([use('a', 'list', '2xx', H0, 3)]);
+      await store.usage.add([]);
+      assert.deepEqual(await store.usage.since('a', H0), [
+        { hour: H0, count: 6 },
+        { hour: H0 + HOUR, count: 1 },
       ]);
-      await store.usage.add([{ appId: 'a', hour: T0, count: 3 }]);
-      assert.deepEqual(await store.usage.since('a', T0), [
-        { appId: 'a', hour: T0, count: 5 },
-        { appId: 'a', hour: T0 + HOUR, count: 1 },
-      ]);
-      assert.deepEqual(await store.usage.since('a', T0 + 1), [{ appId: 'a', hour: T0 + HOUR, count: 1 }]);
+      assert.deepEqual(await store.usage.since('a', H0 + 1), [{ hour: H0 + HOUR, count: 1 }]);
+      assert.deepEqual(await store.usage.since('b', 0), [{ hour: H0, count: 5 }]);
       assert.deepEqual(await store.usage.since('c', 0), []);
+      assert.deepEqual(await store.usage.report({ fromHour: H0, toHour: H0 + HOUR, appId: 'a' }), [use('a', 'list', '2xx', H0, 5), use('a', 'list', '4xx', H0, 1)]);
+    });
+
+    it('report: by hour, app id, route and status class; the hours from fromHour up to toHour; narrowed by app, product and route', async ({ store }) => {
+      // Added out of order, over three hours, two products, and route names as the gateway has them (an OAuth endpoint's is its path).
+      const counts = [
+        use('b', 'orders:list', '5xx', H0 + 2 * HOUR, 1),
+        use('b', '/oauth2/token', '2xx', H0, 4, 'billing'),
+        use('a', 'orders:list', '4xx', H0, 2),
+        use('a', 'orders:get', '2xx', H0 + HOUR, 7),
+        use('a', 'orders:list', '2xx', H0, 3),
+        use('b', 'orders:list', '2xx', H0, 1, 'billing'),
+        use('a', '/oauth2/token', '4xx', H0 + 2 * HOUR, 1),
+        use('c', 'orders:list', '2xx', H0 + 3 * HOUR, 9),
+        use('c', 'orders:list', '2xx', H0 - HOUR, 9),
+      ];
+      await store.usage.add(counts.slice(0, 4));
+      await store.usage.add(counts.slice(4));
+      const [b5, bToken, a4, aGet, a2, bList, aToken] = counts as [UsageCount, UsageCount, UsageCount, UsageCount, UsageCount, UsageCount, UsageCount];
+      const hours = { fromHour: H0, toHour: H0 + 3 * HOUR };
+      assert.deepEqual(await store.usage.report(hours), [a2, a4, bToken, bList, aGet, aToken, b5]);
+      assert.deepEqual(await store.usage.report({ fromHour: H0 + HOUR, toHour: H0 + 2 * HOUR }), [aGet], 'toHour is not included');
+      assert.deepEqual(await store.usage.report({ ...hours, appId: 'a' }), [a2, a4, aGet, aToken]);
+      assert.deepEqual(await store.usage.report({ ...hours, product: 'billing' }), [bToken, bList]);
+      assert.deepEqual(await store.usage.report({ ...hours, route: 'orders:list' }), [a2, a4, bList, b5]);
+      assert.deepEqual(await store.usage.report({ ...hours, appId: 'b', product: 'orders', route: 'orders:list' }), [b5]);
+      assert.deepEqual(await store.usage.report({ ...hours, appId: 'nobody' }), []);
+      assert.deepEqual(await store.usage.report({ fromHour: H0, toHour: H0 }), []);
     });
   });
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it as nodeIt, type TestContext } from 'node:test';
-import { StoreError, type App, type Developer, type RotateRequest, type Store, type TokenRecord } from '../../../src/store/port/index.ts';
+import { StoreError, type App, type Developer, type RotateRequest, type StatusClass, type Store, type TokenRecord, type UsageCount } from '../../../src/store/port/index.ts';
 
 export interface OpenedStore {
   store: Store;
@@ -20,6 +20,9 @@ export type OpenStore = () => Promise<OpenedStore>;
 export const T0 = 1_700_000_000_000;
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
+
+/** A count of usage; the product, unless given, is 'orders'. */
+export const use = (appId: string, route: string, statusClass: StatusClass, hour: number, count: number, product = 'orders'): UsageCount => ({ appId, product, route, statusClass, hour, count });
 
 /** A random token, session, code or secret digest. */
 export function hash(): Buffer {
