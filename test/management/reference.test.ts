@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { MANAGEMENT_CLIENT, managementClientSource } from '../../scripts/management-client.ts';
+import { MANAGEMENT_SCOPES } from '../../src/admin/management-clients.ts';
 import { managementDocument } from '../../src/management/document.ts';
 import { managementReference } from '../../src/management/reference.ts';
 
@@ -62,4 +63,24 @@ test('responses name their schema and headers; refusals their statuses; the code
   assert.match(page, /^\| `unknown_developer` \| 404 \| /m);
   assert.match(page, /^\| `invalid_secret` \| 400 \| /m);
   assert.match(page, /^\| `usage:read` \| Read calls per app, product, route and status class per hour\. \|$/m);
+});
+
+/** Each code of a table with its status: rows of `status | codes` in the guide, of `code | status | meaning` in the reference. */
+function codeStatuses(text: string, row: RegExp, order: 'status-first' | 'code-first'): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const m of text.matchAll(row)) {
+    const [status, codes] = order === 'status-first' ? [m[1]!, m[2]!] : [m[2]!, m[1]!];
+    for (const c of codes.matchAll(/`([a-z_]+)`/g)) found.set(c[1]!, Number(status));
+  }
+  return found;
+}
+
+test("the guide's tables say what the reference says: every scope, every code with its status", () => {
+  const guide = readFileSync(path.join(ROOT, 'docs', 'management.md'), 'utf8');
+  const scopes = [...guide.matchAll(/^\| `([a-z]+:[a-z]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(scopes, Object.keys(MANAGEMENT_SCOPES));
+  const inGuide = codeStatuses(guide, /^\| (\d{3}) \| (.*) \|$/gm, 'status-first');
+  const inReference = codeStatuses(managementReference(), /^\| (`[a-z_]+`) \| (\d{3}) \|/gm, 'code-first');
+  assert.ok(inReference.size > 20);
+  assert.deepEqual([...inGuide].sort(), [...inReference].sort());
 });
