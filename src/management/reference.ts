@@ -111,7 +111,7 @@ function resolveParameter(p: Parameter): Parameter {
 }
 
 /** A schema in words: its type, values and bounds; a named one as a link to it. */
-export function describeType(s: Schema): string {
+function describeType(s: Schema): string {
   if (s.$ref !== undefined) return schemaLink(refName(s.$ref));
   if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
   if (s.enum !== undefined) return `one of ${s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(', ')}`;
@@ -143,7 +143,7 @@ interface Field {
 }
 
 /** The fields of an object schema, its `$ref`s followed and its `allOf` parts merged; undefined when it has alternatives. */
-export function fieldsOf(s: Schema): Field[] | undefined {
+function fieldsOf(s: Schema): Field[] | undefined {
   if (s.$ref !== undefined) return fieldsOf(doc.components.schemas[refName(s.$ref)]!);
   if (s.oneOf !== undefined) return undefined;
   const parts = s.allOf === undefined ? [] : s.allOf.map((part) => fieldsOf(part) ?? []);
