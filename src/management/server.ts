@@ -111,7 +111,8 @@ function operationStep(route: RouteSettings, env: OperationEnv): Step {
   const operation = operations[route.name];
   if (operation === undefined) throw new TypeError(`the management API has no operation ${route.name}`);
   const paramsOf = paramsReader(route.path);
-  const creates = route.method === 'POST';
+  // The creates: the operations whose document declares the header.
+  const creates = route.operation?.operation.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key') === true;
   return async function manage(ctx: RequestContext): Promise<void> {
     const config = env.config();
     const call: Call = {

@@ -515,6 +515,7 @@ describe('gateway config check', () => {
       'listen',
       'log',
       'mail',
+      'management',
       'oauth',
       'openapi',
       'portal',
