@@ -13,7 +13,21 @@ import type { TransferStore } from './transfer.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
-export { rollingRetryAt, rollingUsed, type CounterCheck, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type HourCount, type StatusClass, type UsageCount, type UsageFilter, type UsageStore, type WindowOf } from './counters.ts';
+export {
+  rollingRetryAt,
+  rollingUsed,
+  type CounterCheck,
+  type CounterResult,
+  type Counters,
+  type QuotaResult,
+  type SpikeResult,
+  type HourCount,
+  type StatusClass,
+  type UsageCount,
+  type UsageFilter,
+  type UsageStore,
+  type WindowOf,
+} from './counters.ts';
 export type { IdempotencyClaim, IdempotencyStore, OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
