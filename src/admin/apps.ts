@@ -183,7 +183,9 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
   const secret = newSecret();
   await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
   audit(deps.logger, 'key.rotate', { actor: asCaller(deps), ...ofApp(app), key, overlapUntil });
-  return { app, key, secret, overlapUntil };
+  // The app without its keys as they were before the rotation.
+  const { credentials: _before, ...rotated } = app;
+  return { app: rotated, key, secret, overlapUntil };
 }
 
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it; to a developer, another's key is as unknown as one that does not exist. */

@@ -64,10 +64,7 @@ export const appOperations: Record<string, ManagementOperation> = {
   },
   async rotateKey(call) {
     const rotated = await rotateKey(call.deps, { id: call.params.app! });
-    // The app's fields only (RotatedKey): rotated.app may carry the keys as they were before the rotation, which would be stale.
-    const { id, developerId, developerEmail, name, product, status, approval, createdAt } = rotated.app;
-    const app = { id, developerId, developerEmail, name, product, status, approval, createdAt };
-    return { status: 201, body: { ...app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil } };
+    return { status: 201, body: { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil } };
   },
   async importKey(call) {
     const credential = await importKey(call.deps, { id: call.params.app! }, call.body as { key: string; secret: string });
