@@ -1,222 +1,91 @@
-// `gateway admin …`: thin wrappers over src/admin, against the store the config names.
+// `gateway admin …`: thin wrappers over src/admin, against the store the config names, or with
+// --url over the management API (./admin-api.ts); the commands themselves are ./admin-commands.ts.
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { migrate } from '../admin/migrate.ts';
-import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, type AppDetails, type AppRef } from '../admin/apps.ts';
 import type { OperatorDeps } from '../admin/deps.ts';
-import { createDeveloper, listDevelopers, setDeveloperStatus } from '../admin/developers.ts';
-import { AdminError } from '../admin/errors.ts';
-import { inviteDeveloper } from '../admin/accounts.ts';
+import { migrate } from '../admin/migrate.ts';
 import { loadConfigFile } from '../config/load.ts';
-import { backupDatabase, BackupError } from '../store/backup.ts';
 import { createLogger } from '../log.ts';
 import { createAdminServices } from '../services.ts';
-import { isLive, type App, type Developer } from '../store/port/index.ts';
+import { backupDatabase, BackupError } from '../store/backup.ts';
+import { localApi, remoteApi, type AdminApi } from './admin-api.ts';
+import { registerApps, registerDevelopers, registerKeys, registerTokens } from './admin-commands.ts';
+import { registerAppsAsCode } from './apps-as-code.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
+import { CliError, logStream, terminalText, type CliIo } from './io.ts';
 import { registerManagementClients } from './management-clients.ts';
-import { CliError, isoDate, logStream, table, terminalText, type CliIo } from './io.ts';
 
-interface Common {
+export interface Common {
   config: string;
   json?: boolean;
+  url?: string;
 }
 
-/** What each command group's registration uses: a leaf command against an open store, and the output. */
-interface Leaves {
-  /** Declares a leaf command with the shared options and runs its action against an open store. */
-  leaf<O extends Common>(parent: Command, spec: string, description: string, run: (deps: OperatorDeps, opts: O, args: string[]) => Promise<void>): Command;
+/** What each command group's registration uses: leaf commands, and the output. */
+export interface Leaves {
+  /** A leaf command with the shared options, run on the store the config names, or with --url over the management API. */
+  leaf<O extends Common>(parent: Command, spec: string, description: string, run: (api: AdminApi, opts: O, args: string[]) => Promise<void>): Command;
+  /** A leaf command run on the store the config names only. */
+  local<O extends Common>(parent: Command, spec: string, description: string, run: (deps: OperatorDeps, opts: O, args: string[]) => Promise<void>): Command;
   /** JSON escapes control characters itself; the human form is escaped for the terminal. */
   show(opts: { json?: boolean }, value: unknown, human: () => string): void;
 }
 
+const URL_HELP = 'run over the management API at this URL (default: $GATEWAY_MANAGEMENT_URL), as the client in $GATEWAY_MANAGEMENT_KEY and $GATEWAY_MANAGEMENT_SECRET';
+
 export function registerAdmin(program: Command, io: CliIo): void {
-  const admin = program.command('admin').description('manage developers, apps and keys in the store the config names');
+  const admin = program.command('admin').description('manage developers, apps and keys in the store the config names, or over the management API');
+  /** Runs `run` with src/admin's deps on the store the config names, closed after. */
+  async function onStore(cmd: Command, run: (deps: OperatorDeps) => Promise<void>): Promise<void> {
+    const config = commandConfig(cmd, io);
+    const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
+    try {
+      await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: { kind: 'operator', user: operatorName() } });
+    } finally {
+      await services.store.close();
+    }
+  }
+  const command = (parent: Command, spec: string, description: string) =>
+    parent.command(spec).description(description).option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG).option('--json', 'machine-readable output');
   const leaves: Leaves = {
     leaf(parent, spec, description, run) {
-      return parent
-        .command(spec)
-        .description(description)
-        .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG)
-        .option('--json', 'machine-readable output')
+      return command(parent, spec, description)
+        .option('--url <url>', URL_HELP)
         .action(async (...argv: unknown[]) => {
           const cmd = argv[argv.length - 1] as Command;
-          const config = commandConfig(cmd, io);
-          const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
-          try {
-            await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: { kind: 'operator', user: operatorName() } }, cmd.opts(), cmd.args);
-          } finally {
-            await services.store.close();
-          }
+          const opts = cmd.opts<Common>();
+          const url = opts.url ?? io.env.GATEWAY_MANAGEMENT_URL;
+          if (url === undefined || url === '') return onStore(cmd, (deps) => run(localApi(deps), cmd.opts(), cmd.args));
+          await run(remoteApi(url, managementCredentials(io)), cmd.opts(), cmd.args);
         });
+    },
+    local(parent, spec, description, run) {
+      return command(parent, spec, description).action(async (...argv: unknown[]) => {
+        const cmd = argv[argv.length - 1] as Command;
+        await onStore(cmd, (deps) => run(deps, cmd.opts(), cmd.args));
+      });
     },
     show: (opts, value, human) => io.out(opts.json === true ? JSON.stringify(value, null, 2) : terminalText(human())),
   };
   registerDevelopers(admin, leaves);
   registerApps(admin, leaves);
-  registerKeys(admin, leaves);
-  registerManagementClients(admin, leaves.leaf, leaves.show);
+  registerKeys(admin, leaves, io);
+  registerTokens(admin, leaves);
+  registerAppsAsCode(admin, leaves, io);
+  registerManagementClients(admin, leaves.local, leaves.show);
   registerBackup(admin, io, leaves.show);
   registerMigrate(admin, io, leaves.show);
 }
 
-// VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
-const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
-// A pending app (registered in the portal, not yet approved) shows as such until it is approved.
-const appStatus = (a: App) => (a.status === 'active' && a.approval === 'pending' ? 'pending' : a.status);
-const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: appStatus(a), created: isoDate(a.createdAt) });
-const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
-  if (args[0] !== undefined) return { key: args[0] };
-  if (opts.developer !== undefined && opts.name !== undefined) return { developer: opts.developer, name: opts.name };
-  throw new AdminError('usage', 'name the app by its key, or by --developer and --name');
-};
-/** The options of a command that names an app by --developer and --name instead of its key. */
-const byName = (cmd: Command) => cmd.option('--developer <email>', "the developer's email").option('--name <name>', 'app name');
-
-function registerDevelopers(admin: Command, { leaf, show }: Leaves): void {
-  const developers = admin.command('developers').description('developer accounts');
-  leaf<Common & { email: string; name: string }>(developers, 'create', 'create a developer', async (deps, opts) => {
-    const dev = await createDeveloper(deps, { email: opts.email, name: opts.name });
-    show(opts, dev, () => `created developer ${dev.email}`);
-  })
-    .requiredOption('--email <email>', 'email address (unique)')
-    .requiredOption('--name <name>', 'display name');
-  leaf<Common & { valid: string }>(developers, 'invite <email>', 'a one-time code with which the developer sets a portal password (7 days; replaces an earlier one)', async (deps, opts, args) => {
-    const days = Number(opts.valid);
-    if (!Number.isInteger(days) || days < 1 || days > 90) throw new AdminError('usage', '--valid: a number of days from 1 to 90');
-    const invite = await inviteDeveloper(deps, args[0]!, days * 86_400_000);
-    const portal = deps.portal;
-    const origin = portal && (portal.publicUrl ?? `${portal.tls === undefined ? 'http' : 'https'}://localhost:${portal.port}`);
-    const link = origin && `${origin}/signup?${new URLSearchParams({ email: invite.developer.email, invitation: invite.code })}`;
-    show(opts, { email: invite.developer.email, code: invite.code, expiresAt: invite.expiresAt, ...(link ? { link } : {}) }, () =>
-      [
-        `invitation for ${invite.developer.email}, valid until ${isoDate(invite.expiresAt)}:`,
-        `code: ${invite.code}`,
-        ...(link ? [`link: ${link}`] : []),
-        'The code is shown only now. The developer enters it at sign-up in the portal to set a password.',
-      ].join('\n'),
-    );
-  }).option('--valid <days>', 'days the code works', '7');
-  leaf(developers, 'list', 'list developers', async (deps, opts) => {
-    const list = await listDevelopers(deps);
-    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'verified', 'created']));
-  });
-  for (const [verb, status] of [
-    ['disable', 'disabled'],
-    ['enable', 'active'],
-  ] as const) {
-    leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (deps, opts, args) => {
-      const dev = await setDeveloperStatus(deps, args[0]!, status);
-      show(opts, dev, () => `developer ${dev.email} is ${dev.status}`);
-    });
+/** The management client --url acts as, from the environment: never from the command line, where any user of the machine could read it. */
+function managementCredentials(io: CliIo): { key: string; secret: string } {
+  const key = io.env.GATEWAY_MANAGEMENT_KEY;
+  const secret = io.env.GATEWAY_MANAGEMENT_SECRET;
+  if (key === undefined || key === '' || secret === undefined || secret === '') {
+    throw new CliError('--url needs a management client: set GATEWAY_MANAGEMENT_KEY and GATEWAY_MANAGEMENT_SECRET (made with `gateway admin management-clients create`)');
   }
-}
-
-function registerApps(admin: Command, { leaf, show }: Leaves): void {
-  const apps = admin.command('apps').description('developer apps');
-  leaf<Common & { developer: string; name: string; product: string }>(apps, 'create', 'register an app; prints its key and secret once', async (deps, opts) => {
-    const created = await createApp(deps, { developer: opts.developer, name: opts.name, product: opts.product });
-    show(opts, { ...created.app, key: created.key, secret: created.secret }, () =>
-      [
-        `created app "${created.app.name}" for ${created.app.developerEmail}, API product ${created.app.product}`,
-        `key:    ${created.key}`,
-        `secret: ${created.secret}`,
-        'The secret is shown only now; store it safely.',
-      ].join('\n'),
-    );
-  })
-    .requiredOption('--developer <email>', "the developer's email")
-    .requiredOption('--name <name>', 'app name (unique per developer)')
-    .requiredOption('--product <product>', 'API product');
-  leaf<Common & { developer?: string }>(apps, 'list', 'list apps', async (deps, opts) => {
-    const list = await listApps(deps, opts.developer === undefined ? {} : { developer: opts.developer });
-    // Keys that authenticate: the current one, and earlier ones until their overlap ends.
-    const keys = (app: AppDetails) =>
-      app.credentials
-        .filter((c) => isLive(c, deps.clock()))
-        .map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`))
-        .join(', ');
-    show(opts, list, () =>
-      table(
-        list.map((app) => ({ ...appRow(app), keys: keys(app) })),
-        ['developer', 'name', 'product', 'status', 'created', 'keys'],
-      ),
-    );
-  }).option('--developer <email>', "only this developer's apps");
-  byName(
-    leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (deps, opts, args) => {
-      const app = await findApp(deps, appRef(args, opts));
-      show(opts, app, () =>
-        [
-          table([appRow(app)], ['developer', 'name', 'product', 'status', 'created']),
-          '',
-          table(
-            app.credentials.map((c) => ({ key: c.key, status: c.status, created: isoDate(c.createdAt), expires: isoDate(c.expiresAt) })),
-            ['key', 'status', 'created', 'expires'],
-          ),
-        ].join('\n'),
-      );
-    }),
-  );
-  for (const [verb, status] of [
-    ['disable', 'disabled'],
-    ['enable', 'active'],
-  ] as const) {
-    byName(
-      leaf<Common & { developer?: string; name?: string }>(
-        apps,
-        `${verb} [key]`,
-        `${verb} an app${verb === 'disable' ? ': no new tokens, and its tokens stop working' : ''}`,
-        async (deps, opts, args) => {
-          const app = await setAppStatus(deps, appRef(args, opts), status);
-          show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is ${app.status}`);
-        },
-      ),
-    );
-  }
-  byName(
-    leaf<Common & { developer?: string; name?: string }>(
-      apps,
-      'approve [key]',
-      'approve an app registered in the portal for a product with approval: manual; its keys work at once',
-      async (deps, opts, args) => {
-        const app = await approveApp(deps, appRef(args, opts));
-        show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
-      },
-    ),
-  );
-  byName(
-    leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (deps, opts, args) => {
-      const app = await deleteApp(deps, appRef(args, opts));
-      show(opts, { ...app, deleted: true }, () => `app "${app.name}" of ${app.developerEmail} is deleted`);
-    }),
-  );
-}
-
-function registerKeys(admin: Command, { leaf, show }: Leaves): void {
-  const keys = admin.command('keys').description('app keys (client credentials)');
-  byName(
-    leaf<Common & { developer?: string; name?: string }>(
-      keys,
-      'rotate [key]',
-      "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends",
-      async (deps, opts, args) => {
-        const rotated = await rotateKey(deps, appRef(args, opts));
-        show(opts, { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil }, () =>
-          [
-            `new key for app "${rotated.app.name}" of ${rotated.app.developerEmail}`,
-            `key:    ${rotated.key}`,
-            `secret: ${rotated.secret}`,
-            `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
-          ].join('\n'),
-        );
-      },
-    ),
-  );
-  leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (deps, opts, args) => {
-    await revokeKey(deps, args[0]!);
-    show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
-  });
+  return { key, secret };
 }
 
 /** Not a leaf: it reads the store through a connection of its own and never opens (or migrates) it. */

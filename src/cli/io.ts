@@ -6,6 +6,8 @@ export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: Readonly<Record<string, string | undefined>>;
+  /** What standard input holds (`keys import --secret-stdin`); absent: the process's. */
+  stdin?: () => string;
 }
 
 /** Thrown by commands for a failure the user caused; the message is one line, the exit code non-zero. */

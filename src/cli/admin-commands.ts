@@ -1,0 +1,229 @@
+// The commands of `gateway admin` on developers, apps, keys and tokens, each written once against
+// AdminApi (./admin-api.ts): the store the config names, or with --url the management API.
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { AppDetails, AppRef } from '../admin/apps.ts';
+import { AdminError } from '../admin/errors.ts';
+import { isLive, type App, type Developer } from '../store/port/index.ts';
+import type { Common, Leaves } from './admin.ts';
+import { CliError, isoDate, table, type CliIo } from './io.ts';
+
+// VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
+const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
+// A pending app (registered in the portal, not yet approved) shows as such until it is approved.
+const appStatus = (a: App) => (a.status === 'active' && a.approval === 'pending' ? 'pending' : a.status);
+const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: appStatus(a), created: isoDate(a.createdAt) });
+const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
+  if (args[0] !== undefined) return { key: args[0] };
+  if (opts.developer !== undefined && opts.name !== undefined) return { developer: opts.developer, name: opts.name };
+  throw new AdminError('usage', 'name the app by its key, or by --developer and --name');
+};
+/** The options of a command that names an app by --developer and --name instead of its key. */
+const byName = (cmd: Command) => cmd.option('--developer <email>', "the developer's email").option('--name <name>', 'app name');
+
+export function registerDevelopers(admin: Command, { leaf, show }: Leaves): void {
+  const developers = admin.command('developers').description('developer accounts');
+  leaf<Common & { email: string; name: string }>(developers, 'create', 'create a developer', async (api, opts) => {
+    const dev = await api.createDeveloper({ email: opts.email, name: opts.name });
+    show(opts, dev, () => `created developer ${dev.email}`);
+  })
+    .requiredOption('--email <email>', 'email address (unique)')
+    .requiredOption('--name <name>', 'display name');
+  leaf<Common & { valid: string }>(developers, 'invite <email>', 'a one-time code with which the developer sets a portal password (7 days; replaces an earlier one)', async (api, opts, args) => {
+    const days = Number(opts.valid);
+    if (!Number.isInteger(days) || days < 1 || days > 90) throw new AdminError('usage', '--valid: a number of days from 1 to 90');
+    const invite = await api.inviteDeveloper(args[0]!, days);
+    show(opts, invite, () =>
+      [
+        `invitation for ${invite.email}, valid until ${isoDate(invite.expiresAt)}:`,
+        `code: ${invite.code}`,
+        ...(invite.link === undefined ? [] : [`link: ${invite.link}`]),
+        'The code is shown only now. The developer enters it at sign-up in the portal to set a password.',
+      ].join('\n'),
+    );
+  }).option('--valid <days>', 'days the code works', '7');
+  leaf(developers, 'list', 'list developers', async (api, opts) => {
+    const list = await api.listDevelopers();
+    show(opts, list, () => table(list.map(devRow), ['email', 'name', 'status', 'verified', 'created']));
+  });
+  leaf(developers, 'show <email>', 'show a developer', async (api, opts, args) => {
+    const dev = await api.getDeveloper(args[0]!);
+    show(opts, dev, () => table([devRow(dev)], ['email', 'name', 'status', 'verified', 'created']));
+  });
+  leaf(developers, 'delete <email>', 'delete a developer with their apps and keys: their tokens stop working at once', async (api, opts, args) => {
+    const dev = await api.deleteDeveloper(args[0]!);
+    show(opts, { ...dev, deleted: true }, () => `developer ${dev.email} is deleted, with their apps and keys`);
+  });
+  for (const [verb, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
+    leaf(developers, `${verb} <email>`, `${verb} a developer${verb === 'disable' ? ': no new tokens, and their tokens stop working' : ''}`, async (api, opts, args) => {
+      const dev = await api.setDeveloperStatus(args[0]!, status);
+      show(opts, dev, () => `developer ${dev.email} is ${dev.status}`);
+    });
+  }
+}
+
+export function registerApps(admin: Command, { leaf, show }: Leaves): void {
+  const apps = admin.command('apps').description('developer apps');
+  leaf<Common & { developer: string; name: string; product: string }>(apps, 'create', 'register an app; prints its key and secret once', async (api, opts) => {
+    const created = await api.createApp({ developer: opts.developer, name: opts.name, product: opts.product });
+    show(opts, created, () =>
+      [
+        `created app "${created.name}" for ${created.developerEmail}, API product ${created.product}`,
+        `key:    ${created.key}`,
+        `secret: ${created.secret}`,
+        'The secret is shown only now; store it safely.',
+      ].join('\n'),
+    );
+  })
+    .requiredOption('--developer <email>', "the developer's email")
+    .requiredOption('--name <name>', 'app name (unique per developer)')
+    .requiredOption('--product <product>', 'API product');
+  leaf<Common & { developer?: string }>(apps, 'list', 'list apps', async (api, opts) => {
+    const list = await api.listApps(opts.developer === undefined ? {} : { developer: opts.developer });
+    const now = Date.now();
+    // Keys that authenticate: the current one, and earlier ones until their overlap ends.
+    const keys = (app: AppDetails) =>
+      app.credentials
+        .filter((c) => isLive(c, now))
+        .map((c) => (c.expiresAt === null ? c.key : `${c.key} (until ${isoDate(c.expiresAt)})`))
+        .join(', ');
+    show(opts, list, () =>
+      table(
+        list.map((app) => ({ ...appRow(app), keys: keys(app) })),
+        ['developer', 'name', 'product', 'status', 'created', 'keys'],
+      ),
+    );
+  }).option('--developer <email>', "only this developer's apps");
+  byName(
+    leaf<Common & { developer?: string; name?: string }>(apps, 'show [key]', 'show an app and its keys (never the secrets)', async (api, opts, args) => {
+      const app = await api.findApp(appRef(args, opts));
+      show(opts, app, () =>
+        [
+          table([appRow(app)], ['developer', 'name', 'product', 'status', 'created']),
+          '',
+          table(
+            app.credentials.map((c) => ({ key: c.key, status: c.status, created: isoDate(c.createdAt), expires: isoDate(c.expiresAt) })),
+            ['key', 'status', 'created', 'expires'],
+          ),
+        ].join('\n'),
+      );
+    }),
+  );
+  registerAppChanges(apps, { leaf, show });
+}
+
+/** The commands that change an app: disable, enable, approve, delete. */
+function registerAppChanges(apps: Command, { leaf, show }: Pick<Leaves, 'leaf' | 'show'>): void {
+  for (const [verb, status] of [
+    ['disable', 'disabled'],
+    ['enable', 'active'],
+  ] as const) {
+    byName(
+      leaf<Common & { developer?: string; name?: string }>(
+        apps,
+        `${verb} [key]`,
+        `${verb} an app${verb === 'disable' ? ': no new tokens, and its tokens stop working' : ''}`,
+        async (api, opts, args) => {
+          const app = await api.setAppStatus(appRef(args, opts), status);
+          show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is ${app.status}`);
+        },
+      ),
+    );
+  }
+  byName(
+    leaf<Common & { developer?: string; name?: string }>(
+      apps,
+      'approve [key]',
+      'approve an app registered in the portal for a product with approval: manual; its keys work at once',
+      async (api, opts, args) => {
+        const app = await api.approveApp(appRef(args, opts));
+        show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
+      },
+    ),
+  );
+  byName(
+    leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (api, opts, args) => {
+      const app = await api.deleteApp(appRef(args, opts));
+      show(opts, { ...app, deleted: true }, () => `app "${app.name}" of ${app.developerEmail} is deleted`);
+    }),
+  );
+}
+
+export function registerKeys(admin: Command, { leaf, show }: Leaves, io: CliIo): void {
+  const keys = admin.command('keys').description('app keys (client credentials)');
+  byName(
+    leaf<Common & { developer?: string; name?: string }>(
+      keys,
+      'rotate [key]',
+      "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends",
+      async (api, opts, args) => {
+        const rotated = await api.rotateKey(appRef(args, opts));
+        show(opts, rotated, () =>
+          [
+            `new key for app "${rotated.name}" of ${rotated.developerEmail}`,
+            `key:    ${rotated.key}`,
+            `secret: ${rotated.secret}`,
+            `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
+          ].join('\n'),
+        );
+      },
+    ),
+  );
+  byName(
+    leaf<Common & { developer?: string; name?: string; key: string; secretFile?: string; secretStdin?: boolean }>(
+      keys,
+      'import [appkey]',
+      'register a key and secret made by another gateway (Apigee, Kong) for an app; the client keeps working unchanged',
+      async (api, opts, args) => {
+        const secret = importedSecret(opts, io);
+        const credential = await api.importKey(appRef(args, opts), { key: opts.key, secret });
+        show(opts, credential, () => `imported key ${credential.key}; its secret is stored hashed and is not shown again`);
+      },
+    )
+      .requiredOption('--key <key>', 'the key (client id) the other gateway issued')
+      .option('--secret-file <file>', 'a file holding its secret (one line)')
+      .option('--secret-stdin', 'read its secret from standard input'),
+  );
+  leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (api, opts, args) => {
+    await api.revokeKey(args[0]!);
+    show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
+  });
+}
+
+/** The imported secret, from a file or standard input: never from the command line, which every user of the machine can read. */
+function importedSecret(opts: { secretFile?: string; secretStdin?: boolean }, io: CliIo): string {
+  if ((opts.secretFile === undefined) === (opts.secretStdin !== true)) throw new CliError('give the secret with --secret-file <file> or --secret-stdin (one of them)');
+  const text = opts.secretFile !== undefined ? readFileSync(opts.secretFile, 'utf8') : (io.stdin?.() ?? readFileSync(0, 'utf8'));
+  // One line: the newline an editor or `echo` adds is not part of it.
+  return text.replace(/\r?\n$/, '');
+}
+
+export function registerTokens(admin: Command, { leaf, show }: Leaves): void {
+  const tokens = admin.command('tokens').description('access and refresh tokens');
+  leaf<Common & { app?: string; developer?: string; name?: string; subject?: string }>(
+    tokens,
+    'revoke',
+    'revoke every token of an app (its keys stay), or of a user across every app (log out everywhere)',
+    async (api, opts) => {
+      const target = tokensTarget(opts);
+      const { revoked } = await api.revokeTokens(target);
+      show(opts, { revoked }, () => `revoked ${revoked} token${revoked === 1 ? '' : 's'}`);
+    },
+  )
+    .option('--app <key>', 'the app holding this key')
+    .option('--developer <email>', "the app's developer (with --name)")
+    .option('--name <name>', 'the app name (with --developer)')
+    .option('--subject <subject>', "a user's subject, as the authorization server names it: every token issued for them");
+}
+
+function tokensTarget(opts: { app?: string; developer?: string; name?: string; subject?: string }): { app: AppRef } | { subject: string } {
+  const byApp = opts.app !== undefined || opts.developer !== undefined || opts.name !== undefined;
+  if (byApp === (opts.subject !== undefined)) throw new AdminError('usage', 'name an app (--app <key>, or --developer and --name) or a user (--subject), one of them');
+  if (opts.subject !== undefined) return { subject: opts.subject };
+  if (opts.app !== undefined) return { app: { key: opts.app } };
+  if (opts.developer === undefined || opts.name === undefined) throw new AdminError('usage', 'name the app by --app <key>, or by --developer and --name');
+  return { app: { developer: opts.developer, name: opts.name } };
+}

@@ -1,0 +1,210 @@
+// `gateway admin` on the store the config names and, with --url, over the management API of a
+// running gateway: the same output and exit codes either way; apps as code (diff, apply, --prune);
+// keys brought from another gateway; tokens revoked. The CLI runs in process, as `gateway` runs it.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createManagementClient } from '../../src/admin/management-clients.ts';
+import { loadConfigFile } from '../../src/config/load.ts';
+import { startGateway, type Gateway } from '../../src/host/index.ts';
+import { main } from '../../src/cli/program.ts';
+import { createLogger } from '../../src/log.ts';
+import { adminDeps, bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
+import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
+import { ALL_SCOPES } from './client.ts';
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Runs `gateway …args` in process with `env`. */
+async function gateway(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<Run> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t), env, ...(stdin === undefined ? {} : { stdin: () => stdin }) });
+  // The audit lines a command on the store writes (the API's are the gateway's) are not its output.
+  const messages = err.filter((line) => !line.startsWith('{"level":'));
+  return { code, out: out.join('\n'), err: messages.join('\n') };
+}
+
+/** A gateway with a management listener on `yaml`'s store, a management client, and the two ways of running a command. */
+async function workspace(yaml: string, dir: string) {
+  const file = path.join(dir, 'gateway.yaml');
+  writeFileSync(file, yaml);
+  const config = loadConfigFile(file, { env: {} });
+  const gw = await startGateway({ config, logger: createLogger('silent') });
+  const client = await createManagementClient(adminDeps(gw, config), { name: 'cli', scopes: ALL_SCOPES });
+  const env = { GATEWAY_MANAGEMENT_KEY: client.key, GATEWAY_MANAGEMENT_SECRET: client.secret };
+  return {
+    gw,
+    file,
+    local: (...args: string[]) => gateway(['admin', ...args, '--config', file]),
+    remote: (...args: string[]) => gateway(['admin', ...args, '--url', gw.managementUrl!], env),
+    remoteWith: (stdin: string, ...args: string[]) => gateway(['admin', ...args, '--url', gw.managementUrl!], env, stdin),
+  };
+}
+
+const withManagement = (yaml: string) => `${yaml}\nmanagement:\n  port: 0\n`;
+/** What differs between two runs of one command by nature: ids, times, keys and secrets. */
+const stable = (text: string) => text.replace(/"(id|developerId|appId|createdAt|expiresAt|overlapUntil|key|secret)": ("[^"]*"|\d+|null)/g, '"$1": _');
+
+describe('gateway admin, on the store and through --url', () => {
+  const dir = tempDir();
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  before(async () => {
+    ws = await workspace(withManagement(configYaml()), dir.dir);
+  });
+  after(async () => {
+    await ws.gw.close();
+    dir.remove();
+  });
+
+  test('each command prints the same and exits alike, on the store and over the API', async () => {
+    for (const [run, who] of [
+      [ws.local, 'local'],
+      [ws.remote, 'remote'],
+    ] as const) {
+      const email = `${who}@example.com`;
+      assert.deepEqual(await run('developers', 'create', '--email', email, '--name', who), { code: 0, out: `created developer ${email}`, err: '' });
+      const created = JSON.parse((await run('apps', 'create', '--developer', email, '--name', 'billing', '--product', 'hello', '--json')).out);
+      assert.match(created.secret, /^gws_/);
+      assert.equal((await tokenRequest(ws.gw.url, { grant_type: 'client_credentials' }, created)).status, 200);
+      const shown = await run('apps', 'show', created.key, '--json');
+      assert.equal(shown.code, 0);
+      assert.deepEqual(JSON.parse(shown.out).credentials.length, 1);
+      assert.equal((await run('apps', 'disable', '--developer', email, '--name', 'billing')).out, `app "billing" of ${email} is disabled`);
+      assert.equal((await run('apps', 'enable', created.key)).out, `app "billing" of ${email} is active`);
+      const secretFile = path.join(dir.dir, `${who}.secret`);
+      writeFileSync(secretFile, 'a-kong-client-secret-000000000001\n');
+      const importedKey = `kong-${who}-client-0001`;
+      assert.deepEqual(await run('keys', 'import', created.key, '--key', importedKey, '--secret-file', secretFile), {
+        code: 0,
+        out: `imported key ${importedKey}; its secret is stored hashed and is not shown again`,
+        err: '',
+      });
+      const issued = await tokenRequest(ws.gw.url, { grant_type: 'client_credentials' }, { key: importedKey, secret: 'a-kong-client-secret-000000000001' });
+      assert.equal(issued.status, 200);
+      assert.deepEqual(await run('keys', 'import', created.key, '--key', importedKey, '--secret-file', secretFile), { code: 1, out: '', err: `error: the key ${importedKey} is already registered` });
+      // The token of the app's first key went with the disabling; the imported key's is the one left.
+      assert.deepEqual(await run('tokens', 'revoke', '--app', created.key), { code: 0, out: 'revoked 1 token', err: '' });
+      assert.equal((await call(`${ws.gw.url}/v1/hello`, { headers: bearer(issued.body.access_token) })).status, 401);
+      assert.deepEqual(await run('developers', 'show', 'nobody@example.com'), { code: 1, out: '', err: 'error: no developer nobody@example.com' });
+      assert.deepEqual(await run('developers', 'delete', email), { code: 0, out: `developer ${email} is deleted, with their apps and keys`, err: '' });
+      assert.equal((await tokenRequest(ws.gw.url, { grant_type: 'client_credentials' }, created)).status, 401);
+    }
+    const local = await ws.local('developers', 'list', '--json');
+    const remote = await ws.remote('developers', 'list', '--json');
+    assert.equal(stable(remote.out), stable(local.out));
+  });
+
+  test('--url without a management client in the environment, or with a wrong one, or unreachable: a clear error', async () => {
+    assert.deepEqual(await gateway(['admin', 'developers', 'list', '--url', ws.gw.managementUrl!]), {
+      code: 1,
+      out: '',
+      err: 'error: --url needs a management client: set GATEWAY_MANAGEMENT_KEY and GATEWAY_MANAGEMENT_SECRET (made with `gateway admin management-clients create`)',
+    });
+    const wrong = await gateway(['admin', 'developers', 'list', '--url', ws.gw.managementUrl!], { GATEWAY_MANAGEMENT_KEY: 'nobody00', GATEWAY_MANAGEMENT_SECRET: 'wrong' });
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.err, /^error: the management API refused the client in GATEWAY_MANAGEMENT_KEY: /);
+    const down = await gateway(['admin', 'developers', 'list', '--url', 'http://127.0.0.1:9'], { GATEWAY_MANAGEMENT_KEY: 'k', GATEWAY_MANAGEMENT_SECRET: 's' });
+    assert.equal(down.code, 1);
+    assert.match(down.err, /^error: cannot reach the management API at http:\/\/127\.0\.0\.1:9: /);
+  });
+
+  test('apps as code: diff, apply, apply again (no changes), --prune, a secrets file of mode 0600, a product that cannot change', async () => {
+    const apps = path.join(dir.dir, 'apps.yaml');
+    writeFileSync(
+      apps,
+      [
+        'developers:',
+        '  - email: ada@example.com',
+        '    name: Ada',
+        '    apps:',
+        '      - name: billing',
+        '        product: hello',
+        '      - name: reports',
+        '        product: orders',
+        '        status: disabled',
+        '',
+      ].join('\n'),
+    );
+    const expected = [
+      'creating developer ada@example.com',
+      'creating app ada@example.com/billing (product hello)',
+      'creating app ada@example.com/reports (product orders)',
+      'disabling app ada@example.com/reports',
+    ];
+    assert.deepEqual(await ws.remote('diff', '-f', apps), { code: 0, out: [...expected, '4 changes to make'].join('\n'), err: '' });
+    const secrets = path.join(dir.dir, 'secrets.json');
+    const applied = await ws.remote('apply', '-f', apps, '--secrets-file', secrets);
+    assert.deepEqual(applied, { code: 0, out: [...expected, `4 changes made; the new keys and secrets are in ${secrets}`].join('\n'), err: '' });
+    assert.equal(statSync(secrets).mode & 0o777, 0o600);
+    const written = JSON.parse(readFileSync(secrets, 'utf8')) as { developer: string; app: string; key: string; secret: string }[];
+    assert.deepEqual(
+      written.map((s) => [s.developer, s.app]),
+      [
+        ['ada@example.com', 'billing'],
+        ['ada@example.com', 'reports'],
+      ],
+    );
+    assert.equal((await tokenRequest(ws.gw.url, { grant_type: 'client_credentials' }, written[0]!)).status, 200);
+    assert.equal((await tokenRequest(ws.gw.url, { grant_type: 'client_credentials' }, written[1]!)).status, 401);
+    // The same file again, locally this time: nothing to change.
+    assert.deepEqual(await ws.local('apply', '-f', apps), { code: 0, out: 'no changes', err: '' });
+    assert.deepEqual(await ws.remote('apply', '-f', apps), { code: 0, out: 'no changes', err: '' });
+
+    await ws.local('developers', 'create', '--email', 'stray@example.com', '--name', 'Stray');
+    writeFileSync(apps, ['developers:', '  - email: ada@example.com', '    name: Ada', '    apps:', '      - name: billing', '        product: hello', ''].join('\n'));
+    assert.deepEqual(await ws.remote('apply', '-f', apps), { code: 0, out: 'no changes', err: '' });
+    assert.deepEqual(await ws.remote('apply', '-f', apps, '--prune'), {
+      code: 0,
+      out: ['deleting app ada@example.com/reports', 'deleting developer stray@example.com', '2 changes made'].join('\n'),
+      err: '',
+    });
+
+    writeFileSync(apps, ['developers:', '  - email: ada@example.com', '    name: Ada', '    apps:', '      - name: billing', '        product: orders', ''].join('\n'));
+    assert.deepEqual(await ws.remote('apply', '-f', apps), {
+      code: 1,
+      out: '',
+      err: 'error: nothing was changed:\nada@example.com/billing is an app of product hello, not orders: an app keeps its product; declare a new app (and delete this one)',
+    });
+    writeFileSync(apps, ['developers:', '  - email: ada@example.com', '    nam: Ada', ''].join('\n'));
+    const bad = await ws.local('diff', '-f', apps);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /^error: invalid apps file:\ndevelopers\[0\]/);
+    assert.match(bad.err, /\(apps\.yaml:3\)/);
+  });
+});
+
+describe('gateway admin --url on two gateways sharing a Redis', { skip: hasRedis() ? false : 'no redis-server here (.ci/run installs it)' }, () => {
+  const dir = tempDir();
+  let redis: RedisServer;
+  let first: Awaited<ReturnType<typeof workspace>>;
+  let second: Gateway;
+  before(async () => {
+    redis = await startRedis();
+    const yaml = withManagement(configYaml()).replace('store:\n  path: ./gateway.db', `store:\n  driver: redis\n  url: ${redis.url}\n  keyPrefix: "cli:"\n  secretKeyFile: ./gateway.key`);
+    first = await workspace(yaml, dir.dir);
+    second = await startGateway({ config: loadConfigFile(first.file, { env: {} }), logger: createLogger('silent') });
+  });
+  after(async () => {
+    await second?.close();
+    await first?.gw.close();
+    await redis?.close();
+    dir.remove();
+  });
+
+  test('an app created through one gateway works at the other, and a key imported through the other works at the first', async () => {
+    assert.equal((await first.remote('developers', 'create', '--email', 'ada@example.com', '--name', 'Ada')).code, 0);
+    const created = JSON.parse((await first.remote('apps', 'create', '--developer', 'ada@example.com', '--name', 'billing', '--product', 'hello', '--json')).out);
+    const issued = await tokenRequest(second.url, { grant_type: 'client_credentials' }, created);
+    assert.equal(issued.status, 200);
+    assert.equal((await call(`${first.gw.url}/v1/hello`, { headers: bearer(issued.body.access_token) })).status, 200);
+    const imported = await first.remoteWith('an-apigee-secret-00000000000001\n', 'keys', 'import', created.key, '--key', 'apigee-key-0000001', '--secret-stdin');
+    assert.equal(imported.code, 0, imported.err);
+    assert.equal((await tokenRequest(second.url, { grant_type: 'client_credentials' }, { key: 'apigee-key-0000001', secret: 'an-apigee-secret-00000000000001' })).status, 200);
+  });
+});
