@@ -39,6 +39,8 @@ export interface AdminApi {
   revokeKey(key: string): Promise<void>;
   importKey(ref: AppRef, input: { key: string; secret: string }): Promise<Credential>;
   revokeTokens(target: TokensTarget): Promise<{ revoked: number }>;
+  /** The API products the gateway declares; undefined when the caller may not read them. */
+  productNames(): Promise<readonly string[] | undefined>;
 }
 
 const DAY_MS = 86_400_000;
@@ -72,6 +74,7 @@ export function localApi(deps: OperatorDeps): AdminApi {
     revokeKey: (key) => revokeKey(deps, key),
     importKey: (ref, input) => importKey(deps, ref, input),
     revokeTokens: (target) => revokeTokens(deps, target),
+    productNames: async () => [...deps.products.keys()],
   };
 }
 
@@ -86,18 +89,8 @@ function managementClient(base: string, credentials: RemoteCredentials) {
   const origin = base.replace(/\/+$/, '');
   let token: Promise<string> | undefined;
 
-  async function send(method: string, path: string, body?: unknown, form?: string): Promise<Response> {
-    const headers: Record<string, string> = {};
-    if (form !== undefined) {
-      headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(credentials.key)}:${encodeURIComponent(credentials.secret)}`).toString('base64')}`;
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-    } else {
-      token ??= fetchToken();
-      headers.authorization = `Bearer ${await token}`;
-      if (body !== undefined) headers['content-type'] = 'application/json';
-    }
+  async function send(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response> {
     try {
-      const payload = form ?? (body === undefined ? undefined : JSON.stringify(body));
       return await fetch(`${origin}${path}`, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
     } catch (err) {
       const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
@@ -106,7 +99,8 @@ function managementClient(base: string, credentials: RemoteCredentials) {
   }
 
   async function fetchToken(): Promise<string> {
-    const res = await send('POST', '/oauth2/token', undefined, 'grant_type=client_credentials');
+    const basic = Buffer.from(`${encodeURIComponent(credentials.key)}:${encodeURIComponent(credentials.secret)}`).toString('base64');
+    const res = await send('POST', '/oauth2/token', { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' }, 'grant_type=client_credentials');
     const answer = (await res.json().catch(() => ({}))) as { access_token?: string; error?: string; error_description?: string };
     if (res.status !== 200 || typeof answer.access_token !== 'string') {
       throw new CliError(`the management API refused the client in GATEWAY_MANAGEMENT_KEY: ${answer.error_description ?? answer.error ?? `status ${res.status}`}`);
@@ -114,14 +108,33 @@ function managementClient(base: string, credentials: RemoteCredentials) {
     return answer.access_token;
   }
 
+  /**
+   * A call with the command's token. A token that expired during a long command (an `apply` of
+   * many apps) is renewed once: a 401 comes before the operation runs, so the retry is safe.
+   */
+  async function authorized(method: string, path: string, body?: unknown): Promise<Response> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = (bearer: string): Record<string, string> => ({ authorization: `Bearer ${bearer}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) });
+    const fresh = token === undefined;
+    token ??= fetchToken();
+    const res = await send(method, path, headers(await token), payload);
+    if (res.status !== 401 || fresh) return res;
+    await res.body?.cancel();
+    token = fetchToken();
+    return send(method, path, headers(await token), payload);
+  }
+
   /** The answer's JSON; a problem becomes the AdminError (or store outage) the local operation would have thrown. */
   async function json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await send(method, `/v1${path}`, body);
+    const res = await authorized(method, `/v1${path}`, body);
     if (res.status === 204) return undefined as T;
     const answer = (await res.json().catch(() => undefined)) as { code?: string; detail?: string } | undefined;
     if (res.ok) return answer as T;
     if (res.status === 503) throw new StoreUnavailable(answer?.detail ?? 'the management API is unavailable');
-    throw new AdminError(answer?.code ?? 'refused', answer?.detail ?? `the management API answered ${res.status}`);
+    const detail = answer?.detail ?? `the management API answered ${res.status}`;
+    // RFC 6750 §3: the challenge names the scope the operation needs; say which client lacks it.
+    const scope = res.status === 403 ? /scope="([^"]*)"/.exec(res.headers.get('www-authenticate') ?? '')?.[1] : undefined;
+    throw new AdminError(answer?.code ?? 'refused', scope === undefined ? detail : `${detail}: the management client in GATEWAY_MANAGEMENT_KEY needs ${scope}`);
   }
 
   async function all<T>(path: string): Promise<T[]> {
@@ -180,6 +193,15 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
     },
     importKey: async (ref, input) => json('POST', `/apps/${seg(await appId(ref))}/keys/import`, input),
     revokeTokens: async (target) => json('POST', '/tokens/revoke', 'subject' in target ? { subject: target.subject } : { app: await appId(target.app) }),
+    // A client without products:read can still apply: the API then refuses an unknown product itself.
+    productNames: () =>
+      all<{ name: string }>('/products').then(
+        (products) => products.map((p) => p.name),
+        (err: unknown) => {
+          if (err instanceof AdminError && err.code === 'insufficient_scope') return undefined;
+          throw err;
+        },
+      ),
   };
 }
 
