@@ -122,22 +122,7 @@ export function registerAppsAsCode(admin: Command, { leaf, show }: Leaves, io: C
     'bring developers and apps to the file: create, approve, enable and disable (and with --prune delete)',
     async (api, opts) => {
       const changes = await planned(api, opts);
-      // Made before any change: the secrets of new apps must have a place to go.
-      const file = opts.secretsFile !== undefined && changes.some((c) => c.kind === 'app' && c.action === 'create') ? claimSecretsFile(opts.secretsFile) : undefined;
-      const secrets: NewSecret[] = [];
-      try {
-        for (const change of changes) {
-          if (opts.json !== true) io.out(terminalText(line(change)));
-          const created = await change.make(api);
-          if (created === undefined) continue;
-          secrets.push({ developer: change.developer, app: change.app!, product: created.product, key: created.key, secret: created.secret });
-          // At once: an app made before a later failure (or an interruption) keeps its secret, shown nowhere else.
-          file?.write(secrets);
-          if (file === undefined && opts.json !== true) io.out(`  key:    ${created.key}\n  secret: ${created.secret}`);
-        }
-      } finally {
-        file?.close();
-      }
+      const secrets = await applyChanges(api, changes, opts, io);
       const done = opts.json === true ? { changes: changes.map(view), ...(opts.secretsFile === undefined ? { secrets } : { secretsFile: opts.secretsFile }) } : undefined;
       show(
         opts,
@@ -161,6 +146,36 @@ async function planned(api: AdminApi, opts: { file: string; prune?: boolean }): 
   }
   const [developers, apps] = await Promise.all([api.listDevelopers(), api.listApps()]);
   return plan(declared, developers, apps, opts.prune === true);
+}
+
+/**
+ * Makes the changes in order, each line printed before it is made; gives back the new apps' keys
+ * and secrets. A failure part-way ends the command, but not before whatever secrets were made
+ * have gone somewhere: the secrets file, the terminal, or (with --json) the partial answer.
+ */
+async function applyChanges(api: AdminApi, changes: readonly Change[], opts: { json?: boolean; secretsFile?: string }, io: CliIo): Promise<NewSecret[]> {
+  // Made before any change: the secrets of new apps must have a place to go.
+  const file = opts.secretsFile !== undefined && changes.some((c) => c.kind === 'app' && c.action === 'create') ? claimSecretsFile(opts.secretsFile) : undefined;
+  const secrets: NewSecret[] = [];
+  let made = 0;
+  try {
+    for (const change of changes) {
+      if (opts.json !== true) io.out(terminalText(line(change)));
+      const created = await change.make(api);
+      made += 1;
+      if (created === undefined) continue;
+      secrets.push({ developer: change.developer, app: change.app!, product: created.product, key: created.key, secret: created.secret });
+      // At once: an app made before a later failure (or an interruption) keeps its secret, shown nowhere else.
+      file?.write(secrets);
+      if (file === undefined && opts.json !== true) io.out(`  key:    ${created.key}\n  secret: ${created.secret}`);
+    }
+  } catch (err) {
+    if (opts.json === true && made > 0) io.out(JSON.stringify({ changes: changes.slice(0, made).map(view), ...(file === undefined ? { secrets } : { secretsFile: opts.secretsFile }) }, null, 2));
+    throw err;
+  } finally {
+    file?.close();
+  }
+  return secrets;
 }
 
 /**

@@ -12,7 +12,7 @@ import { main } from '../../src/cli/program.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { adminDeps, configYaml, tempDir } from '../helpers.ts';
+import { adminDeps, configYaml, tempDir, tokenRequest } from '../helpers.ts';
 import { ALL_SCOPES } from './client.ts';
 
 const EVERY_SCOPE = ALL_SCOPES as ManagementScope[];
@@ -68,6 +68,25 @@ describe('gateway admin --url with a narrow management client, and short-lived t
     const applied = await remote(full, 'apply', '-f', apps, '--secrets-file', secrets);
     assert.equal(applied.code, 0, applied.err);
     assert.equal(existsSync(secrets), true);
+  });
+
+  test('--json: a failure after an app was made still prints its secret, in the partial answer', async () => {
+    const full = await credentials('setup', EVERY_SCOPE);
+    assert.equal((await remote(full, 'developers', 'create', '--email', 'bob@example.com', '--name', 'Bob')).code, 0);
+    // The app can be made; disabling Bob, the last change, needs developers:write.
+    const narrow = await credentials('apps-only', ['developers:read', 'apps:read', 'apps:write']);
+    const apps = path.join(dir.dir, 'bob.yaml');
+    writeFileSync(apps, ['developers:', '  - email: bob@example.com', '    name: Bob', '    status: disabled', '    apps:', '      - name: one', '        product: hello', ''].join('\n'));
+    const failed = await remote(narrow, 'apply', '-f', apps, '--json');
+    assert.equal(failed.code, 1);
+    assert.match(failed.err, /needs developers:write$/);
+    const partial = JSON.parse(failed.out) as { changes: unknown[]; secrets: { developer: string; app: string; key: string; secret: string }[] };
+    assert.deepEqual(partial.changes, [{ action: 'create', kind: 'app', developer: 'bob@example.com', app: 'one', product: 'hello' }]);
+    assert.deepEqual(
+      partial.secrets.map((s) => [s.developer, s.app]),
+      [['bob@example.com', 'one']],
+    );
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, partial.secrets[0]!)).status, 200);
   });
 
   test('a token that expires between two calls of one command is renewed, once', async () => {
