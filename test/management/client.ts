@@ -27,7 +27,6 @@ export function checkAnswer(method: string, template: string, answer: Answer): v
 export interface ManagedGateway extends TestGateway {
   managementUrl: string;
   /** A new management client with these scopes, and an access token of it. */
-  client(product: string, name?: string): Promise<{ key: string; secret: string }>;
   managementToken(scopes?: readonly string[], name?: string): Promise<{ key: string; secret: string; token: string }>;
 }
 
