@@ -183,12 +183,9 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
   const overlapUntil = now + deps.keyOverlapMs;
   const key = newKey();
   const secret = newSecret();
-  try {
-    await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
-  } catch (err) {
-    // Deleted since it was read (a DELETE racing this rotation).
-    if ((await deps.store.apps.findAppById(app.id)) === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
-    throw err;
+  // False: deleted since it was read (a DELETE racing this rotation).
+  if (!(await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil }))) {
+    throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
   }
   audit(deps.logger, 'key.rotate', { actor: asCaller(deps), ...ofApp(app), key, overlapUntil });
   // The app without its keys as they were before the rotation.
