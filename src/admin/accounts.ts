@@ -8,6 +8,7 @@ import { asDeveloper, asOperator, asVisitor, developerRef, type AdminDeps, type 
 import { requireDeveloper } from './developers.ts';
 import { AdminError } from './errors.ts';
 import { normaliseEmail, requireName, requirePassword } from './inputs.ts';
+import { MANAGEMENT_DEVELOPER } from './management-clients.ts';
 
 export const INVITATION_VALID_MS = 7 * 86_400_000;
 
@@ -23,7 +24,8 @@ export async function inviteDeveloper(deps: OperatorDeps, email: string, validMs
   const developer = replacement ?? found;
   const code = newInvitation();
   const expiresAt = deps.clock() + validMs;
-  await deps.store.accounts.setInvitation(developer.email, sha256(code), expiresAt);
+  // Deleted since it was read: a code for no account would be shown as if it worked.
+  if (!(await deps.store.accounts.setInvitation(developer.email, sha256(code), expiresAt))) throw new AdminError('unknown_developer', `no developer ${developer.email}`);
   audit(deps.logger, 'developer.invite', { actor: asOperator(deps), developer: developerRef(developer), replaced: replacement !== undefined, expiresAt });
   return { developer, code, expiresAt };
 }
@@ -81,6 +83,8 @@ export type SignUpResult = { kind: 'created'; developer: Developer; token: strin
 export async function openSignUp(deps: PortalDeps, input: { email: string; name: string; password: string; clientIp: string }): Promise<SignUpResult> {
   if (deps.portal.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
   const email = normaliseEmail(input.email);
+  // The management clients' developer: a sign-up under it would make the visitor its owner of record.
+  if (email === MANAGEMENT_DEVELOPER) throw new AdminError('invalid_email', `${email} is reserved for the management API's clients`);
   requirePassword(input.password);
   const name = requireName(input.name, 'the name');
   await countMailRequest(deps, input.clientIp);

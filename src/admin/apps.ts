@@ -59,6 +59,8 @@ async function insertApp(deps: AdminDeps, dev: Developer, name: string, product:
     });
     return { app, key, secret };
   } catch (err) {
+    // Deleted since it was read (a DELETE racing this registration): whatever the store said of it.
+    if ((await deps.store.accounts.findDeveloperById(dev.id)) === undefined) throw new AdminError('unknown_developer', `no developer ${dev.email}`);
     if (err instanceof StoreError && err.code === 'conflict') {
       throw new AdminError('duplicate_app', `developer ${dev.email} already has an app named "${name}"`);
     }
@@ -181,7 +183,10 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
   const overlapUntil = now + deps.keyOverlapMs;
   const key = newKey();
   const secret = newSecret();
-  await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil });
+  // False: deleted since it was read (a DELETE racing this rotation).
+  if (!(await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil }))) {
+    throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+  }
   audit(deps.logger, 'key.rotate', { actor: asCaller(deps), ...ofApp(app), key, overlapUntil });
   // The app without its keys as they were before the rotation.
   const { credentials: _before, ...rotated } = app;

@@ -47,7 +47,9 @@ export async function requireDeveloper(deps: AdminDeps, email: string): Promise<
 /** Disabling a developer stops token issuance to their apps and invalidates the tokens they hold. */
 export async function setDeveloperStatus(deps: OperatorDeps, email: string, status: Developer['status']): Promise<Developer> {
   const dev = await requireDeveloper(deps, email);
-  const updated = (await deps.store.accounts.setDeveloperStatus(dev.email, status, deps.clock()))!;
+  const updated = await deps.store.accounts.setDeveloperStatus(dev.email, status, deps.clock());
+  // Deleted since it was read (a DELETE racing this change).
+  if (updated === undefined) throw new AdminError('unknown_developer', `no developer ${dev.email}`);
   audit(deps.logger, status === 'disabled' ? 'developer.disable' : 'developer.enable', { actor: asOperator(deps), developer: developerRef(updated) });
   return updated;
 }

@@ -76,8 +76,10 @@ export const appOperations: Record<string, ManagementOperation> = {
     // A key of another app is not this app's: as unknown here as one that does not exist.
     if (!app.credentials.some((c) => c.key === key)) throw new AdminError('unknown_key', `the app "${app.name}" has no key ${key}`);
     await revokeKey(call.deps, key);
-    const credentials = await call.deps.store.apps.listCredentials(app.id);
-    return { status: 200, body: credentials.find((c) => c.key === key) };
+    const credential = (await call.deps.store.apps.listCredentials(app.id)).find((c) => c.key === key);
+    // Deleted since it was revoked (a DELETE racing this call).
+    if (credential === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+    return { status: 200, body: credential };
   },
   async revokeTokens(call) {
     const target = call.body as { app: string } | { subject: string };

@@ -1,6 +1,7 @@
 // The management API's reads of what the config declares (products, with their routes and
 // scopes) and of what the gateway counted (usage per app, product, route and status class per hour).
 import { AdminError } from '../admin/errors.ts';
+import { MANAGEMENT_PRODUCT } from '../admin/management-clients.ts';
 import type { Config, ProductSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { HOUR_MS } from '../usage.ts';
@@ -65,7 +66,10 @@ export const catalogOperations: Record<string, ManagementOperation> = {
       ...(product === null ? {} : { product }),
       ...(route === null ? {} : { route }),
     });
-    const rows = counts.map((c) => ({ hour: c.hour, app: c.appId, product: c.product, route: c.route, statusClass: c.statusClass, count: c.count }));
+    const rows = counts
+      // The management clients' own calls: those clients are invisible to the API, their ids included.
+      .filter((c) => c.product !== MANAGEMENT_PRODUCT)
+      .map((c) => ({ hour: c.hour, app: c.appId, product: c.product, route: c.route, statusClass: c.statusClass, count: c.count }));
     // Hours are 13 digits until 2286: their text sorts as their number.
     return { status: 200, body: page(rows, (r) => `${r.hour}\u0000${r.app}\u0000${r.route}\u0000${r.statusClass}`, query) };
   },

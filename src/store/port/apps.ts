@@ -75,9 +75,10 @@ export interface AppStore {
   revokeCredential(key: string, now: number): Promise<boolean>;
   /**
    * Adds a credential to the app and gives each of its other approved credentials an expiry of
-   * `overlapUntil` at the latest: they keep working until then, and so do their tokens.
+   * `overlapUntil` at the latest: they keep working until then, and so do their tokens. False, and
+   * nothing written, when the app does not exist (deleted since the caller read it).
    */
-  rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void>;
+  rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<boolean>;
   /**
    * Adds a credential made elsewhere (a key imported from another gateway) to the app, leaving its
    * other credentials as they are. StoreError 'conflict', and nothing written, when any app holds

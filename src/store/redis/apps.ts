@@ -158,13 +158,16 @@ export class RedisApps implements AppStore {
     });
   }
 
-  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
+  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<boolean> {
     const c = this.catalog;
-    await c.write(async () => {
-      const [taken, others] = await Promise.all([
+    return c.write(async () => {
+      const [app, taken, others] = await Promise.all([
+        c.app(input.appId),
         this.#db.run(this.#db.client.hexists(KEYS.credentials, input.key)),
         c.rows<CredentialRow>(KEYS.credentials, await c.members(KEYS.keysOf(input.appId))),
       ]);
+      // Deleted since the caller read it: a credential of no app would outlive it.
+      if (app === undefined) return { result: false };
       if (taken === 1) throw new StoreError('conflict', `key ${input.key} already exists`);
       const credential = newCredential(input);
       const writes = new Writes().add('HSET', KEYS.credentials, input.key, JSON.stringify(credential)).add('SADD', KEYS.keysOf(input.appId), input.key);
@@ -175,7 +178,7 @@ export class RedisApps implements AppStore {
       }
       // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
       for (const key of [input.key, ...approved.map((o) => o.key)]) writes.announce({ kind: 'key', ref: key });
-      return { result: undefined, writes };
+      return { result: true, writes };
     });
   }
 

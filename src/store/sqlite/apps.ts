@@ -134,13 +134,15 @@ export class SqliteApps implements AppStore {
     });
   }
 
-  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<void> {
-    await this.#db.write(() => {
+  async rotateCredential(input: { appId: string; key: string; secretHash: Buffer; now: number; overlapUntil: number }): Promise<boolean> {
+    return this.#db.write(() => {
+      if (this.#appExists.get(input.appId) === undefined) return false;
       const old = (this.#approvedKeysOfApp.all(input.appId, input.key) as Row[]).map((r) => r.key as string);
       this.#insertCredential.run(input.key, input.appId, input.secretHash, 'approved', null, input.now);
       this.#expireOtherCredentials.run(input.overlapUntil, input.overlapUntil, input.appId, input.key);
       // The new key is no longer unknown; cached clients and tokens of the old keys are read again, with their new expiry.
       for (const key of [input.key, ...old]) this.#db.changed({ kind: 'key', ref: key }, input.now);
+      return true;
     });
   }
 

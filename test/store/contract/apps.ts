@@ -183,7 +183,7 @@ export function appsContract(open: OpenStore): void {
       const { access } = await grant(f);
       assert.ok(await found(access.hash, T0 + MINUTE), 'cached before the rotation');
       const key = newKey();
-      await store.apps.rotateCredential({ appId: f.app.id, key, secretHash: hash(), now: T0 + MINUTE, overlapUntil: T0 + 10 * MINUTE });
+      assert.equal(await store.apps.rotateCredential({ appId: f.app.id, key, secretHash: hash(), now: T0 + MINUTE, overlapUntil: T0 + 10 * MINUTE }), true);
       const creds = await store.apps.listCredentials(f.app.id);
       assert.deepEqual(
         creds.map((c) => [c.key, c.status, c.expiresAt]),
@@ -224,6 +224,10 @@ export function appsContract(open: OpenStore): void {
       await store.usage.add([use(f.app.id, 'orders:list', '2xx', hour, 3), use(other.app.id, 'orders:list', '2xx', hour, 1)]);
       assert.equal(await store.apps.deleteApp(f.app.id, T0 + MINUTE), true);
       assert.equal(await store.apps.deleteApp(f.app.id, T0 + MINUTE), false);
+      // A rotation that read the app before it was deleted writes nothing.
+      const late = newKey();
+      assert.equal(await store.apps.rotateCredential({ appId: f.app.id, key: late, secretHash: hash(), now: T0 + MINUTE, overlapUntil: T0 + HOUR }), false);
+      assert.equal(await store.apps.addCredential({ appId: other.app.id, key: late, secretHash: hash(), now: T0 + MINUTE }).then((c) => c?.key), late, 'the key was not taken');
       assert.equal(await found(access.hash), false);
       assert.equal(await store.cache.findClient(f.key), undefined);
       assert.equal(await store.apps.findAppById(f.app.id), undefined);
