@@ -221,7 +221,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Calls per app, product, route and status class per hour */
+        /** Calls per app, product, route and status class per hour (management clients' own calls are left out) */
         get: operations["listUsage"];
         put?: never;
         post?: never;
