@@ -309,7 +309,7 @@ const paths = {
     }),
   },
   '/usage': {
-    get: op('Usage', 'listUsage', 'Calls per app, product, route and status class per hour (management clients\' own calls are left out)', 'usage:read', {
+    get: op('Usage', 'listUsage', "Calls per app, product, route and status class per hour (management clients' own calls are left out)", 'usage:read', {
       parameters: [
         { name: 'from', in: 'query', description: 'From this hour on (RFC 3339); default: 24 hours ago.', schema: { type: 'string', format: 'date-time' } },
         { name: 'to', in: 'query', description: 'Up to this time, not included (RFC 3339); default: now.', schema: { type: 'string', format: 'date-time' } },
