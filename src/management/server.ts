@@ -4,7 +4,6 @@
 // request validation), then its operation answers in process. The listener also serves the token
 // endpoint for management clients and the document at /openapi.json. Never the public listener.
 import { readFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { audit } from '../admin/audit.ts';
 import type { OperatorDeps } from '../admin/deps.ts';
 import { MANAGEMENT_PRODUCT, MANAGEMENT_SCOPES } from '../admin/management-clients.ts';
@@ -18,7 +17,7 @@ import { builtInDocument } from '../openapi/document.ts';
 import { operationRoutes } from '../openapi/routes.ts';
 import { Documents } from '../openapi/validators.ts';
 import { answerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
-import { createHandler } from '../runtime/handler.ts';
+import { createHandler, writesAccessLines } from '../runtime/handler.ts';
 import { requestIdHeader } from '../runtime/oauth-routes.ts';
 import { compileRoutes, type OwnPath } from '../runtime/routes.ts';
 import type { Services } from '../services.ts';
@@ -204,7 +203,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     routes: table,
     // The listener's peer: whoever is in front of it is not trusted to say who called.
     clientIp: createClientIp([]),
-    accessLog: config.log.access,
+    accessLog: writesAccessLines(config.log, services.logger),
     logger: services.logger,
     usage: services.usage,
     clock: services.clock,
@@ -217,13 +216,12 @@ export function createManagementHandler(config: Config, settings: ManagementSett
 /** Every call with a valid token writes a line naming the client, the operation and the answer's status. */
 function auditCall(services: ManagementServices, ctx: RequestContext, operation: string): void {
   const token = ctx.token!;
-  const res: ServerResponse = ctx.res;
   audit(services.logger, 'management.call', {
     actor: { kind: 'management', client: token.key, name: token.appName },
     operation,
     method: ctx.req.method ?? '',
     path: ctx.path,
-    status: res.statusCode,
+    status: ctx.res.statusCode,
   });
 }
 

@@ -37,6 +37,11 @@ export interface HandlerParts {
   audit?: (ctx: RequestContext, route: string) => void;
 }
 
+/** Whether a handler writes access lines: log.access, at a level (the config's, not the logger's now: a reload compiles before it swaps) that shows info. */
+export function writesAccessLines(log: { level: string; access: boolean }, logger: Logger): boolean {
+  return log.access && logger.levels.values[log.level]! <= logger.levels.values.info!;
+}
+
 export function createHandler(parts: HandlerParts) {
   const { calls, routes, clientIp, usage, clock, protocol } = parts;
   const observe = createObserver(parts.metrics);

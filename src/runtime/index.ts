@@ -9,7 +9,7 @@ import { compiledOf } from '../config/compiled.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
 import type { Services } from '../services.ts';
-import { createHandler, type InFlight } from './handler.ts';
+import { createHandler, writesAccessLines, type InFlight } from './handler.ts';
 import { compileOAuthRoutes } from './oauth-routes.ts';
 import { compileRoutes } from './routes.ts';
 
@@ -54,8 +54,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
     calls,
     routes,
     clientIp: createClientIp(config.listen.trustedProxies),
-    // The level this config sets, not the one the logger has now: a reload compiles before it swaps.
-    accessLog: config.log.access && logger.levels.values[config.log.level]! <= logger.levels.values.info!,
+    accessLog: writesAccessLines(config.log, logger),
     logger,
     usage,
     clock,
