@@ -24,6 +24,8 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     idempotency: driver.idempotency,
     counters: driver.counters,
     usage: driver.usage,
+    signingKeys: driver.signingKeys,
+    changes: driver.changes,
     cache: new TokenCache(driver, options),
     purgeExpired: (now) => driver.purgeExpired(now),
     ping: () => driver.ping(),
@@ -44,7 +46,7 @@ export class TokenCache implements VerifiedCache {
    * own entries without scanning the cache, which anyone who can revoke a token of their own
    * could otherwise make every instance do, at will.
    */
-  readonly #tokensBy: Record<Exclude<Change['kind'], 'everything'>, Map<string, Set<string>>> = {
+  readonly #tokensBy: Record<TokenRef, Map<string, Set<string>>> = {
     family: new Map(),
     app: new Map(),
     key: new Map(),
@@ -142,6 +144,7 @@ export class TokenCache implements VerifiedCache {
       return;
     }
     const { kind, ref } = change;
+    if (kind === 'signing-key') return; // what a signing key signed is forgotten by its verifier (src/oauth/signing/)
     for (const id of [...(this.#tokensBy[kind].get(ref) ?? [])]) this.#forgetToken(id, this.#tokens.get(id)!);
     if (kind === 'family') return;
     if (kind === 'key') this.#unknownClients.delete(ref);
@@ -152,8 +155,10 @@ export class TokenCache implements VerifiedCache {
   }
 }
 
+type TokenRef = Exclude<Change['kind'], 'everything' | 'signing-key'>;
+
 /** What a change may name of a token. */
-function refsOf(t: ActiveToken): [Exclude<Change['kind'], 'everything'>, string][] {
+function refsOf(t: ActiveToken): [TokenRef, string][] {
   return [
     ['family', t.family],
     ['app', t.appId],

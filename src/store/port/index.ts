@@ -8,6 +8,7 @@ import type { AppStore, Client } from './apps.ts';
 import type { Counters, UsageStore } from './counters.ts';
 import type { IdempotencyStore, OnceStore } from './once.ts';
 import type { ThrottleStore } from './throttles.ts';
+import type { SigningKeyStore } from './signing-keys.ts';
 import type { ActiveToken, TokenStore } from './tokens.ts';
 import type { TransferStore } from './transfer.ts';
 
@@ -30,15 +31,17 @@ export {
 } from './counters.ts';
 export type { IdempotencyClaim, IdempotencyStore, OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
+export type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './signing-keys.ts';
 export type { ActiveToken, NewTokenHashes, RotateRequest, RotateResult, TokenKind, TokenRecord, TokenStore } from './tokens.ts';
 export type { ExportedApp, ExportedCredential, ExportedDeveloper, StoreExport, TransferStore } from './transfer.ts';
 
 /**
  * A change to what a verified token or client is worth: a token family revoked; a key revoked,
- * created or given an expiry; an app or a developer (by email) changed in any way. `everything`:
- * changes may have been missed, so nothing remembered can be trusted.
+ * created or given an expiry; an app or a developer (by email) changed in any way; a signing key
+ * (by kid) added, revoked or removed. `everything`: changes may have been missed, so nothing
+ * remembered can be trusted.
  */
-export type Change = { kind: 'family' | 'app' | 'developer' | 'key'; ref: string } | { kind: 'everything' };
+export type Change = { kind: 'family' | 'app' | 'developer' | 'key' | 'signing-key'; ref: string } | { kind: 'everything' };
 
 /** How a driver reports changes, made through it or by any other process on the same data. */
 export interface ChangeFeed {
@@ -61,6 +64,7 @@ export interface StoreDriver extends TransferStore {
   readonly idempotency: IdempotencyStore;
   readonly counters: Counters;
   readonly usage: UsageStore;
+  readonly signingKeys: SigningKeyStore;
   readonly changes: ChangeFeed;
   /** Removes expired tokens, sessions, links, spent single-use ids, idempotency keys and ended counters; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
@@ -100,6 +104,9 @@ export interface Store extends TransferStore {
   /** Quota and spike-arrest counts, shared by every thread and process on the store. */
   readonly counters: Counters;
   readonly usage: UsageStore;
+  readonly signingKeys: SigningKeyStore;
+  /** The driver's change feed, for what keeps its own memory of the store (the signing keys). */
+  readonly changes: ChangeFeed;
   readonly cache: VerifiedCache;
   purgeExpired(now: number): Promise<number>;
   ping(): Promise<void>;
