@@ -8,6 +8,7 @@ import { createPasswords, type Passwords } from './admin/passwords.ts';
 import type { Config } from './config/load.ts';
 import { createLogger } from './log.ts';
 import { createMailer, type Mailer } from './mail.ts';
+import { KeyRing } from './oauth/signing/key-ring.ts';
 import { Metrics } from './metrics.ts';
 import { openStore, storeShared, type StoreShared } from './store/open.ts';
 import { StoreUnavailable, type Store } from './store/port/index.ts';
@@ -29,6 +30,8 @@ export interface Services {
   mailer: Mailer | undefined;
   /** This thread's Prometheus metrics; the process's own only in the main thread. */
   metrics: Metrics;
+  /** The signing keys of JWT access tokens and upstream identities, read from the store and kept up to date. */
+  keys: KeyRing;
   /** What the worker threads of this gateway share with the thread that made these services (a SQLite store's memory). */
   shared: StoreShared | undefined;
   /** Saves usage, then closes the store (which saves its counts). */
@@ -61,6 +64,13 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const metrics = new Metrics({ process: role.kind === 'main' });
   const purge = role.kind === 'main' ? startPurging(store, clock, logger, metrics) : undefined;
   const usage = startUsage(store, logger);
+  const keys = new KeyRing({ store, secretKey }, { clock, logger, maintains: role.kind === 'main' });
+  await keys.load().catch(async (err: unknown) => {
+    clearInterval(purge);
+    await usage.close();
+    await store.close();
+    throw err;
+  });
   const mailer = config.mail && createMailer(config.mail, logger);
   return {
     store,
@@ -71,9 +81,11 @@ export async function createServices(config: Config, options: ServicesOptions): 
     passwords: createPasswords(),
     mailer,
     metrics,
+    keys,
     shared,
     async close() {
       clearInterval(purge);
+      keys.close();
       await usage.close();
       mailer?.close();
       await store.close();

@@ -10,6 +10,7 @@ import { createCompiled, keepCompiled } from './compiled.ts';
 import { defaulted as d, withDefaults } from './defaults.ts';
 import { ConfigError, inLineOrder, readFailure, type ConfigIssue, type Segments } from './errors.ts';
 import { schemaIssues } from './messages.ts';
+import { signingSettings } from './signing.ts';
 import { routeSections, tokenPolicies } from './routes.ts';
 import { configSchema, type ConfigFile } from './schema.ts';
 import { authServerSettings, createSite, keyOverlapMs, listenSettings, mailSettings, managementSettings, plainSections, portalSettings, storeSettings, upstreamSettings } from './sections.ts';
@@ -62,7 +63,13 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
     listen: listenSettings(c, site),
     ...plainSections(c, site),
     store: storeSettings(c.store ?? {}, raw.store ?? {}, site),
-    oauth: { realm: d(oauth.realm), policies: tokenPolicies(c, dir, compiled, report), issuer: oauth.issuer, introspectionClients: oauth.introspection?.clients ?? [] },
+    oauth: {
+      realm: d(oauth.realm),
+      policies: tokenPolicies(c, dir, compiled, report),
+      issuer: oauth.issuer,
+      introspectionClients: oauth.introspection?.clients ?? [],
+      signing: signingSettings(c, site, { products, routes }),
+    },
     portal: portalSettings(c, site),
     management: managementSettings(c, site),
     keyOverlapMs: keyOverlapMs(c, site),

@@ -24,7 +24,14 @@ export function readDocuments(raw: ConfigFile, dir: string, documents: Documents
     }
     read.set(api, doc);
     for (const op of operationRoutes(api, o, doc, report)) {
-      declare({ ...op, upstream: o.upstream, requireSubject: d(o.requireSubject), at: ['openapi', api, 'operations', op.name], operation: { api, operation: op.operation } });
+      declare({
+        ...op,
+        upstream: o.upstream,
+        requireSubject: d(o.requireSubject),
+        upstreamIdentity: o.upstreamIdentity,
+        at: ['openapi', api, 'operations', op.name],
+        operation: { api, operation: op.operation },
+      });
     }
   }
   return read;

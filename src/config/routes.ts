@@ -52,6 +52,7 @@ export function routeSections(
       upstream: r.upstream,
       scopes: d(r.scopes),
       requireSubject: d(r.requireSubject),
+      upstreamIdentity: r.upstreamIdentity,
       policies: [{ at: ['routes', name, 'policies'], entries: d(r.policies) }],
       at: ['routes', name],
       operation: undefined,
@@ -81,6 +82,11 @@ export function routeSections(
       documents: compiled.documents,
       compiled: compiled.policies,
     };
+    if (r.upstreamIdentity === 'token') {
+      const opaque = [...(routeProducts.get(r.name) ?? [])].filter((name) => products.get(name)?.accessTokenFormat !== 'jwt');
+      const where = r.operation === undefined ? [...r.at, 'upstreamIdentity'] : ['openapi', r.operation.api, 'upstreamIdentity'];
+      if (opaque.length > 0) report(where, `token forwards the caller's JWT access token, and product "${opaque[0]}" issues opaque ones: set its accessTokenFormat: jwt`);
+    }
     const { at: _, policies: lists, ...route } = r;
     routes.set(r.name, { ...route, products: routeProducts.get(r.name) ?? new Set(), policies: lists.flatMap((list) => checkPolicies(list.entries, list.at, policySite, report)) });
   }
@@ -119,6 +125,7 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
   if (grants.has('password') && p.authServer === undefined) report(['products', name, 'grants'], 'the password grant needs "authServer"');
   if (grants.has('refresh_token') && !grants.has('password')) report(['products', name, 'grants'], 'refresh_token needs a grant that issues refresh tokens (password)');
   const at = (key: string) => ['products', name, key];
+  if (p.upstreamIdentity === 'token' && p.accessTokenFormat !== 'jwt') report(at('upstreamIdentity'), "token forwards the caller's JWT access token: set accessTokenFormat: jwt");
   return {
     name,
     displayName: p.displayName ?? name,
@@ -128,6 +135,9 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
     grants,
     authServer: p.authServer,
     accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, at('accessTokenLifetime')) / 1000),
+    accessTokenFormat: d(p.accessTokenFormat),
+    audience: p.audience ?? name,
+    upstreamIdentity: d(p.upstreamIdentity),
     refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, at('refreshTokenLifetime')) / 1000),
     refreshReuseGraceMs: duration(p.refreshReuseGrace, at('refreshReuseGrace')),
     quota: p.quota,

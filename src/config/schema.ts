@@ -201,6 +201,37 @@ const Log = Type.Object(
   Strict,
 );
 
+const SigningAlgorithm = Type.Unsafe<'ES256' | 'EdDSA' | 'RS256'>({ type: 'string', enum: ['ES256', 'EdDSA', 'RS256'] });
+
+const Signing = Type.Object(
+  {
+    algorithm: Type.Optional(about(SigningAlgorithm, 'The algorithm of new keys: ES256 (P-256), EdDSA (Ed25519) or RS256 (RSA 2048). Keys made before a change keep theirs.', { default: 'ES256' })),
+    rotateEvery: Type.Optional(about(Duration, 'How long a key signs before the next one takes over.', { default: '30d' })),
+    publishAhead: Type.Optional(about(Duration, 'How long a new key is in the JWKS before it signs its first token: longer than verifiers cache the JWKS.', { default: '1h' })),
+    retireAfter: Type.Optional(
+      about(Duration, 'How long a key stays in the JWKS after it signed its last token; at least the longest JWT lifetime (the default: that lifetime and a minute of clock skew).'),
+    ),
+    identity: Type.Optional(
+      about(
+        Type.Object(
+          {
+            header: Type.Optional(about(HeaderName, 'The request header that carries the identity token to the upstream.', { default: 'X-Gateway-Identity' })),
+            lifetime: Type.Optional(about(Duration, 'How long an identity token works.', { default: '60s' })),
+          },
+          Strict,
+        ),
+        'The identity token of `upstreamIdentity: jwt`.',
+        { default: {} },
+      ),
+    ),
+  },
+  Strict,
+);
+
+const UpstreamIdentity = Type.Unsafe<'headers' | 'jwt' | 'token'>({ type: 'string', enum: ['headers', 'jwt', 'token'] });
+const UPSTREAM_IDENTITY =
+  "How the upstream learns who calls: headers (X-Gateway-App, X-Gateway-Subject…), jwt (a short-lived token signed with the gateway's keys, in oauth.signing.identity.header) or token (the caller's JWT access token, as Authorization: Bearer).";
+
 const OAuth = Type.Object(
   {
     realm: Type.Optional(
@@ -235,6 +266,7 @@ const OAuth = Type.Object(
       ),
     ),
     policies: Type.Optional(about(Type.Array(policySchema), 'Policies of the token endpoint (and revocation and introspection): ipAccess, spikeArrest keyed by ip or route, cors.', { default: [] })),
+    signing: Type.Optional(about(Signing, 'The keys JWT access tokens and upstream identities are signed with: generated, stored and rotated by the gateway.', { default: {} })),
   },
   Strict,
 );
@@ -269,6 +301,7 @@ const HttpUpstream = Type.Object(
     timeout: Type.Optional(about(Duration, "How long the upstream's answer may take before the call gets 504.", { default: '30s' })),
     connections: Type.Optional(about(Type.Integer({ minimum: 1 }), 'Most connections open to each target.', { default: 128 })),
     tls: Type.Optional(about(Tls, 'How the targets of https URLs are checked.')),
+    audience: Type.Optional(about(Type.String({ minLength: 1 }), "The `aud` of the identity tokens it gets (upstreamIdentity: jwt); default: the upstream's name.")),
     retries: Type.Optional(
       about(Type.Integer({ minimum: 0, maximum: 10 }), 'Further targets tried when one cannot be reached; idempotent methods only, before any answer. Default: 1 with several targets, else 0.'),
     ),
@@ -314,6 +347,7 @@ const Route = Type.Object(
     upstream: about(Name, 'The upstream (a name under `upstreams`) the calls go to.'),
     scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), "Scopes a token needs, all of them; each must be one of its product's.", { default: [] })),
     requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user (password grant, and refresh_token after it) may call the route; others get 403.', { default: false })),
+    upstreamIdentity: Type.Optional(about(UpstreamIdentity, `${UPSTREAM_IDENTITY} Default: the product's.`)),
     policies: Type.Optional(about(Type.Array(policySchema), "Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies.", { default: [] })),
   },
   Strict,
@@ -335,6 +369,7 @@ const OpenApi = Type.Object(
     tags: Type.Optional(about(Type.Record(Type.String({ minLength: 1 }), Policies, Strict), "Policies of the operations with a tag, by the tag's name.")),
     operations: Type.Optional(about(Type.Record(Name, Policies, Strict), 'Policies of one operation, by its operationId.')),
     requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user may call its operations.', { default: false })),
+    upstreamIdentity: Type.Optional(about(UpstreamIdentity, `${UPSTREAM_IDENTITY} Default: the product's.`)),
   },
   Strict,
 );
@@ -349,6 +384,13 @@ const Product = Type.Object(
     grants: Type.Optional(about(Type.Array(GrantType, { minItems: 1, uniqueItems: true }), 'Grant types its apps may use at the token endpoint.', { default: ['client_credentials'] })),
     authServer: Type.Optional(about(Name, 'The authorization server (a name under `authServers`) that checks passwords for the password grant.')),
     accessTokenLifetime: Type.Optional(about(Duration, 'How long an access token works.', { default: '1h' })),
+    accessTokenFormat: Type.Optional(
+      about(Type.Unsafe<'opaque' | 'jwt'>({ type: 'string', enum: ['opaque', 'jwt'] }), 'opaque: a random string the gateway looks up; jwt: a signed JWT (RFC 9068) anyone can verify with the JWKS.', {
+        default: 'opaque',
+      }),
+    ),
+    audience: Type.Optional(about(Type.String({ minLength: 1 }), "The `aud` of its JWT access tokens (default: the product's name).")),
+    upstreamIdentity: Type.Optional(about(UpstreamIdentity, UPSTREAM_IDENTITY, { default: 'headers' })),
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
     quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),

@@ -238,8 +238,8 @@ export function upstreamSettings(raw: ConfigFile['upstreams'], site: Site): Map<
 }
 
 function upstream(name: string, u: UpstreamConfig, site: Site): UpstreamSettings {
-  if ('echo' in u) return { kind: 'echo', name };
-  if ('mock' in u) return { kind: 'mock', name, status: d(u.mock.status), headers: d(u.mock.headers), body: u.mock.body ?? null };
+  if ('echo' in u) return { kind: 'echo', name, audience: name };
+  if ('mock' in u) return { kind: 'mock', name, audience: name, status: d(u.mock.status), headers: d(u.mock.headers), body: u.mock.body ?? null };
   const targets = (Array.isArray(u.url) ? u.url : [u.url]).map((href) => {
     const url = new URL(href);
     return { origin: url.origin, basePath: url.pathname.replace(/\/$/, '') };
@@ -249,6 +249,7 @@ function upstream(name: string, u: UpstreamConfig, site: Site): UpstreamSettings
   return {
     kind: 'http',
     name,
+    audience: u.audience ?? name,
     targets,
     retries: u.retries ?? (targets.length > 1 ? 1 : 0),
     failureThreshold: healthCheck.failures,

@@ -3,6 +3,7 @@ import type { PolicyEntry, GrantTypeName } from './schema.ts';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import type { StoreSettings } from '../store/open.ts';
+import type { SigningAlgorithm } from '../store/port/index.ts';
 
 export interface AuthServerSettings {
   name: string;
@@ -19,6 +20,8 @@ export type UpstreamSettings =
   | {
       kind: 'http';
       name: string;
+      /** The `aud` of its identity tokens. */
+      audience: string;
       targets: readonly { origin: string; basePath: string }[];
       retries: number;
       failureThreshold: number;
@@ -29,8 +32,8 @@ export type UpstreamSettings =
       ca: string | undefined;
       servername: string | undefined;
     }
-  | { kind: 'mock'; name: string; status: number; headers: Readonly<Record<string, string>>; body: unknown }
-  | { kind: 'echo'; name: string };
+  | { kind: 'mock'; name: string; audience: string; status: number; headers: Readonly<Record<string, string>>; body: unknown }
+  | { kind: 'echo'; name: string; audience: string };
 
 export interface RouteSettings {
   name: string;
@@ -40,6 +43,8 @@ export interface RouteSettings {
   scopes: readonly string[];
   /** Only tokens with a subject (a user's) may call it. */
   requireSubject: boolean;
+  /** How its upstream learns who calls; undefined: as the token's product says. */
+  upstreamIdentity: UpstreamIdentity | undefined;
   /** Products whose tokens may call this route. */
   products: ReadonlySet<string>;
   policies: readonly PolicyEntry[];
@@ -56,6 +61,10 @@ export interface ProductSettings {
   grants: ReadonlySet<GrantTypeName>;
   authServer: string | undefined;
   accessTokenLifetime: number;
+  accessTokenFormat: 'opaque' | 'jwt';
+  /** The `aud` of its JWT access tokens. */
+  audience: string;
+  upstreamIdentity: UpstreamIdentity;
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
   quota: QuotaSettings | undefined;
@@ -63,6 +72,20 @@ export interface ProductSettings {
   visible: boolean;
   /** manual: apps registered in the portal start pending until an operator approves them. */
   approval: 'auto' | 'manual';
+}
+
+/** headers: X-Gateway-* headers; jwt: an identity token signed with the gateway's keys; token: the caller's JWT access token. */
+export type UpstreamIdentity = 'headers' | 'jwt' | 'token';
+
+export interface SigningSettings {
+  algorithm: SigningAlgorithm;
+  rotateEveryMs: number;
+  publishAheadMs: number;
+  /** How long a key stays published after its last signature. */
+  retireAfterMs: number;
+  identity: { header: string; lifetime: number };
+  /** Whether anything signs: a product issues JWTs, or an upstream gets identity tokens. */
+  used: boolean;
 }
 
 export interface ManagementSettings {
@@ -119,6 +142,7 @@ export interface Config {
     policies: readonly PolicyEntry[];
     issuer: string | undefined;
     introspectionClients: readonly { id: string; secret: string }[];
+    signing: SigningSettings;
   };
   portal: PortalSettings | undefined;
   /** The management API's listener; undefined: none. */

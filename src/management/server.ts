@@ -28,7 +28,7 @@ import { developerOperations } from './developers.ts';
 import { managementDocument } from './document.ts';
 import { createIdempotency, type Answer, type Idempotency } from './idempotency.ts';
 
-export type ManagementServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics' | 'passwords'>;
+export type ManagementServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics' | 'passwords' | 'keys'>;
 
 const operations: Readonly<Record<string, ManagementOperation>> = { ...developerOperations, ...appOperations, ...catalogOperations };
 
@@ -43,6 +43,9 @@ export function managementProduct(settings: ManagementSettings): ProductSettings
     grants: new Set(['client_credentials']),
     authServer: undefined,
     accessTokenLifetime: settings.accessTokenLifetime,
+    accessTokenFormat: 'opaque',
+    audience: MANAGEMENT_PRODUCT,
+    upstreamIdentity: 'headers',
     refreshTokenLifetime: 0,
     refreshReuseGraceMs: 0,
     quota: undefined,
@@ -161,6 +164,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
         upstream: '',
         scopes: r.scopes,
         requireSubject: false,
+        upstreamIdentity: undefined,
         products: new Set([MANAGEMENT_PRODUCT]),
         policies: [],
         operation: { api: 'management', operation: r.operation },
@@ -177,6 +181,8 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     realm: config.oauth.realm,
     products: new Map([[MANAGEMENT_PRODUCT, product]]),
     authServers: new Map(),
+    // Management clients get opaque tokens.
+    signing: { keys: services.keys, issuer: undefined },
   });
   const ownPaths = new Map<string, OwnPath>([
     ['/oauth2/token', { route: { name: '/oauth2/token', upstream: undefined, steps: [requestIdHeader, token.step], surface: 'token', fail: token.fail }, preflight: undefined }],
@@ -190,6 +196,9 @@ export function createManagementHandler(config: Config, settings: ManagementSett
       listen: config.listen,
       openapi: new Map([['management', document]]),
       realm: config.oauth.realm,
+      // Management clients hold opaque tokens, and the operations have no upstream to tell.
+      issuer: undefined,
+      signing: config.oauth.signing,
       configDir: '.',
       documents: new Documents(),
       compiled: { once: (_options, make) => make() },

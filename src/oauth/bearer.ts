@@ -9,6 +9,8 @@ import { hasBody, mediaType } from '../http/request.ts';
 import { contentCharset } from './form.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Store } from '../store/port/index.ts';
+import type { ProductSettings } from '../config/types.ts';
+import { jwtMatches, looksLikeJwt, type JwtVerifier, type VerifiedJwt } from './signing/jwt.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -74,8 +76,8 @@ function formBodyToCheck(req: IncomingMessage): boolean {
  * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
  * are two Authorization headers.
  */
-export function createVerifyToken(env: { store: Store; clock: () => number; maxBodySize: number }, errors: BearerErrors): Step {
-  const { store, clock } = env;
+export function createVerifyToken(env: { store: Store; clock: () => number; maxBodySize: number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> }, errors: BearerErrors): Step {
+  const { store, clock, verifyJwt, products } = env;
   // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
   const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
   /**
@@ -109,17 +111,34 @@ export function createVerifyToken(env: { store: Store; clock: () => number; maxB
     if (scheme !== 'bearer') throw errors.missing();
     if (token === '') throw errors.invalidRequest('the bearer token is empty');
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
-    const digest = accessDigest(ctx.req.socket, token);
-    if (digest === undefined) throw errors.invalidToken();
-    const found = lookUp(ctx, digest);
+    const found = looksLikeJwt(token) ? jwtAccess(ctx, token) : opaqueAccess(ctx, token);
     // The body is read only once the token is accepted, and only a small form's.
     if (!formBodyToCheck(req)) return found;
     return found instanceof Promise ? found.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
   };
-  function lookUp(ctx: RequestContext, digest: Buffer): void | Promise<void> {
+  function opaqueAccess(ctx: RequestContext, token: string): void | Promise<void> {
+    const digest = accessDigest(ctx.req.socket, token);
+    if (digest === undefined) throw errors.invalidToken();
     const found = store.cache.findAccessToken(digest, clock());
     if (found instanceof Promise) return found.then((t) => accept(ctx, t));
     accept(ctx, found);
+  }
+  /** The signature and claims first (remembered by the token's string), then its record, as an opaque token's. */
+  function jwtAccess(ctx: RequestContext, token: string): void | Promise<void> {
+    const verified = verifyJwt(token, clock());
+    if (verified instanceof Promise) return verified.then((v) => jwtRecord(ctx, token, v));
+    return jwtRecord(ctx, token, verified);
+  }
+  function jwtRecord(ctx: RequestContext, token: string, verified: VerifiedJwt | undefined): void | Promise<void> {
+    if (verified === undefined) throw errors.invalidToken();
+    const found = store.cache.findAccessToken(verified.digest, clock());
+    if (found instanceof Promise) return found.then((t) => acceptJwt(ctx, token, verified, t));
+    acceptJwt(ctx, token, verified, found);
+  }
+  function acceptJwt(ctx: RequestContext, token: string, verified: VerifiedJwt, found: ActiveToken | undefined): void {
+    if (found === undefined || !jwtMatches(verified, found, products)) throw errors.invalidToken();
+    ctx.token = found;
+    ctx.accessJwt = token;
   }
   /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
   async function checkFormBody(ctx: RequestContext): Promise<void> {

@@ -20,6 +20,7 @@ export const OAUTH_PATHS = {
   revocation: '/oauth2/revoke',
   introspection: '/oauth2/introspect',
   metadata: '/.well-known/oauth-authorization-server',
+  jwks: '/.well-known/jwks.json',
 } as const;
 
 /** RFC 6749 §2.3.1, RFC 6750 §2.3: what must never travel in a request URI. */

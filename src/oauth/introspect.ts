@@ -6,6 +6,8 @@ import type { ActiveToken } from '../store/port/index.ts';
 import { presentedCredentials } from './client-auth.ts';
 import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type OAuthEnv } from './endpoint.ts';
 import { invalidClient, invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
+import type { ProductSettings } from '../config/types.ts';
+import { jwtMatches, looksLikeJwt, type JwtVerifier, type VerifiedJwt } from './signing/jwt.ts';
 
 const INACTIVE = JSON.stringify({ active: false });
 
@@ -18,7 +20,10 @@ interface IntrospectionContext extends FormContext {
  * `callers`: who may introspect (oauth.introspection); the route runs the token endpoint's
  * policies (an IP list, a spike arrest) before it.
  */
-export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, introspectionCallers: readonly { id: string; secret: string }[]): FormEndpoint {
+export function createIntrospectionEndpoint(
+  env: Omit<OAuthEnv, 'secretKey'> & { verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> },
+  introspectionCallers: readonly { id: string; secret: string }[],
+): FormEndpoint {
   // Compared as SHA-256 digests: equal lengths, constant time, for a known id and an unknown one alike.
   const callers = new Map(introspectionCallers.map((c) => [c.id, sha256(c.secret)]));
   const unknown = sha256('');
@@ -37,10 +42,14 @@ export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, in
     async answer(ctx, res) {
       const token = ctx.form.get('token');
       if (token === undefined) throw invalidRequest("parameter 'token' is required");
-      const digest = tokenDigest(PREFIX.access, token);
       let active: ActiveToken | undefined;
+      let jwt: VerifiedJwt | undefined;
       try {
+        if (looksLikeJwt(token)) jwt = await env.verifyJwt(token, ctx.now);
+        const digest = jwt?.digest ?? tokenDigest(PREFIX.access, token);
         active = digest === undefined ? undefined : await env.store.cache.findAccessToken(digest, ctx.now);
+        // A JWT is active as the gateway takes it on a route: its claims those of its record, its audience its product's.
+        if (jwt !== undefined && active !== undefined && !jwtMatches(jwt, active, env.products)) active = undefined;
       } catch (err) {
         throw temporarilyUnavailable('the store failed to answer', err);
       }
@@ -57,6 +66,8 @@ export function createIntrospectionEndpoint(env: Omit<OAuthEnv, 'secretKey'>, in
               ...(active.subject === null ? {} : { sub: active.subject }),
               app: active.appName,
               product: active.product,
+              // RFC 7662 §2.2's JWT claims, for a JWT.
+              ...(jwt === undefined ? {} : { aud: env.products.get(active.product)!.audience, iss: jwt.issuer, jti: jwt.jti }),
             });
       res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }).end(payload);
       return { caller: ctx.caller!, active: String(active !== undefined) };

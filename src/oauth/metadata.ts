@@ -28,6 +28,7 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     ...(introspectionServed(oauth) ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS } : {}),
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
+    ...(oauth.signing.used ? { jwks_uri: `${issuer}${OAUTH_PATHS.jwks}` } : {}),
     // Required by §2; there is no authorization endpoint, so no response type.
     response_types_supported: [],
   };

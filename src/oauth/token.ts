@@ -69,7 +69,7 @@ export function createTokenEndpoint(env: TokenEndpointEnv): FormEndpoint {
     allowedGrantType(env.products),
     validateScope,
   ];
-  const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers };
+  const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers, signing: env.signing };
   return createFormEndpoint<TokenContext>(env, {
     name: 'token endpoint',
     steps,

@@ -1,7 +1,14 @@
 // Minting: opaque tokens with a prefix, their SHA-256 for the store, and the RFC 6749 §5.1 body.
+// A product with `accessTokenFormat: jwt` gets a JWT access token instead (src/oauth/signing/jwt.ts),
+// stored the same way under the digest of its jti, so that revocation and introspection treat it
+// as they treat an opaque one.
 import { newToken, orderedId, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
 import type { Client, TokenRecord } from '../store/port/index.ts';
+import { temporarilyUnavailable } from './errors.ts';
+import type { KeyRing } from './signing/key-ring.ts';
+import { newJti, signAccessToken } from './signing/jwt.ts';
+import type { SigningKey } from './signing/keys.ts';
 
 export interface TokenResponseBody {
   access_token: string;
@@ -14,6 +21,7 @@ export interface TokenResponseBody {
 }
 
 export interface Minted {
+  /** The opaque token; for a JWT, its jti (the token is signed once the grant is saved). */
   access: string;
   accessHash: Buffer;
   accessExpiresAt: number;
@@ -23,8 +31,50 @@ export interface Minted {
 }
 
 export function mintAccess(product: ProductSettings, now: number): Pick<Minted, 'access' | 'accessHash' | 'accessExpiresAt'> {
+  if (product.accessTokenFormat === 'jwt') {
+    const { jti, digest } = newJti();
+    // A JWT's exp is in whole seconds: its record expires at the same instant.
+    return { access: jti, accessHash: digest, accessExpiresAt: (Math.floor(now / 1000) + product.accessTokenLifetime) * 1000 };
+  }
   const { token, digest } = newToken(PREFIX.access);
   return { access: token, accessHash: digest, accessExpiresAt: now + product.accessTokenLifetime * 1000 };
+}
+
+/** What signs JWT access tokens: the key ring, and the issuer they name. */
+export interface AccessTokenSigning {
+  keys: KeyRing;
+  issuer: string | undefined;
+}
+
+/**
+ * The key that will sign a JWT product's token, found before anything is written: a grant must not
+ * spend a refresh token, or save a token, that it then cannot hand out. Undefined for an opaque product.
+ */
+export function signingKeyFor(signing: AccessTokenSigning, product: ProductSettings, now: number): SigningKey | undefined {
+  if (product.accessTokenFormat !== 'jwt') return undefined;
+  const key = signing.keys.signer(now);
+  if (key === undefined || signing.issuer === undefined) throw temporarilyUnavailable('no signing key is ready yet');
+  return key;
+}
+
+/** The access token the client gets: the opaque token as minted, or the JWT signed over the grant as saved. */
+export function accessToken(
+  signing: AccessTokenSigning,
+  key: SigningKey | undefined,
+  minted: Pick<Minted, 'access' | 'accessExpiresAt'>,
+  grant: { client: Client; product: ProductSettings; scope: string; subject: string | null; now: number },
+): string | Promise<string> {
+  if (key === undefined) return minted.access;
+  return signAccessToken(key, signing.issuer!, {
+    key: grant.client.credential.key,
+    appName: grant.client.app.name,
+    product: grant.product,
+    scope: grant.scope,
+    subject: grant.subject,
+    jti: minted.access,
+    issuedAt: grant.now,
+    expiresAt: minted.accessExpiresAt,
+  });
 }
 
 export function mintPair(product: ProductSettings, now: number): Minted {

@@ -15,6 +15,10 @@ export interface RequestContext {
   protocol: string;
   /** Set by bearer verification. */
   token: ActiveToken | undefined;
+  /** The access token as presented, when it is one of the gateway's JWTs (upstreamIdentity: token forwards it). */
+  accessJwt: string | undefined;
+  /** The header that tells the upstream who calls, instead of the X-Gateway-* headers (upstreamIdentity: jwt or token). */
+  identity: readonly [name: string, value: string] | undefined;
   /** The tightest quota seen so far, whose RateLimit-* headers the answer carries. */
   rateLimit: RateLimit | undefined;
   /** The request body, once a step has read it whole (validation); the upstream then gets these bytes. */

@@ -94,6 +94,8 @@ function requestContext(req: IncomingMessage, res: ServerResponse, protocol: 'ht
     clientIp: '',
     protocol,
     token: undefined,
+    accessJwt: undefined,
+    identity: undefined,
     rateLimit: undefined,
     body: undefined,
     requestId: requestId(req.headers['x-request-id']),

@@ -22,7 +22,7 @@ export interface Runtime {
 }
 
 /** The services a runtime's parts use. */
-export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics'>;
+export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics' | 'keys'>;
 
 export function compileRuntime(config: Config, services: RuntimeServices): Runtime {
   const authServers = new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)]));
@@ -43,7 +43,19 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
   // The OAuth endpoints first: they open nothing, so failing to compile them leaves no upstream pool open.
   const oauthRoutes = compileOAuthRoutes(config, services, authServers, { configDir, documents, compiled });
   const routes = compileRoutes(
-    { routes: config.routes, products: config.products, upstreams: config.upstreams, listen: config.listen, openapi: config.openapi, realm: config.oauth.realm, configDir, documents, compiled },
+    {
+      routes: config.routes,
+      products: config.products,
+      upstreams: config.upstreams,
+      listen: config.listen,
+      openapi: config.openapi,
+      realm: config.oauth.realm,
+      issuer: config.oauth.issuer,
+      signing: config.oauth.signing,
+      configDir,
+      documents,
+      compiled,
+    },
     services,
     oauthRoutes,
   );

@@ -8,6 +8,8 @@ import { OAUTH_PATHS, type FormEndpoint } from '../oauth/endpoint.ts';
 import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
 import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
+import { createJwksEndpoint } from '../oauth/signing/jwks.ts';
+import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
@@ -16,7 +18,7 @@ import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
 
 /** The services the OAuth endpoints use. */
-export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics'>;
+export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics' | 'keys'>;
 
 /** The compilation the endpoints' policies belong to: where the config is, and its documents. */
 export interface OAuthRouteSite {
@@ -32,7 +34,7 @@ export function requestIdHeader(ctx: RequestContext): void {
 
 /** The OAuth endpoints' routes, by path; introspection only when someone may call it, the metadata only with an issuer. */
 export function compileOAuthRoutes(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, site: OAuthRouteSite): Map<string, OwnPath> {
-  const { store, secretKey, clock, logger, metrics } = services;
+  const { store, secretKey, clock, logger, metrics, keys } = services;
   const tokenSite: PolicyEnv = {
     route: 'oauth2/token',
     configDir: site.configDir,
@@ -59,9 +61,14 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
     });
   }
   const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
-  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers }), 'token', countToken(metrics));
-  serve(OAUTH_PATHS.revocation, createRevocationEndpoint(oauth));
-  if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint(oauth, config.oauth.introspectionClients));
+  // Revocation and introspection take the gateway's JWT access tokens as well as its opaque ones.
+  const verifyJwt = createJwtVerifier(keys, config.oauth.issuer);
+  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers, signing: { keys, issuer: config.oauth.issuer } }), 'token', countToken(metrics));
+  serve(OAUTH_PATHS.revocation, createRevocationEndpoint({ ...oauth, verifyJwt }));
+  if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint({ ...oauth, verifyJwt, products: config.products }, config.oauth.introspectionClients));
+  if (config.oauth.signing.used) {
+    paths.set(OAUTH_PATHS.jwks, { route: { name: OAUTH_PATHS.jwks, upstream: undefined, steps: [requestIdHeader, createJwksEndpoint(keys, config.oauth.signing, clock)] }, preflight: undefined });
+  }
   const metadata = createMetadataEndpoint(config.oauth, config.products.values());
   if (metadata !== undefined) paths.set(OAUTH_PATHS.metadata, { route: { name: OAUTH_PATHS.metadata, upstream: undefined, steps: [requestIdHeader, metadata] }, preflight: undefined });
   return paths;

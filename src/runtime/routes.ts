@@ -1,5 +1,6 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
 import type { Config, RouteSettings } from '../config/load.ts';
+import type { SigningSettings } from '../config/types.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { tooLarge } from '../http/body.ts';
@@ -11,6 +12,9 @@ import { operationSite } from '../policies/operation.ts';
 import { joinCounts, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
+import { createIdentities, createIdentityStep, type Identities } from '../upstream/identity.ts';
+import type { KeyRing } from '../oauth/signing/key-ring.ts';
+import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
@@ -71,6 +75,9 @@ export interface RouteTable {
 /** The sections of the config a route table is compiled from. */
 export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams' | 'listen' | 'openapi'> & {
   realm: string;
+  /** oauth.issuer: what the gateway's JWTs name as their issuer. */
+  issuer: string | undefined;
+  signing: SigningSettings;
   configDir: string;
   /** The compilation's documents: each compiled once for all its routes, and each file a policy names read once. */
   documents: Documents;
@@ -83,6 +90,7 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
 /** The services the route table's steps use. */
 export interface RouteServices {
   store: Store;
+  keys: KeyRing;
   clock: () => number;
   logger: PolicyEnv['logger'];
 }
@@ -114,11 +122,13 @@ interface Shared {
   productQuotas: ReadonlyMap<string, Step>;
   productQuota: Step;
   targets: ReadonlyMap<string, Target>;
+  identities: Identities;
 }
 
 /** The route table; `targets` receives each upstream as it is made. */
 function compileTable(config: RouteTableSettings, services: RouteServices, targets: Map<string, Target>, ownPaths: ReadonlyMap<string, OwnPath>): RouteTable {
-  const requestHeaders = createRequestHeaders(config.listen);
+  // The identity header is the gateway's to set: a client's is dropped, whatever its name.
+  const requestHeaders = createRequestHeaders({ ...config.listen, dropHeaders: [...config.listen.dropHeaders, config.signing.identity.header] });
   for (const [name, settings] of config.upstreams) targets.set(name, createTarget(settings, requestHeaders, config.listen.maxBodySize, services.clock));
   const shared = sharedSteps(config, services, targets);
   const paths = new Map<string, RoutesAtPath>();
@@ -148,7 +158,8 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
   const { clock } = services;
   const { maxBodySize } = config.listen;
   const errors = createBearerErrors(config.realm);
-  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize }, errors);
+  const verifyJwt = createJwtVerifier(services.keys, config.issuer);
+  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products }, errors);
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
@@ -171,6 +182,7 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
       return productQuotas.get(ctx.token!.product)?.(ctx);
     },
     targets,
+    identities: createIdentities({ keys: services.keys, issuer: config.issuer, signing: config.signing, clock, errors }),
   };
 }
 
@@ -219,9 +231,18 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     // A route from an OpenAPI document validates its requests against it first.
     ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
     ...compilePolicies(route.policies, 'request', env),
+    ...identityStep(route, config, shared),
     config.respond?.(route) ?? createResponder(shared.targets.get(route.upstream)!, responseHandlers(route.policies, env)),
   ];
   at.methods.set(route.method, { name: route.name, upstream: config.respond === undefined ? route.upstream : undefined, steps });
+}
+
+/** The route's upstreamIdentity step, when any caller of it gets more than headers. */
+function identityStep(route: RouteSettings, config: RouteTableSettings, shared: Shared): Step[] {
+  const upstream = config.upstreams.get(route.upstream);
+  if (upstream === undefined) return [];
+  const step = createIdentityStep(route, config.products, upstream.audience, config.signing.identity.header, shared.identities, shared.errors);
+  return step === undefined ? [] : [step];
 }
 
 /** A path's entry: its routes, and the answers to a method none of them takes. */

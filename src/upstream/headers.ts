@@ -179,7 +179,9 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
     const host = forwardedHost(ctx);
     if (host !== undefined) out['x-forwarded-host'] = host;
     const token = ctx.token;
-    if (token !== undefined) {
+    if (ctx.identity !== undefined) {
+      out[ctx.identity[0]] = ctx.identity[1];
+    } else if (token !== undefined) {
       out['x-gateway-app'] = headerValue(token.appName);
       out['x-gateway-client-id'] = token.key;
       out['x-gateway-developer'] = headerValue(token.developerEmail);

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { GrantTypeName } from '../../config/schema.ts';
 import type { ProductSettings } from '../../config/load.ts';
 import type { Client, Store } from '../../store/port/index.ts';
-import type { TokenResponseBody } from '../tokens.ts';
+import type { AccessTokenSigning, TokenResponseBody } from '../tokens.ts';
 
 /** What a grant handler gets once the client is authenticated and the grant and scope are allowed. */
 export interface GrantRequest {
@@ -23,6 +23,8 @@ export interface GrantEnv {
   secretKey: KeyObject;
   /** The authorization servers the password grant asks, by name (src/authserver/client.ts). */
   authServers: ReadonlyMap<string, { verify(username: string, password: string): Promise<string> }>;
+  /** What signs the access tokens of products with accessTokenFormat: jwt. */
+  signing: AccessTokenSigning;
 }
 
 /** Every grant module exports these three, and src/oauth/grants/index.ts registers them. */

@@ -1,7 +1,7 @@
 import { secretHash } from '../../crypto.ts';
 import { admitAttempt, attemptSucceeded, attemptUndecided, PASSWORD_APP, PASSWORD_USER, PASSWORD_USER_BY_APP, type Accounts } from '../../login-throttle.ts';
 import { invalidRequest, OAuthError } from '../errors.ts';
-import { grantRecords, mintAccess, mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import { accessToken, grantRecords, mintAccess, mintPair, signingKeyFor, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'password';
@@ -67,7 +67,9 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   // A success clears the username's counts and takes the attempt back from the app's failures.
   await attemptSucceeded(store, [userByApp, user], [app]);
   const granted = (scope ?? client.app.scopes ?? product.scopes).join(' ');
+  const key = signingKeyFor(env.signing, product, now);
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
   await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
-  return tokenBody(product, minted, granted, scope);
+  const access = await accessToken(env.signing, key, minted, { client, product, scope: granted, subject, now });
+  return tokenBody(product, { ...minted, access }, granted, scope);
 }

@@ -1,6 +1,6 @@
 import { PREFIX, tokenDigest } from '../../crypto.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
-import { mintPair, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import { accessToken, mintPair, signingKeyFor, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'refresh_token';
@@ -16,6 +16,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   if (presented === undefined) throw invalidRequest("parameter 'refresh_token' is required");
   const hash = tokenDigest(PREFIX.refresh, presented);
   if (hash === undefined) throw invalidGrant('the refresh token is invalid, expired or revoked', 'not a refresh token of this gateway');
+  const key = signingKeyFor(env.signing, product, now);
   const minted = mintPair(product, now);
   const result = await env.store.tokens.rotateRefreshToken({
     hash,
@@ -32,5 +33,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     if (result.reason === 'scope') throw invalidScope('the requested scope exceeds the scope of the refresh token');
     throw invalidGrant('the refresh token is invalid, expired or revoked', result.reason === 'reused' ? 'reuse of a rotated refresh token; family revoked' : undefined);
   }
-  return tokenBody(product, minted, result.scope, scope);
+  const access = await accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
+  return tokenBody(product, { ...minted, access }, result.scope, scope);
 }

@@ -8,6 +8,7 @@ import { RedisApps } from './apps.ts';
 import { RedisCounters, RedisUsage } from './counters.ts';
 import { RedisDb, type RedisDbOptions } from './db.ts';
 import { RedisIdempotency, RedisOnce } from './once.ts';
+import { RedisSigningKeys } from './signing-keys.ts';
 import { RedisThrottles } from './throttles.ts';
 import { RedisTokens } from './tokens.ts';
 import { RedisTransfer } from './transfer.ts';
@@ -30,6 +31,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     idempotency: new RedisIdempotency(db),
     counters: new RedisCounters(db),
     usage,
+    signingKeys: new RedisSigningKeys(db),
     changes: db,
     purgeExpired: (now) => tokens.purgeExpired(now),
     ping: () => db.ping(),

@@ -7,6 +7,7 @@ import { SqliteApps } from './apps.ts';
 import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
 import { SqliteIdempotency, SqliteOnce } from './once.ts';
+import { SqliteSigningKeys } from './signing-keys.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
 import { SqliteTransfer } from './transfer.ts';
@@ -47,6 +48,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     idempotency,
     counters,
     usage,
+    signingKeys: new SqliteSigningKeys(db),
     changes: db,
     async purgeExpired(now) {
       await db.write(() => {

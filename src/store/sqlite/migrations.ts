@@ -131,4 +131,27 @@ export const MIGRATIONS: readonly string[] = [
      status INTEGER,
      body BLOB
    ) STRICT, WITHOUT ROWID;`,
+  // Signing keys (JWT access tokens, upstream identities), the private half encrypted by the
+  // gateway before it gets here; and the change feed learns their kind, which a CHECK cannot be
+  // widened to in place: the table is made again, its rows and sequence kept.
+  `CREATE TABLE signing_keys (
+     kid TEXT PRIMARY KEY,
+     algorithm TEXT NOT NULL CHECK (algorithm IN ('ES256', 'EdDSA', 'RS256')),
+     public_jwk TEXT NOT NULL,
+     private_key BLOB NOT NULL,
+     created_at INTEGER NOT NULL,
+     activates_at INTEGER NOT NULL,
+     revoked_at INTEGER
+   ) STRICT, WITHOUT ROWID;
+   CREATE TABLE revocations_new (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL CHECK (kind IN ('family', 'app', 'developer', 'key', 'signing-key')),
+     ref TEXT NOT NULL,
+     at INTEGER NOT NULL
+   ) STRICT;
+   INSERT INTO revocations_new (seq, kind, ref, at) SELECT seq, kind, ref, at FROM revocations;
+   DELETE FROM sqlite_sequence WHERE name = 'revocations_new';
+   INSERT INTO sqlite_sequence (name, seq) SELECT 'revocations_new', seq FROM sqlite_sequence WHERE name = 'revocations';
+   DROP TABLE revocations;
+   ALTER TABLE revocations_new RENAME TO revocations;`,
 ];

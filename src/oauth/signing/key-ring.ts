@@ -1,0 +1,269 @@
+// The signing keys every instance shares, held in memory: which key signs now, which verify, what
+// the JWKS publishes, and (in the thread that maintains the store) the schedule that adds the
+// next key ahead of its turn and removes keys past their last token. A key's life is given by
+// times alone, so every instance reads the same state from the same records:
+//
+//   created (published) ── publishAhead ──▶ activates (signs) ── until the next activates ──▶
+//   retired ── retireAfter (its last token's lifetime, and skew) ──▶ removed
+//
+// A revoked key leaves the JWKS and verifies nothing from the moment an instance hears of it.
+import type { KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
+import type { Logger } from 'pino';
+import type { SigningSettings } from '../../config/types.ts';
+import { StoreUnavailable, type Change, type ChangeFeed, type SigningKeyStore } from '../../store/port/index.ts';
+import { newSigningKey, openSigningKey, type SigningKey } from './keys.ts';
+
+export type SigningKeyStatus = 'next' | 'signing' | 'retired' | 'revoked';
+
+/** What `gateway admin keys list` shows of a key; the private half never leaves the ring. */
+export interface SigningKeyView {
+  kid: string;
+  algorithm: string;
+  status: SigningKeyStatus;
+  createdAt: number;
+  activatesAt: number;
+  /** When it stops signing: a later key activates; null while none is scheduled. */
+  retiresAt: number | null;
+  /** When it leaves the JWKS: retiresAt and retireAfter, or at once when revoked. */
+  unpublishedAt: number | null;
+  revokedAt: number | null;
+}
+
+type Timeline = Pick<SigningKey, 'kid' | 'activatesAt' | 'createdAt' | 'revokedAt' | 'algorithm'>;
+
+/** Keys in the order they take turns: by activatesAt, then kid. */
+function inTurn<T extends Timeline>(keys: readonly T[]): T[] {
+  return [...keys].sort((a, b) => a.activatesAt - b.activatesAt || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+}
+
+/** The key that signs at `now`: the unrevoked one activated last. */
+export function signerAt<T extends Timeline>(keys: readonly T[], now: number): T | undefined {
+  let signer: T | undefined;
+  for (const k of inTurn(keys)) if (k.revokedAt === null && k.activatesAt <= now) signer = k;
+  return signer;
+}
+
+/** When `key` stops signing: the first unrevoked key after it activates. */
+function retiresAt(keys: readonly Timeline[], key: Timeline): number | null {
+  const ordered = inTurn(keys);
+  const after = ordered.slice(ordered.indexOf(key) + 1).find((k) => k.revokedAt === null);
+  return after === undefined ? null : after.activatesAt;
+}
+
+export function describeKeys(keys: readonly Timeline[], retireAfterMs: number, now: number): SigningKeyView[] {
+  return inTurn(keys).map((k) => {
+    const retires = k.revokedAt === null ? retiresAt(keys, k) : null;
+    const status: SigningKeyStatus = k.revokedAt !== null ? 'revoked' : k.activatesAt > now ? 'next' : retires !== null && retires <= now ? 'retired' : 'signing';
+    return {
+      kid: k.kid,
+      algorithm: k.algorithm,
+      status,
+      createdAt: k.createdAt,
+      activatesAt: k.activatesAt,
+      retiresAt: retires,
+      unpublishedAt: k.revokedAt ?? (retires === null ? null : retires + retireAfterMs),
+      revokedAt: k.revokedAt,
+    };
+  });
+}
+
+/** The unrevoked key that activates last: what a new key is added after. */
+function latest(keys: readonly Timeline[]): string | null {
+  return inTurn(keys.filter((k) => k.revokedAt === null)).at(-1)?.kid ?? null;
+}
+
+export interface KeyStoreDeps {
+  store: { signingKeys: SigningKeyStore };
+  secretKey: KeyObject;
+}
+
+/**
+ * Adds a key that signs from `activatesAt` after the keys in `seen`, unless another instance
+ * added one meanwhile (then false: the caller reads again).
+ */
+async function addKey(deps: KeyStoreDeps, settings: Pick<SigningSettings, 'algorithm'>, seen: readonly Timeline[], now: number, activatesAt: number): Promise<string | undefined> {
+  const record = await newSigningKey(settings.algorithm, deps.secretKey, now, activatesAt);
+  return (await deps.store.signingKeys.addSigningKey(record, latest(seen))) ? record.kid : undefined;
+}
+
+/** `gateway admin keys rotate`: a new key, published now, that signs from publishAhead on. */
+export async function rotateSigningKey(deps: KeyStoreDeps, settings: Pick<SigningSettings, 'algorithm' | 'publishAheadMs'>, now: number): Promise<SigningKeyView> {
+  for (;;) {
+    const keys = await deps.store.signingKeys.listSigningKeys();
+    const kid = await addKey(deps, settings, keys, now, now + settings.publishAheadMs);
+    if (kid === undefined) continue;
+    const after = await deps.store.signingKeys.listSigningKeys();
+    return describeKeys(after, 0, now).find((k) => k.kid === kid)!;
+  }
+}
+
+/**
+ * `gateway admin keys revoke`: the key leaves the JWKS and what it signed is refused; when it was
+ * the one signing, a new key signs at once (it cannot wait publishAhead: nothing else may sign).
+ */
+export async function revokeSigningKey(deps: KeyStoreDeps, settings: Pick<SigningSettings, 'algorithm'>, kid: string, now: number): Promise<{ revoked: boolean; replacement: string | undefined }> {
+  const before = await deps.store.signingKeys.listSigningKeys();
+  const wasSigning = signerAt(before, now)?.kid === kid;
+  if (!(await deps.store.signingKeys.revokeSigningKey(kid, now))) return { revoked: false, replacement: undefined };
+  if (!wasSigning) return { revoked: true, replacement: undefined };
+  for (;;) {
+    const keys = await deps.store.signingKeys.listSigningKeys();
+    const signer = signerAt(keys, now);
+    if (signer !== undefined && signer.createdAt >= now) return { revoked: true, replacement: signer.kid };
+    const added = await addKey(deps, settings, keys, now, now);
+    if (added !== undefined) return { revoked: true, replacement: added };
+  }
+}
+
+/** How often the maintaining thread looks at the schedule: often enough for publishAhead, never more than every 30 s. */
+function maintenanceEvery(settings: SigningSettings): number {
+  return Math.min(30_000, Math.max(250, Math.floor(settings.publishAheadMs / 4)));
+}
+
+/** At most one reload a second when the feed keeps saying it may have missed something. */
+const RELOAD_AT_MOST_EVERY_MS = 1000;
+
+export class KeyRing {
+  readonly #deps: KeyStoreDeps & { store: { changes: ChangeFeed } };
+  readonly #clock: () => number;
+  readonly #logger: Logger;
+  readonly #maintains: boolean;
+  #keys: readonly SigningKey[] = [];
+  #byKid = new Map<string, SigningKey>();
+  #settings: SigningSettings | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #reloading: Promise<void> | undefined;
+  #reloadedAt = -Infinity;
+  readonly #forgetListeners: ((kid: string | undefined) => void)[] = [];
+  /** Bumped by every load: what is derived from the keys (the JWKS body) is made again. */
+  generation = 0;
+
+  constructor(deps: KeyStoreDeps & { store: { changes: ChangeFeed } }, options: { clock: () => number; logger: Logger; maintains: boolean }) {
+    this.#deps = deps;
+    this.#clock = options.clock;
+    this.#logger = options.logger;
+    this.#maintains = options.maintains;
+    deps.store.changes.listen((change) => this.#heard(change));
+  }
+
+  /** Reads the keys from the store; the serving gateway waits for it before it listens. */
+  async load(): Promise<void> {
+    const records = await this.#deps.store.signingKeys.listSigningKeys();
+    const keys: SigningKey[] = [];
+    for (const record of records) {
+      try {
+        keys.push(openSigningKey(record, this.#deps.secretKey));
+      } catch (err) {
+        this.#logger.error({ kid: record.kid, err: (err as Error).message }, 'a signing key does not decrypt with this secret key; it is left out');
+      }
+    }
+    this.#keys = inTurn(keys);
+    this.#byKid = new Map(keys.filter((k) => k.revokedAt === null).map((k) => [k.kid, k]));
+    this.generation++;
+    this.#reloadedAt = performance.now();
+    for (const listener of this.#forgetListeners) listener(undefined);
+  }
+
+  /** Hears of every kid that stops verifying (undefined: any may have); verifiers drop what they remembered of it. */
+  onForget(listener: (kid: string | undefined) => void): void {
+    this.#forgetListeners.push(listener);
+  }
+
+  #heard(change: Change): void {
+    if (change.kind === 'signing-key') {
+      // Until the keys are read again, the kid named verifies nothing: it may be the one revoked.
+      this.#byKid.delete(change.ref);
+      for (const listener of this.#forgetListeners) listener(change.ref);
+      this.#reload(true);
+    } else if (change.kind === 'everything') {
+      this.#reload(false);
+    }
+  }
+
+  #reload(now: boolean): void {
+    if (this.#reloading !== undefined) {
+      // A change heard while reading: read again once this read ends, or it may be missed.
+      if (now) void this.#reloading.then(() => this.#reload(true));
+      return;
+    }
+    if (!now && performance.now() - this.#reloadedAt < RELOAD_AT_MOST_EVERY_MS) return;
+    this.#reloading = this.load()
+      .catch((err: unknown) => this.#logger.error({ err: (err as Error).message }, 'reading the signing keys failed; the keys held are kept'))
+      .finally(() => (this.#reloading = undefined));
+  }
+
+  /** Applies a config's oauth.signing in the maintaining thread: it then keeps a key signing and the next one published. */
+  configure(settings: SigningSettings): void {
+    if (!this.#maintains) return;
+    this.#settings = settings;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (!settings.used) return;
+    this.#timer = setInterval(() => void this.maintain(), maintenanceEvery(settings));
+    this.#timer.unref();
+  }
+
+  /** The key that signs now; undefined before the first key exists. */
+  signer(now: number): SigningKey | undefined {
+    this.#deps.store.changes.catchUp();
+    return signerAt(
+      this.#keys.filter((k) => this.#byKid.has(k.kid)),
+      now,
+    );
+  }
+
+  /** The key that verifies a token naming `kid`: unrevoked, known to this instance, and still published. */
+  verifier(kid: unknown): SigningKey | undefined {
+    this.#deps.store.changes.catchUp();
+    return typeof kid === 'string' ? this.#byKid.get(kid) : undefined;
+  }
+
+  /** The public keys in the JWKS: every unrevoked key until retireAfter past its retirement. */
+  published(now: number, retireAfterMs: number): JWK[] {
+    const live = this.#keys.filter((k) => this.#byKid.has(k.kid));
+    return describeKeys(live, retireAfterMs, now)
+      .filter((v) => v.unpublishedAt === null || v.unpublishedAt > now)
+      .map((v) => this.#byKid.get(v.kid)!.publicJwk);
+  }
+
+  /**
+   * One look at the schedule, in the maintaining thread: a key when none signs, the next key
+   * publishAhead before its turn, and keys past their last token removed.
+   */
+  async maintain(): Promise<void> {
+    const settings = this.#settings;
+    if (settings === undefined || !settings.used) return;
+    const now = this.#clock();
+    try {
+      const keys = await this.#deps.store.signingKeys.listSigningKeys();
+      const signer = signerAt(keys, now);
+      const next = keys.some((k) => k.revokedAt === null && k.activatesAt > now);
+      let added: string | undefined;
+      if (signer === undefined) {
+        // The first key (or every key revoked): nothing signs until one exists, so it signs at once.
+        added = await addKey(this.#deps, settings, keys, now, now);
+      } else if (!next && now >= signer.activatesAt + settings.rotateEveryMs - settings.publishAheadMs) {
+        added = await addKey(this.#deps, settings, keys, now, Math.max(now + settings.publishAheadMs, signer.activatesAt + settings.rotateEveryMs));
+      }
+      if (added !== undefined) this.#logger.info({ audit: 'signing-key.add', kid: added }, 'signing key added');
+      const gone = describeKeys(keys, settings.retireAfterMs, now)
+        .filter((v) => v.unpublishedAt !== null && v.unpublishedAt + (v.revokedAt === null ? 0 : settings.retireAfterMs) <= now)
+        .map((v) => v.kid);
+      if (gone.length > 0) await this.#deps.store.signingKeys.deleteSigningKeys(gone);
+      if (added !== undefined || gone.length > 0) await this.load();
+    } catch (err) {
+      // Never a rejection: the schedule is looked at again on the next tick.
+      this.#logger.error({ err: err instanceof StoreUnavailable ? err.message : err }, 'the signing keys could not be maintained; trying again');
+    }
+  }
+
+  /** Every key, for `gateway admin keys list` and the portal. */
+  describe(now: number, retireAfterMs: number): SigningKeyView[] {
+    return describeKeys(this.#keys, retireAfterMs, now);
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+}
