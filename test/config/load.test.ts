@@ -8,6 +8,16 @@ import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfigFile, parseConfig, type Config } from '../../src/config/load.ts';
 import { configYaml, tempDir } from '../helpers.ts';
 
+/** oauth.signing when the file says nothing: nothing signs, keys rotate monthly and are published an hour ahead. */
+const SIGNING_DEFAULTS = {
+  algorithm: 'ES256',
+  rotateEveryMs: 30 * 86_400_000,
+  publishAheadMs: 3_600_000,
+  retireAfterMs: 60_000,
+  identity: { header: 'x-gateway-identity', lifetime: 60 },
+  used: false,
+};
+
 const FILE = '/srv/gateway/gateway.yaml';
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
 const REDIS_EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.redis.example.yaml');
@@ -91,7 +101,7 @@ describe('parseConfig: valid configurations', () => {
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
     // The portal's try-it panel asks for tokens from the portal's origin.
-    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [{ cors: { origins: ['http://localhost:8081'] } }], issuer: 'http://localhost:8080', introspectionClients: [] });
+    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [{ cors: { origins: ['http://localhost:8081'] } }], issuer: 'http://localhost:8080', introspectionClients: [], signing: SIGNING_DEFAULTS });
 
     const demo = get(config.authServers, 'demo');
     assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
@@ -105,14 +115,16 @@ describe('parseConfig: valid configurations', () => {
     assert.deepEqual(get(config.upstreams, 'hello-mock'), {
       kind: 'mock',
       name: 'hello-mock',
+      audience: 'hello-mock',
       status: 200,
       headers: {},
       body: { message: 'Hello from the token gateway' },
     });
-    assert.deepEqual(get(config.upstreams, 'echo'), { kind: 'echo', name: 'echo' });
+    assert.deepEqual(get(config.upstreams, 'echo'), { kind: 'echo', name: 'echo', audience: 'echo' });
     assert.deepEqual(get(config.upstreams, 'orders-backend'), {
       kind: 'http',
       name: 'orders-backend',
+      audience: 'orders-backend',
       targets: [{ origin: 'http://127.0.0.1:9200', basePath: '' }],
       retries: 0,
       failureThreshold: 3,
@@ -215,11 +227,12 @@ describe('parseConfig: valid configurations', () => {
     assert.deepEqual(config.log, { level: 'info', access: true });
     assert.equal(config.shutdownTimeoutMs, 30_000);
     assert.deepEqual(config.admin, { host: '127.0.0.1', port: 9901 });
-    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [] });
+    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [], signing: SIGNING_DEFAULTS });
     assert.equal(config.authServers.size, 0);
     assert.deepEqual(get(config.upstreams, 'backend'), {
       kind: 'http',
       name: 'backend',
+      audience: 'backend',
       targets: [{ origin: 'https://backend.example.com', basePath: '/base' }],
       retries: 0,
       failureThreshold: 3,
@@ -240,6 +253,7 @@ describe('parseConfig: valid configurations', () => {
         upstream: 'backend',
         scopes: [],
         requireSubject: false,
+        upstreamIdentity: undefined,
         products: ['p'],
         policies: [],
         operation: undefined,
@@ -257,6 +271,9 @@ describe('parseConfig: valid configurations', () => {
         grants: ['client_credentials'],
         authServer: undefined,
         accessTokenLifetime: 3600,
+        accessTokenFormat: 'opaque',
+        audience: 'p',
+        upstreamIdentity: 'headers',
         refreshTokenLifetime: 86_400,
         refreshReuseGraceMs: 0,
         quota: undefined,
