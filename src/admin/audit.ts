@@ -68,6 +68,10 @@ interface Lines {
   'key.import': AppLine<OperatorActor> & { key: string };
   /** Every token of an app, or of a user across apps, revoked; `revoked`: how many. */
   'tokens.revoke': ({ actor: OperatorActor; developer: DeveloperRef; app: AppRef } | { actor: OperatorActor; subject: string }) & { revoked: number };
+  /** A signing key added by hand (the schedule's own are `signing-key.add` lines of the gateway). */
+  'signing-key.rotate': { actor: OperatorActor; kid: string; activatesAt: number };
+  /** A signing key revoked; `replacement`: the key that signs from now on, when the revoked one was signing. */
+  'signing-key.revoke': { actor: OperatorActor; kid: string; replacement: string | null };
   /** A management API call, whatever it did: which operation, and the answer's status. */
   'management.call': { actor: OperatorActor; operation: string; method: string; path: string; status: number };
   /** What `gateway admin migrate` copied from one store into another. */
@@ -99,6 +103,8 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'key.revoke': 'key revoked',
   'key.import': 'key imported',
   'tokens.revoke': 'tokens revoked',
+  'signing-key.rotate': 'signing key added',
+  'signing-key.revoke': 'signing key revoked',
   'management.call': 'management API call',
   'store.migrate': 'store migrated',
 };

@@ -2,6 +2,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { PortalSettings, ProductSettings } from '../config/load.ts';
+import type { SigningSettings } from '../config/types.ts';
 import type { App, Developer, Store } from '../store/port/index.ts';
 import type { AppRef, DeveloperActor, DeveloperRef, OperatorActor, VisitorActor } from './audit.ts';
 import type { Passwords } from './passwords.ts';
@@ -33,6 +34,8 @@ export interface PortalDeps extends AdminDeps {
 export interface OperatorDeps extends AdminDeps {
   operator: OperatorActor;
   developer?: undefined;
+  /** The config's oauth.signing, for the signing key operations (`gateway admin keys`). */
+  signing?: SigningSettings;
 }
 
 /** A portal developer, acting on their own apps and keys: the same operations as an operator's, with an owner check. */

@@ -7,6 +7,9 @@ import type { OperatorDeps } from '../admin/deps.ts';
 import { createDeveloper, deleteDeveloper, listDevelopers, requireDeveloper, setDeveloperStatus } from '../admin/developers.ts';
 import { AdminError } from '../admin/errors.ts';
 import { importKey, revokeTokens } from '../admin/keys.ts';
+import { listSigningKeys, revokeSigningKeyByKid, rotateSigningKeys } from '../admin/signing-keys.ts';
+import type { SigningSettings } from '../config/types.ts';
+import type { SigningKeyView } from '../oauth/signing/key-ring.ts';
 import { StoreUnavailable, type App, type Credential, type Developer } from '../store/port/index.ts';
 import { CliError } from './io.ts';
 
@@ -41,6 +44,10 @@ export interface AdminApi {
   revokeTokens(target: TokensTarget): Promise<{ revoked: number }>;
   /** The API products the gateway declares; undefined when the caller may not read them. */
   productNames(): Promise<readonly string[] | undefined>;
+  /** The gateway's signing keys (JWT access tokens, upstream identities). */
+  listSigningKeys(): Promise<SigningKeyView[]>;
+  rotateSigningKeys(): Promise<SigningKeyView>;
+  revokeSigningKey(kid: string): Promise<{ kid: string; replacement: string | null }>;
 }
 
 const DAY_MS = 86_400_000;
@@ -75,8 +82,18 @@ export function localApi(deps: OperatorDeps): AdminApi {
     importKey: (ref, input) => importKey(deps, ref, input),
     revokeTokens: (target) => revokeTokens(deps, target),
     productNames: async () => [...deps.products.keys()],
+    listSigningKeys: () => listSigningKeys(deps, signingOf(deps)),
+    rotateSigningKeys: () => rotateSigningKeys(deps, signingOf(deps)),
+    revokeSigningKey: (kid) => revokeSigningKeyByKid(deps, signingOf(deps), kid),
   };
 }
+
+function signingOf(deps: OperatorDeps): SigningSettings {
+  if (deps.signing === undefined) throw new TypeError("the signing key operations need the config's oauth.signing");
+  return deps.signing;
+}
+
+const NO_REMOTE_SIGNING_KEYS = () => Promise.reject(new CliError('signing keys are managed on the store the config names: run this command without --url (and without GATEWAY_MANAGEMENT_URL)'));
 
 /** A management client's credentials, from the environment. */
 export interface RemoteCredentials {
@@ -202,6 +219,9 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
           throw err;
         },
       ),
+    listSigningKeys: NO_REMOTE_SIGNING_KEYS,
+    rotateSigningKeys: NO_REMOTE_SIGNING_KEYS,
+    revokeSigningKey: NO_REMOTE_SIGNING_KEYS,
   };
 }
 

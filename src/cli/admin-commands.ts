@@ -6,6 +6,7 @@ import type { AppDetails, AppRef } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
 import { isLive, type App, type Developer } from '../store/port/index.ts';
 import type { Common, Leaves } from './admin.ts';
+import type { SigningKeyView } from '../oauth/signing/key-ring.ts';
 import { CliError, isoDate, table, type CliIo } from './io.ts';
 
 // VERIFIED "no": an open sign-up that has not confirmed its address (`developers create` or `invite` replaces it).
@@ -152,14 +153,37 @@ function registerAppChanges(apps: Command, { leaf, show }: Pick<Leaves, 'leaf' |
   );
 }
 
+const signingKeyRow = (k: SigningKeyView) => ({
+  kid: k.kid,
+  algorithm: k.algorithm,
+  status: k.status,
+  created: isoDate(k.createdAt),
+  signs: isoDate(k.activatesAt),
+  retires: isoDate(k.retiresAt),
+  unpublished: isoDate(k.unpublishedAt),
+});
+const SIGNING_KEY_COLUMNS = ['kid', 'algorithm', 'status', 'created', 'signs', 'retires', 'unpublished'];
+
+/** A signing key's id, which no app key can be (an app key has no '_'). */
+const isKid = (arg: string | undefined) => arg?.startsWith('gwk_') === true;
+
 export function registerKeys(admin: Command, { leaf, show }: Leaves, io: CliIo): void {
-  const keys = admin.command('keys').description('app keys (client credentials)');
+  const keys = admin.command('keys').description("the gateway's signing keys (JWT access tokens, upstream identities), and app keys (client credentials)");
+  leaf(keys, 'list', "the gateway's signing keys: which signs now, which is next, which are retired and until when the JWKS publishes them", async (api, opts) => {
+    const list = await api.listSigningKeys();
+    show(opts, list, () => (list.length === 0 ? 'no signing keys yet: a gateway makes the first when a product issues JWTs' : table(list.map(signingKeyRow), SIGNING_KEY_COLUMNS)));
+  });
   byName(
     leaf<Common & { developer?: string; name?: string }>(
       keys,
       'rotate [key]',
-      "give an app a new key and secret; its earlier keys work until the portal's keyOverlap ends",
+      "without arguments: a new signing key, in the JWKS now, signing after publishAhead; with an app's key (or --developer and --name): give the app a new key and secret, its earlier keys working until the portal's keyOverlap ends",
       async (api, opts, args) => {
+        if (args[0] === undefined && opts.developer === undefined && opts.name === undefined) {
+          const added = await api.rotateSigningKeys();
+          show(opts, added, () => `new signing key ${added.kid} (${added.algorithm}): in the JWKS now, signing from ${isoDate(added.activatesAt)}`);
+          return;
+        }
         const rotated = await api.rotateKey(appRef(args, opts));
         show(opts, rotated, () =>
           [
@@ -187,10 +211,25 @@ export function registerKeys(admin: Command, { leaf, show }: Leaves, io: CliIo):
       .option('--secret-file <file>', 'a file holding its secret (one line)')
       .option('--secret-stdin', 'read its secret from standard input'),
   );
-  leaf(keys, 'revoke <key>', 'revoke a key: no new tokens with it, and the tokens issued through it stop working', async (api, opts, args) => {
-    await api.revokeKey(args[0]!);
-    show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
-  });
+  leaf(
+    keys,
+    'revoke <key>',
+    'revoke a signing key (gwk_…: out of the JWKS, every token it signed refused) or an app key (no new tokens with it, and its tokens stop working)',
+    async (api, opts, args) => {
+      if (isKid(args[0])) {
+        const revoked = await api.revokeSigningKey(args[0]!);
+        show(opts, { ...revoked, status: 'revoked' }, () =>
+          [
+            `signing key ${revoked.kid} is revoked: out of the JWKS, and every token it signed is refused`,
+            ...(revoked.replacement === null ? [] : [`signing key ${revoked.replacement} signs from now on`]),
+          ].join('\n'),
+        );
+        return;
+      }
+      await api.revokeKey(args[0]!);
+      show(opts, { key: args[0], status: 'revoked' }, () => `key ${args[0]} is revoked`);
+    },
+  );
 }
 
 /** The imported secret, from a file or standard input: never from the command line, which every user of the machine can read. */

@@ -41,7 +41,14 @@ export function registerAdmin(program: Command, io: CliIo): void {
     const config = commandConfig(cmd, io);
     const services = await createAdminServices(config, createLogger(config.log.level, logStream(io)));
     try {
-      await run({ ...services, products: config.products, portal: config.portal, keyOverlapMs: config.keyOverlapMs, operator: { kind: 'operator', user: operatorName() } });
+      await run({
+        ...services,
+        products: config.products,
+        portal: config.portal,
+        keyOverlapMs: config.keyOverlapMs,
+        signing: config.oauth.signing,
+        operator: { kind: 'operator', user: operatorName() },
+      });
     } finally {
       await services.store.close();
     }

@@ -101,7 +101,13 @@ describe('parseConfig: valid configurations', () => {
     });
     assert.deepEqual(config.log, { level: 'info', access: true });
     // The portal's try-it panel asks for tokens from the portal's origin.
-    assert.deepEqual(config.oauth, { realm: 'token-gateway', policies: [{ cors: { origins: ['http://localhost:8081'] } }], issuer: 'http://localhost:8080', introspectionClients: [], signing: SIGNING_DEFAULTS });
+    assert.deepEqual(config.oauth, {
+      realm: 'token-gateway',
+      policies: [{ cors: { origins: ['http://localhost:8081'] } }],
+      issuer: 'http://localhost:8080',
+      introspectionClients: [],
+      signing: SIGNING_DEFAULTS,
+    });
 
     const demo = get(config.authServers, 'demo');
     assert.equal(demo.url.href, 'http://127.0.0.1:9100/authenticate');
