@@ -9,7 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import { base64url, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { openSigningKey, type SigningKey } from '../../src/oauth/signing/keys.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
-import { basic, bearer, call, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+import { loadConfigFile } from '../../src/config/load.ts';
+import { revokeSigningKeyByKid, rotateSigningKeys } from '../../src/admin/signing-keys.ts';
+import { basic, bearer, call, startAuthServer, startTestGateway, tokenRequest, type AuthServer, type TestGateway } from '../helpers.ts';
 
 const ISSUER = 'http://localhost:8080';
 
@@ -34,12 +36,17 @@ async function jwks(gw: TestGateway): Promise<JSONWebKeySet> {
 
 describe('JWT access tokens', () => {
   let gw: TestGateway;
+  let users: AuthServer;
   let app: { key: string; secret: string };
   before(async () => {
-    gw = await startTestGateway(parts);
+    users = await startAuthServer();
+    gw = await startTestGateway({ ...parts, authServerUrl: users.url });
     app = await gw.client('signed');
   });
-  after(() => gw.close());
+  after(async () => {
+    await gw.close();
+    await users.close();
+  });
 
   async function issue(params: Record<string, string> = { grant_type: 'client_credentials' }): Promise<string> {
     const res = await tokenRequest(gw.url, params, app);
@@ -100,9 +107,26 @@ describe('JWT access tokens', () => {
   });
 
   test('the password and refresh_token grants: sub is the user, the refresh token stays opaque and rotates', async () => {
-    const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland' }, app);
-    // The test authorization server is not running here: the grant gets as far as asking it.
-    assert.equal(res.status, 503);
+    const res = await tokenRequest(gw.url, { grant_type: 'password', username: 'alice', password: 'wonderland', scope: 'signed:read' }, app);
+    assert.equal(res.status, 200);
+    assert.match(res.body.refresh_token, /^gwrt_[A-Za-z0-9_-]{64}$/);
+    const first = decodeJwt(res.body.access_token);
+    assert.equal(first.sub, 'user-1');
+    assert.equal(first.client_id, app.key);
+    assert.equal(first.scope, 'signed:read');
+    const refreshed = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: res.body.refresh_token }, app);
+    assert.equal(refreshed.status, 200);
+    assert.match(refreshed.body.refresh_token, /^gwrt_/);
+    const second = decodeJwt(refreshed.body.access_token);
+    assert.equal(second.sub, 'user-1');
+    assert.equal(second.scope, 'signed:read');
+    assert.notEqual(second.jti, first.jti);
+    assert.equal((await call(`${gw.url}/v1/signed`, { headers: bearer(refreshed.body.access_token) })).status, 200);
+    // The rotated refresh token presented again revokes the family: both access tokens with it.
+    const reused = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: res.body.refresh_token }, app);
+    assert.equal(reused.status, 401);
+    assert.equal((await call(`${gw.url}/v1/signed`, { headers: bearer(refreshed.body.access_token) })).status, 401);
+    assert.equal((await call(`${gw.url}/v1/signed`, { headers: bearer(res.body.access_token) })).status, 401);
   });
 
   test('a refused token gets 401 invalid_token: modified payload, alg none, HMAC with the public key, unknown kid, expired, another issuer, wrong audience', async () => {
@@ -179,5 +203,73 @@ describe('JWT access tokens', () => {
     assert.equal(revoked.status, 200);
     assert.equal((await call(`${gw.url}/v1/signed`, { headers: bearer(token) })).status, 401);
     assert.deepEqual((await introspect()).body, { active: false });
+  });
+});
+
+describe('signing keys: the schedule, rotation by hand and revocation', () => {
+  // The gateway's clock, moved by the test; the schedule is looked at by calling maintain(), as its timer does.
+  let now = Date.UTC(2026, 0, 1);
+  let gw: TestGateway;
+  let app: { key: string; secret: string };
+  const MINUTE = 60_000;
+  before(async () => {
+    gw = await startTestGateway({ ...parts, oauth: `${parts.oauth}\n  signing:\n    rotateEvery: 10m\n    publishAhead: 1m` }, { clock: () => now });
+    app = await gw.client('signed');
+  });
+  after(() => gw.close());
+
+  const issue = async () => {
+    const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.access_token as string;
+  };
+  const kids = async () => (await jwks(gw)).keys.map((k) => k.kid);
+  const works = async (token: string) => (await call(`${gw.url}/v1/signed`, { headers: bearer(token) })).status;
+
+  test('the next key is published publishAhead before it signs; a retired key stays published until its last token expires', async () => {
+    const first = decodeProtectedHeader(await issue()).kid!;
+    assert.deepEqual(await kids(), [first]);
+    now += 8 * MINUTE;
+    await gw.gateway.services.keys.maintain();
+    assert.deepEqual(await kids(), [first], 'not yet: more than publishAhead before the turn');
+    now += MINUTE + 1000;
+    await gw.gateway.services.keys.maintain();
+    const published = await kids();
+    assert.equal(published.length, 2);
+    const next = published[1]!;
+    const old = await issue();
+    assert.equal(decodeProtectedHeader(old).kid, first, 'the next key does not sign before its turn');
+    now += MINUTE;
+    const fresh = await issue();
+    assert.equal(decodeProtectedHeader(fresh).kid, next);
+    assert.equal(await works(old), 200, 'a token of the retired key works until it expires');
+    // The longest lifetime is 5m; with a minute of skew the retired key leaves after 6m.
+    now += 6 * MINUTE - 1000;
+    await gw.gateway.services.keys.maintain();
+    assert.deepEqual(await kids(), [first, next]);
+    now += 2000;
+    await gw.gateway.services.keys.maintain();
+    assert.deepEqual(await kids(), [next]);
+    assert.equal(await works(old), 401, 'long expired');
+    assert.equal(await works(await issue()), 200);
+  });
+
+  test('rotation by hand publishes a key that signs after publishAhead; revoking the key that signs puts a new one in its place at once', async () => {
+    const settings = loadConfigFile(gw.configFile, { env: {} }).oauth.signing;
+    const deps = { ...gw.admin, signing: settings };
+    const current = decodeProtectedHeader(await issue()).kid!;
+    const added = await rotateSigningKeys(deps, settings);
+    assert.equal(added.status, 'next');
+    assert.equal(added.activatesAt, now + MINUTE);
+    assert.ok((await kids()).includes(added.kid));
+    const before = await issue();
+    assert.equal(decodeProtectedHeader(before).kid, current);
+    const revoked = await revokeSigningKeyByKid(deps, settings, current);
+    assert.notEqual(revoked.replacement, null);
+    assert.equal((await kids()).includes(current), false, 'a revoked key leaves the JWKS at once');
+    assert.equal(await works(before), 401, 'and every token it signed is refused');
+    const after = await issue();
+    assert.equal(decodeProtectedHeader(after).kid, revoked.replacement);
+    assert.equal(await works(after), 200);
   });
 });
