@@ -221,6 +221,7 @@ export class KeyRing {
 
   /** The public keys in the JWKS: every unrevoked key until retireAfter past its retirement. */
   published(now: number, retireAfterMs: number): JWK[] {
+    this.#deps.store.changes.catchUp();
     const live = this.#keys.filter((k) => this.#byKid.has(k.kid));
     return describeKeys(live, retireAfterMs, now)
       .filter((v) => v.unpublishedAt === null || v.unpublishedAt > now)
