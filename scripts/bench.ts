@@ -34,6 +34,7 @@ import { freePort } from '../src/http/listener.ts';
 import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 import { checkpointLines } from './bench/checkpoints.ts';
+import { signingLines } from './bench/signing.ts';
 import { LINE_BODY, LINE_DOCUMENT, LINE_REFUSED_BODY, LINE_TARGET, lineRoutes, type LineRoute } from './bench/openapi.ts';
 
 const { values: args } = parseArgs({
@@ -44,7 +45,10 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '64' },
     /** Issue this many tokens, then measure RSS and verification again (default: 1e6, none with --quick). */
     million: { type: 'string' },
-    /** `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone. */
+    /**
+     * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
+     * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures.
+     */
     only: { type: 'string' },
   },
 });
@@ -215,6 +219,14 @@ function table(results: Record<string, Figures>): string[] {
 }
 
 /** The openapi pair's ratios: by req/s (the target), and by CPU per request, which the VM's stalls do not move. */
+/** The JWT cases against the same cases with opaque tokens, in the same run. */
+function jwtLines(results: Record<string, Figures>): string[] {
+  return [
+    `token-jwt / token           ${(results['token-jwt']!.rps / results.token!.rps).toFixed(3)}   (token endpoint issuing ES256 JWT access tokens; target ≥ 0.8)`,
+    `gateway-jwt / gateway       ${(results['gateway-jwt']!.rps / results.gateway!.rps).toFixed(3)}   (full chain with a JWT access token; target ≥ 0.95)`,
+  ];
+}
+
 function openapiLines(results: Record<string, Figures>): string[] {
   const validated = results.openapi!;
   const unvalidated = results.unvalidated!;
@@ -297,6 +309,7 @@ async function main(): Promise<void> {
       extra = '',
       store = `{ path: ./${name}.db }`,
       line?: LineRoute,
+      product = 'routes: [bench]',
     ): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
       const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
@@ -319,7 +332,7 @@ routes:
       - ipAccess: { allow: [127.0.0.0/8, '::1'] }
       - validateRequest: { query: { type: object, properties: { q: { type: string, maxLength: 64 } } } }
 ${line?.routes ?? ''}products:
-  bench: { ${line?.product ?? 'routes: [bench]'} }
+  bench: { ${line?.product ?? product} }
 ${line?.openapi ?? ''}${extra}`,
       );
       cli(file, 'admin', 'developers', 'create', '--email', 'bench@example.com', '--name', 'Bench');
@@ -371,6 +384,27 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
+    const verifyLoad = (g: { url: string; token: string }): Load => ({ url: `${g.url}/v1/bench?q=tea`, headers: { authorization: `Bearer ${g.token}` } });
+    const tokenLoad = (g: { url: string; basic: string }): Load => ({
+      url: `${g.url}/oauth2/token`,
+      method: 'POST',
+      headers: { ...form, authorization: g.basic },
+      body: 'grant_type=client_credentials',
+    });
+    // The same gateway with the product's access tokens JWTs (ES256, the default), beside one with opaque tokens.
+    const jwtCase = await startGatewayCase('jwt', 0, "oauth: { issuer: 'http://127.0.0.1' }\n", undefined, undefined, 'routes: [bench], accessTokenFormat: jwt');
+    if (args.only === 'jwt') {
+      const opaque = await startGatewayCase('opaque', 0);
+      const results = await alternate({
+        gateway: { load: verifyLoad(opaque), child: opaque.child },
+        'gateway-jwt': { load: verifyLoad(jwtCase), child: jwtCase.child },
+        token: { load: tokenLoad(opaque), child: opaque.child },
+        'token-jwt': { load: tokenLoad(jwtCase), child: jwtCase.child },
+      });
+      process.stdout.write(`${[...table(results), '', ...jwtLines(results), '', ...(await signingLines())].join('\n')}\n`);
+      return;
+    }
+
     const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
     children.push(baseline);
     const peerSecret = randomBytes(32).toString('base64url');
@@ -384,13 +418,6 @@ ${line?.openapi ?? ''}${extra}`,
     const probe = await fetch(`http://127.0.0.1:${ports.peer}/token`, { method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' });
     if (probe.status !== 200) throw new Error(`oidc-provider answered ${probe.status}: ${await probe.text()}`);
 
-    const verifyLoad = (g: { url: string; token: string }): Load => ({ url: `${g.url}/v1/bench?q=tea`, headers: { authorization: `Bearer ${g.token}` } });
-    const tokenLoad = (g: { url: string; basic: string }): Load => ({
-      url: `${g.url}/oauth2/token`,
-      method: 'POST',
-      headers: { ...form, authorization: g.basic },
-      body: 'grant_type=client_credentials',
-    });
     const redis = await startRedisServer(dir);
     if (redis !== undefined) children.push(redis.child);
     const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
@@ -400,6 +427,8 @@ ${line?.openapi ?? ''}${extra}`,
       baseline: { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child: baseline },
       gateway: { load: verifyLoad(one), child: one.child },
       token: { load: tokenLoad(one), child: one.child },
+      'gateway-jwt': { load: verifyLoad(jwtCase), child: jwtCase.child },
+      'token-jwt': { load: tokenLoad(jwtCase), child: jwtCase.child },
       'gateway-2w': { load: verifyLoad(two), child: two.child },
       'token-2w': { load: tokenLoad(two), child: two.child },
       'peer-token': {
@@ -492,6 +521,8 @@ ${line?.openapi ?? ''}${extra}`,
             scaling,
           ]),
       ...(many === '' ? [] : [many]),
+      ...jwtLines(results),
+      ...(await signingLines()),
       ...openapiLines(results),
       '',
       ...startLines,
@@ -503,7 +534,7 @@ ${line?.openapi ?? ''}${extra}`,
     process.stdout.write(`${lines.join('\n')}\n`);
 
     mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    const { 'gateway-2w': _g, 'token-2w': _t, redis: _r, 'token-redis': _tr, openapi: _o, unvalidated: _u, ...five } = results;
+    const { 'gateway-2w': _g, 'token-2w': _t, redis: _r, 'token-redis': _tr, openapi: _o, unvalidated: _u, 'gateway-jwt': _gj, 'token-jwt': _tj, ...five } = results;
     writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(five, null, 2)}\n`);
   } finally {
     for (const child of children) child.kill('SIGTERM');

@@ -63,7 +63,7 @@ export function accessToken(
   key: SigningKey | undefined,
   minted: Pick<Minted, 'access' | 'accessExpiresAt'>,
   grant: { client: Client; product: ProductSettings; scope: string; subject: string | null; now: number },
-): string | Promise<string> {
+): string {
   if (key === undefined) return minted.access;
   return signAccessToken(key, signing.issuer!, {
     key: grant.client.credential.key,

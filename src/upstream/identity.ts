@@ -30,7 +30,7 @@ const noSigningKey = new GatewayError(503, 'temporarily_unavailable', 'no signin
 export function createIdentities(env: IdentityEnv) {
   const { lifetime } = env.signing.identity;
   const kept = new Map<string, { value: string; renewAt: number }>();
-  return function identityFor(ctx: RequestContext, audience: string): string | Promise<string> {
+  return function identityFor(ctx: RequestContext, audience: string): string {
     const token = ctx.token!;
     const now = env.clock();
     const id = `${audience}\u0000${token.hash.toString('latin1')}`;
@@ -38,12 +38,11 @@ export function createIdentities(env: IdentityEnv) {
     if (known !== undefined && known.renewAt > now) return known.value;
     const key = env.keys.signer(now);
     if (key === undefined || env.issuer === undefined) throw noSigningKey;
-    return signIdentityToken(key, env.issuer, token, audience, now, lifetime).then((value) => {
-      kept.delete(id);
-      if (kept.size >= IDENTITY_CACHE_SIZE) kept.delete(kept.keys().next().value!);
-      kept.set(id, { value, renewAt: now + (lifetime * 1000) / 2 });
-      return value;
-    });
+    const value = signIdentityToken(key, env.issuer, token, audience, now, lifetime);
+    kept.delete(id);
+    if (kept.size >= IDENTITY_CACHE_SIZE) kept.delete(kept.keys().next().value!);
+    kept.set(id, { value, renewAt: now + (lifetime * 1000) / 2 });
+    return value;
   };
 }
 
@@ -60,7 +59,7 @@ export function createIdentityStep(
 ): Step | undefined {
   const modeOf = new Map<string, UpstreamIdentity>([...route.products].map((p) => [p, route.upstreamIdentity ?? products.get(p)?.upstreamIdentity ?? 'headers']));
   if ([...modeOf.values()].every((m) => m === 'headers')) return undefined;
-  return function upstreamIdentity(ctx: RequestContext): void | Promise<void> {
+  return function upstreamIdentity(ctx: RequestContext): void {
     const mode = modeOf.get(ctx.token!.product) ?? 'headers';
     if (mode === 'headers') return;
     if (mode === 'token') {
@@ -69,11 +68,6 @@ export function createIdentityStep(
       ctx.identity = ['authorization', `Bearer ${ctx.accessJwt}`];
       return;
     }
-    const signed = identities(ctx, audience);
-    if (typeof signed === 'string') ctx.identity = [header, signed];
-    else
-      return signed.then((value) => {
-        ctx.identity = [header, value];
-      });
+    ctx.identity = [header, identities(ctx, audience)];
   };
 }

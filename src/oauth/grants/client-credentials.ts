@@ -10,6 +10,6 @@ export async function handle({ client, product, scope, now }: GrantRequest, env:
   const key = signingKeyFor(env.signing, product, now);
   const minted = mintAccess(product, now);
   await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, null, now));
-  const access = await accessToken(env.signing, key, minted, { client, product, scope: granted, subject: null, now });
+  const access = accessToken(env.signing, key, minted, { client, product, scope: granted, subject: null, now });
   return tokenBody(product, { access }, granted, scope);
 }

@@ -70,6 +70,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   const key = signingKeyFor(env.signing, product, now);
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
   await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
-  const access = await accessToken(env.signing, key, minted, { client, product, scope: granted, subject, now });
+  const access = accessToken(env.signing, key, minted, { client, product, scope: granted, subject, now });
   return tokenBody(product, { ...minted, access }, granted, scope);
 }

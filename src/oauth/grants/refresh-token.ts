@@ -33,6 +33,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     if (result.reason === 'scope') throw invalidScope('the requested scope exceeds the scope of the refresh token');
     throw invalidGrant('the refresh token is invalid, expired or revoked', result.reason === 'reused' ? 'reuse of a rotated refresh token; family revoked' : undefined);
   }
-  const access = await accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
+  const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
   return tokenBody(product, { ...minted, access }, result.scope, scope);
 }

@@ -1,8 +1,11 @@
 // A signing key as the gateway holds it: made here, its private half encrypted under the
 // gateway's secret key before it reaches the store (AES-256-GCM, bound to its kid), and read back
-// into the KeyObjects jose signs and verifies with.
+// into the KeyObjects jose verifies with and the fast-jwt signers that sign with it. fast-jwt
+// signs: it signs synchronously through node:crypto, three times faster than jose through
+// WebCrypto, on the token endpoint's path (npm run bench prints both).
 import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPair, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
+import { createSigner } from 'fast-jwt';
 import { exportJWK, type JWK } from 'jose';
 import type { SigningAlgorithm, SigningKeyRecord } from '../../store/port/index.ts';
 
@@ -17,6 +20,8 @@ export interface SigningKey {
   createdAt: number;
   activatesAt: number;
   revokedAt: number | null;
+  /** The compact JWS of `claims`, with typ, alg and this kid in its header. */
+  sign(typ: string, claims: Record<string, unknown>): string;
 }
 
 /** Keys made by the gateway: `gwk_` and 128 random bits, never the shape of an app key (which has no '_'). */
@@ -67,6 +72,9 @@ export async function newSigningKey(algorithm: SigningAlgorithm, secretKey: KeyO
 export function openSigningKey(record: SigningKeyRecord, secretKey: KeyObject): SigningKey {
   const publicJwk = JSON.parse(record.publicJwk) as JWK;
   const privateKey = createPrivateKey({ key: decrypt(secretKey, record.kid, record.privateKey), format: 'der', type: 'pkcs8' });
+  const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+  // One signer per typ, made on first use: it holds the parsed key and the encoded header.
+  const signers = new Map<string, (claims: Record<string, unknown>) => string>();
   return {
     kid: record.kid,
     algorithm: record.algorithm,
@@ -76,5 +84,13 @@ export function openSigningKey(record: SigningKeyRecord, secretKey: KeyObject): 
     createdAt: record.createdAt,
     activatesAt: record.activatesAt,
     revokedAt: record.revokedAt,
+    sign(typ, claims) {
+      let signer = signers.get(typ);
+      if (signer === undefined) {
+        signer = createSigner({ key: pem, algorithm: record.algorithm, header: { alg: record.algorithm, typ, kid: record.kid } });
+        signers.set(typ, signer);
+      }
+      return signer(claims);
+    },
   };
 }
