@@ -107,6 +107,11 @@ export function productPage(frame: Frame, product: ProductSettings, routes: read
   <dt>Quota</dt><dd>${product.quota === undefined ? 'none for the product' : `${quotaText(product.quota)} per ${product.quota.per ?? 'app'}`}</dd>
   <dt>New apps</dt><dd>${product.approval === 'manual' ? 'approved by the API team before they work' : 'work at once'}</dd>
   <dt>Access tokens</dt><dd>valid ${Math.round(product.accessTokenLifetime / 60)} minutes</dd>
+  <dt>Token format</dt><dd>${
+    product.accessTokenFormat === 'jwt'
+      ? html`signed JWTs (RFC 9068) for the audience <code>${product.audience}</code>, verifiable with the gateway's <a id="jwks" href="${base}/.well-known/jwks.json">JWKS</a>`
+      : 'opaque: only the gateway can read them'
+  }</dd>
 </dl>
 <h2>Routes</h2>
 <table class="reflow">

@@ -283,8 +283,9 @@ describe('API reference in Chromium', { skip: missing }, () => {
     gw = await startTestGateway(
       {
         upstreams: `  pets:\n    url: ${upstream.url}\n`,
-        oauth: `  policies:\n    - cors: { origins: ['${portalOrigin}'] }\n`,
-        products: `  pets:\n    displayName: Pet store\n    openapi: [pets]\n    portal: true\n`,
+        oauth: `  issuer: ${gatewayUrl}\n  policies:\n    - cors: { origins: ['${portalOrigin}'] }\n`,
+        // The same operations with JWT access tokens: the try-it panels work with either format.
+        products: `  pets:\n    displayName: Pet store\n    openapi: [pets]\n    portal: true\n  pets-signed:\n    displayName: Signed pet store\n    openapi: [pets]\n    portal: true\n    accessTokenFormat: jwt\n`,
         extra: `openapi:
   pets:
     file: pets.yaml
@@ -405,6 +406,47 @@ portal:
       errors.filter((e) => !/CORS|Failed to load resource|ERR_FAILED/.test(e)),
       [],
     );
+    await context.close();
+  });
+
+  test('a product with JWT access tokens: its page names the format and links the JWKS; its try-it panel gets a JWT and calls with it', async () => {
+    const base = gw.gateway.portalUrl!;
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${base}/login`);
+    await page.fill('input[name=email]', 'grace@example.com');
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button:has-text("Log in")');
+    await page.waitForURL(`${base}/apps`);
+    await page.goto(`${base}/apps/new?product=pets-signed`);
+    await page.fill('input[name=name]', 'signed app');
+    await page.click('button:has-text("Register app")');
+    await page.waitForURL(REVEAL_URL);
+    const key = (await page.locator('#app-key').textContent())!;
+    const secret = (await page.locator('#app-secret').textContent())!;
+
+    await page.goto(`${base}/products/pets`);
+    assert.match((await page.locator('dl.facts').textContent())!, /Token format\s*opaque: only the gateway can read them/);
+    await page.goto(`${base}/products/pets-signed`);
+    assert.match((await page.locator('dl.facts').textContent())!, /Token format\s*signed JWTs \(RFC 9068\) for the audience pets-signed, verifiable with the gateway's JWKS/);
+    const jwks = await page.locator('a#jwks').getAttribute('href');
+    assert.equal(jwks, `${gatewayUrl}/.well-known/jwks.json`);
+    assert.equal((await call(jwks!)).status, 200);
+    await screenshot(page, 'product-jwt');
+
+    await page.goto(`${base}/products/pets-signed/reference`);
+    const panel = page.locator('#op-getPet .try');
+    await panel.locator('select[data-field=app]').selectOption(key);
+    await panel.locator('input[data-field=secret]').fill(secret);
+    await panel.locator('input[data-name=petId]').fill('9');
+    await panel.locator('button:has-text("Send")').click();
+    const status = panel.locator('.try-status');
+    await status.waitFor();
+    assert.equal(await status.textContent(), '200 OK');
+    const received = upstream.received.at(-1)!;
+    assert.equal(`${received.method} ${received.url}`, 'GET /v2/pets/9');
+    assert.equal(received.headers['x-gateway-product'], 'pets-signed');
+    assert.equal(received.headers['x-gateway-client-id'], key);
     await context.close();
   });
 });
