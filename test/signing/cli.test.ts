@@ -1,8 +1,9 @@
 // `gateway admin keys list | rotate | revoke KID` from another process, against a gateway serving
-// on the same SQLite file: the serving gateway hears of a revoked key through the store's change
-// feed and refuses its tokens at once; no restart, no file edit. And the config's checks.
+// on the same SQLite file with two worker threads: both threads hear of a revoked key through the
+// store's change feed and refuse its tokens at once; no restart, no file edit.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
@@ -35,7 +36,7 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
   let app: { key: string; secret: string };
   const cli = (...args: string[]) => gateway(['admin', ...args, '--config', config]);
   before(async () => {
-    writeFileSync(config, configYaml(signed));
+    writeFileSync(config, `${configYaml(signed)}\nworkers: 2\n`);
     served = await serve(config);
     ok(await cli('developers', 'create', '--email', 'dev@example.com', '--name', 'Dev'));
     app = JSON.parse(ok(await cli('apps', 'create', '--developer', 'dev@example.com', '--name', 'a', '--product', 'signed', '--json'))) as { key: string; secret: string };
@@ -85,7 +86,15 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
     const out = ok(revoked);
     assert.match(out, new RegExp(`^signing key ${kid} is revoked: out of the JWKS, and every token it signed is refused\nsigning key gwk_[A-Za-z0-9_-]{22} signs from now on\n$`));
     assert.equal(JSON.parse(revoked.stderr).audit, 'signing-key.revoke');
-    assert.equal((await call(`${served.url}/v1/hello`, { headers: bearer(token) })).status, 401);
+    // Each call on a connection of its own, which either thread may take.
+    const onNewConnection = () =>
+      new Promise<number>((resolve, reject) => {
+        get(`${served.url}/v1/hello`, { agent: false, headers: bearer(token) }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        }).on('error', reject);
+      });
+    for (let i = 0; i < 8; i++) assert.equal(await onNewConnection(), 401);
     assert.equal((await published()).includes(kid), false);
     const next = await issue();
     assert.notEqual(decodeProtectedHeader(next).kid, kid);
