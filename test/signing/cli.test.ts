@@ -34,6 +34,8 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
   const config = path.join(temp.dir, 'gateway.yaml');
   let served: Served;
   let app: { key: string; secret: string };
+  /** The key `keys rotate` added: it signs once publishAhead (2 s) has passed. */
+  let next: string | undefined;
   const cli = (...args: string[]) => gateway(['admin', ...args, '--config', config]);
   before(async () => {
     writeFileSync(config, `${configYaml(signed)}\nworkers: 2\n`);
@@ -64,6 +66,7 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
     assert.match(text.split('\n')[0]!, /^KID +ALGORITHM +STATUS +CREATED +SIGNS +RETIRES +UNPUBLISHED$/);
     const rotated = await cli('keys', 'rotate', '--json');
     const added = JSON.parse(ok(rotated)) as KeyRow;
+    next = added.kid;
     assert.equal(added.status, 'next');
     assert.equal(JSON.parse(rotated.stderr).audit, 'signing-key.rotate');
     // The serving gateway reads the keys again once it hears of the change: within moments, and long before publishAhead ends.
@@ -79,8 +82,14 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
   });
 
   test("revoke KID: out of the serving gateway's JWKS and its tokens refused at once; an unknown kid is an error and changes nothing", async () => {
-    const token = await issue();
+    // The key that signs now: the one `keys rotate` added, once its turn has come.
+    let token = await issue();
+    for (let i = 0; i < 100 && decodeProtectedHeader(token).kid !== next; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      token = await issue();
+    }
     const kid = decodeProtectedHeader(token).kid!;
+    assert.equal(kid, next);
     assert.equal((await call(`${served.url}/v1/hello`, { headers: bearer(token) })).status, 200);
     const revoked = await cli('keys', 'revoke', kid);
     const out = ok(revoked);
