@@ -105,9 +105,9 @@ describe('gateway admin keys: signing keys from another process', { skip: TEST_R
       });
     for (let i = 0; i < 8; i++) assert.equal(await onNewConnection(), 401);
     assert.equal((await published()).includes(kid), false);
-    const next = await issue();
-    assert.notEqual(decodeProtectedHeader(next).kid, kid);
-    assert.equal((await call(`${served.url}/v1/hello`, { headers: bearer(next) })).status, 200);
+    const fresh = await issue();
+    assert.notEqual(decodeProtectedHeader(fresh).kid, kid);
+    assert.equal((await call(`${served.url}/v1/hello`, { headers: bearer(fresh) })).status, 200);
     const again = await cli('keys', 'revoke', kid);
     assert.deepEqual([again.code, again.stdout, again.stderr], [1, '', `error: no unrevoked signing key ${kid}\n`]);
     const malformed = await cli('keys', 'revoke', 'gwk_../../etc');
