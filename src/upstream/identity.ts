@@ -30,6 +30,8 @@ const noSigningKey = new GatewayError(503, 'temporarily_unavailable', 'no signin
 export function createIdentities(env: IdentityEnv) {
   const { lifetime } = env.signing.identity;
   const kept = new Map<string, { value: string; renewAt: number }>();
+  // An identity signed by a key that stops verifying is not sent again.
+  env.keys.onForget(() => kept.clear());
   return function identityFor(ctx: RequestContext, audience: string): string {
     const token = ctx.token!;
     const now = env.clock();

@@ -11,7 +11,7 @@ import type { KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import type { Logger } from 'pino';
 import type { SigningSettings } from '../../config/types.ts';
-import { StoreUnavailable, type Change, type ChangeFeed, type SigningKeyStore } from '../../store/port/index.ts';
+import { StoreUnavailable, type Change, type ChangeFeed, type SigningKeyRecord, type SigningKeyStore } from '../../store/port/index.ts';
 import { newSigningKey, openSigningKey, type SigningKey } from './keys.ts';
 
 export type SigningKeyStatus = 'next' | 'signing' | 'retired' | 'revoked';
@@ -135,6 +135,8 @@ export class KeyRing {
   #timer: NodeJS.Timeout | undefined;
   #reloading: Promise<void> | undefined;
   #reloadedAt = -Infinity;
+  /** For each read of the keys under way, the kids heard of since it began: what it read of them may be old. */
+  readonly #heardDuringLoads = new Set<Set<string>>();
   readonly #forgetListeners: ((kid: string | undefined) => void)[] = [];
   /** Bumped by every load: what is derived from the keys (the JWKS body) is made again. */
   generation = 0;
@@ -149,7 +151,14 @@ export class KeyRing {
 
   /** Reads the keys from the store; the serving gateway waits for it before it listens. */
   async load(): Promise<void> {
-    const records = await this.#deps.store.signingKeys.listSigningKeys();
+    const heard = new Set<string>();
+    this.#heardDuringLoads.add(heard);
+    let records: SigningKeyRecord[];
+    try {
+      records = await this.#deps.store.signingKeys.listSigningKeys();
+    } finally {
+      this.#heardDuringLoads.delete(heard);
+    }
     const keys: SigningKey[] = [];
     for (const record of records) {
       try {
@@ -159,7 +168,8 @@ export class KeyRing {
       }
     }
     this.#keys = inTurn(keys);
-    this.#byKid = new Map(keys.filter((k) => k.revokedAt === null).map((k) => [k.kid, k]));
+    // A key heard of while reading verifies nothing until the next read, which is on its way (#reload).
+    this.#byKid = new Map(keys.filter((k) => k.revokedAt === null && !heard.has(k.kid)).map((k) => [k.kid, k]));
     this.generation++;
     this.#reloadedAt = performance.now();
     for (const listener of this.#forgetListeners) listener(undefined);
@@ -174,6 +184,7 @@ export class KeyRing {
     if (change.kind === 'signing-key') {
       // Until the keys are read again, the kid named verifies nothing: it may be the one revoked.
       this.#byKid.delete(change.ref);
+      for (const heard of this.#heardDuringLoads) heard.add(change.ref);
       for (const listener of this.#forgetListeners) listener(change.ref);
       this.#reload(true);
     } else if (change.kind === 'everything') {
