@@ -65,7 +65,11 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const purge = role.kind === 'main' ? startPurging(store, clock, logger, metrics) : undefined;
   const usage = startUsage(store, logger);
   const keys = new KeyRing({ store, secretKey }, { clock, logger, maintains: role.kind === 'main' });
-  await keys.load().catch(async (err: unknown) => {
+  // In the main thread, a key signs before the first call can ask for a token: the first start makes it.
+  await (async () => {
+    await keys.load();
+    await keys.configure(config.oauth.signing);
+  })().catch(async (err: unknown) => {
     clearInterval(purge);
     await usage.close();
     await store.close();

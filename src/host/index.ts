@@ -63,9 +63,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger } = services;
   const starting = new Closers();
   starting.add(() => services.close());
-  // A key signs before the first call can ask for a token: the first start makes it.
-  services.keys.configure(config.oauth.signing);
-  await services.keys.maintain();
   const serving = { env, port: options.port };
   const topology: Topology = once === undefined ? await inProcess(config, services, serving, starting) : await workerThreads(config, once.text, services, serving, starting);
   // The portal runs on this thread whatever the topology; worker threads add their calls to the store's usage counts themselves.
@@ -88,8 +85,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       topology.commit();
       config = next.config;
       logger.level = config.log.level;
-      services.keys.configure(config.oauth.signing);
-      void services.keys.maintain();
+      void services.keys.configure(config.oauth.signing);
       portal?.setTimeouts(config.listen.timeouts);
       return { ok: true };
     },

@@ -204,15 +204,19 @@ export class KeyRing {
       .finally(() => (this.#reloading = undefined));
   }
 
-  /** Applies a config's oauth.signing in the maintaining thread: it then keeps a key signing and the next one published. */
-  configure(settings: SigningSettings): void {
-    if (!this.#maintains) return;
+  /**
+   * Applies a config's oauth.signing in the maintaining thread: it then keeps a key signing and the
+   * next one published. Resolves once it has looked at the schedule (never rejects).
+   */
+  configure(settings: SigningSettings): Promise<void> {
+    if (!this.#maintains) return Promise.resolve();
     this.#settings = settings;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (!settings.used) return;
+    if (!settings.used) return Promise.resolve();
     this.#timer = setInterval(() => void this.maintain(), maintenanceEvery(settings));
     this.#timer.unref();
+    return this.maintain();
   }
 
   /** The key that signs now; undefined before the first key exists. */
