@@ -1,5 +1,5 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore and TransferStore) and one for what
+// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore, TransferStore and SigningKeyStore) and one for what
 // the management API needs of them, each checked through the gateway-facing Store: the driver
 // behind withTokenCache. A driver's test file calls `storeContract` with a function that opens a
 // fresh, empty store (and, when the driver is durable, a way to reopen it); every test opens its
@@ -12,6 +12,7 @@ import type { OpenStore } from './fixture.ts';
 import { managementContract } from './management.ts';
 import { migrationContract } from './migration.ts';
 import { onceContract } from './once.ts';
+import { signingKeysContract } from './signing-keys.ts';
 import { throttlesContract } from './throttles.ts';
 import { tokensContract } from './tokens.ts';
 
@@ -27,5 +28,6 @@ export function storeContract(name: string, open: OpenStore): void {
     countersContract(open);
     migrationContract(open);
     managementContract(open);
+    signingKeysContract(open);
   });
 }
