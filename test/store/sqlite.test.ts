@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { Store, TokenRecord } from '../../src/store/port/index.ts';
+import type { Change, Store, TokenRecord } from '../../src/store/port/index.ts';
 import { openSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { TokenCache, withTokenCache } from '../../src/store/token-cache.ts';
@@ -296,6 +296,53 @@ describe('SqliteStore database file', () => {
       assert.deepEqual(await store.usage.since('b', 0), []);
     } finally {
       await store.close();
+    }
+  });
+
+  it('carries a database of version 8 over: its change feed keeps its rows and its sequence, and takes signing-key changes', async () => {
+    const old = new DatabaseSync(file);
+    for (const migration of MIGRATIONS.slice(0, 8)) old.exec(migration);
+    old.exec('PRAGMA user_version = 8');
+    const insert = old.prepare('INSERT INTO revocations (kind, ref, at) VALUES (?, ?, ?)');
+    for (let i = 0; i < 5; i++) insert.run('family', `f${i}`, T0);
+    // Purged rows leave the sequence where it was: a process that read up to 5 must not read a new row as old.
+    old.exec("DELETE FROM revocations WHERE ref IN ('f3', 'f4')");
+    old.close();
+
+    const store = openSqlite(file);
+    try {
+      const heard: Change[] = [];
+      store.changes.listen((change) => heard.push(change));
+      const key = {
+        kid: 'gwk_AAAAAAAAAAAAAAAAAAAAAA',
+        algorithm: 'ES256' as const,
+        publicJwk: '{}',
+        privateKey: Buffer.from([1, 2, 3]),
+        createdAt: T0,
+        activatesAt: T0,
+        revokedAt: null,
+      };
+      assert.equal(await store.signingKeys.addSigningKey(key, null), true);
+      assert.deepEqual(heard, [{ kind: 'signing-key', ref: key.kid }]);
+    } finally {
+      await store.close();
+    }
+    const db = new DatabaseSync(file);
+    try {
+      assert.deepEqual(
+        db
+          .prepare('SELECT seq, kind, ref FROM revocations ORDER BY seq')
+          .all()
+          .map((r) => ({ ...r })),
+        [
+          { seq: 1, kind: 'family', ref: 'f0' },
+          { seq: 2, kind: 'family', ref: 'f1' },
+          { seq: 3, kind: 'family', ref: 'f2' },
+          { seq: 6, kind: 'signing-key', ref: 'gwk_AAAAAAAAAAAAAAAAAAAAAA' },
+        ],
+      );
+    } finally {
+      db.close();
     }
   });
 
