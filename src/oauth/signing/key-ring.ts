@@ -109,6 +109,8 @@ export async function revokeSigningKey(deps: KeyStoreDeps, settings: Pick<Signin
   if (!wasSigning) return { revoked: true, replacement: undefined };
   for (;;) {
     const keys = await deps.store.signingKeys.listSigningKeys();
+    // A key made since the revocation (by another instance's schedule) replaces it; an older one,
+    // retired earlier, does not sign again.
     const signer = signerAt(keys, now);
     if (signer !== undefined && signer.createdAt >= now) return { revoked: true, replacement: signer.kid };
     const added = await addKey(deps, settings, keys, now, now);
