@@ -21,7 +21,8 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
   const apps = new RedisApps(db, usage);
   const tokens = new RedisTokens(db, apps);
   const accounts = new RedisAccounts(db, apps);
-  const transfer = new RedisTransfer(db, apps, tokens);
+  const signingKeys = new RedisSigningKeys(db);
+  const transfer = new RedisTransfer(db, apps, tokens, signingKeys);
   return {
     accounts,
     apps,
@@ -31,7 +32,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     idempotency: new RedisIdempotency(db),
     counters: new RedisCounters(db),
     usage,
-    signingKeys: new RedisSigningKeys(db),
+    signingKeys,
     changes: db,
     purgeExpired: (now) => tokens.purgeExpired(now),
     ping: () => db.ping(),

@@ -37,6 +37,14 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `;
 
+// KEYS[1]: the hash. ARGV: the kid, its record, the changes channel and the change announced.
+// Adds the key unless the kid is there already.
+const COPY = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`;
+
 // KEYS[1]: the hash. ARGV: the kid, the changes channel and the change announced.
 const DELETE = `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
@@ -51,16 +59,23 @@ function toRecord(json: string): SigningKeyRecord {
   return { ...stored, privateKey: Buffer.from(stored.privateKey, 'base64'), revokedAt: stored.revokedAt ?? null };
 }
 
+function toJson(key: SigningKeyRecord): string {
+  const stored: Stored = { ...key, privateKey: key.privateKey.toString('base64') };
+  return JSON.stringify(stored);
+}
+
 export class RedisSigningKeys implements SigningKeyStore {
   readonly #db: RedisDb;
   readonly #add: Script;
   readonly #revoke: Script;
+  readonly #copy: Script;
   readonly #delete: Script;
 
   constructor(db: RedisDb) {
     this.#db = db;
     this.#add = db.script(ADD);
     this.#revoke = db.script(REVOKE);
+    this.#copy = db.script(COPY);
     this.#delete = db.script(DELETE);
   }
 
@@ -70,11 +85,17 @@ export class RedisSigningKeys implements SigningKeyStore {
   }
 
   async addSigningKey(key: SigningKeyRecord, after: string | null): Promise<boolean> {
-    const stored: Stored = { ...key, privateKey: key.privateKey.toString('base64') };
     const change = { kind: 'signing-key', ref: key.kid } as const;
     const { channel, message } = this.#db.announce(change);
-    const added = await this.#add([KEY], [key.kid, JSON.stringify(stored), after ?? '', channel, message]).finally(() => this.#db.told(change));
+    const added = await this.#add([KEY], [key.kid, toJson(key), after ?? '', channel, message]).finally(() => this.#db.told(change));
     return added === 1;
+  }
+
+  /** A key another store held (`gateway admin migrate`), added whatever the latest; a kid held already stays as it is. */
+  async copySigningKey(key: SigningKeyRecord): Promise<void> {
+    const change = { kind: 'signing-key', ref: key.kid } as const;
+    const { channel, message } = this.#db.announce(change);
+    await this.#copy([KEY], [key.kid, toJson(key), channel, message]).finally(() => this.#db.told(change));
   }
 
   async revokeSigningKey(kid: string, now: number): Promise<boolean> {

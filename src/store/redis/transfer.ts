@@ -1,10 +1,12 @@
-// The catalog and the live tokens on Redis, for `gateway admin migrate` (src/store/port/transfer.ts).
-// The catalog is read in one MULTI (its keys share the hash tag {c}) and written through
-// Catalog.write in batches; the tokens are found through the expiries and saved by family.
+// The catalog, the live tokens and the signing keys on Redis, for `gateway admin migrate`
+// (src/store/port/transfer.ts). The catalog is read in one MULTI (its keys share the hash tag {c})
+// and written through Catalog.write in batches; the tokens are found through the expiries and
+// saved by family; the signing keys are written one by one, each announcing itself.
 import { StoreError, StoreUnavailable, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { RedisApps } from './apps.ts';
 import { holds, KEYS, nameKey, revokedUpTo, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisDb } from './db.ts';
+import type { RedisSigningKeys } from './signing-keys.ts';
 import type { RedisTokens } from './tokens.ts';
 
 /** Rows per catalog write, and tokens per save: one script runs at a time on Redis, so none holds it long. */
@@ -14,11 +16,13 @@ export class RedisTransfer implements TransferStore {
   readonly #db: RedisDb;
   readonly #apps: RedisApps;
   readonly #tokens: RedisTokens;
+  readonly #signingKeys: RedisSigningKeys;
 
-  constructor(db: RedisDb, apps: RedisApps, tokens: RedisTokens) {
+  constructor(db: RedisDb, apps: RedisApps, tokens: RedisTokens, signingKeys: RedisSigningKeys) {
     this.#db = db;
     this.#apps = apps;
     this.#tokens = tokens;
+    this.#signingKeys = signingKeys;
   }
 
   async exportData(now: number): Promise<StoreExport> {
@@ -67,6 +71,7 @@ export class RedisTransfer implements TransferStore {
         secretHash: Buffer.from(c.secretHash, 'base64'),
       })),
       tokens,
+      signingKeys: await this.#signingKeys.listSigningKeys(),
     };
   }
 
@@ -118,6 +123,7 @@ export class RedisTransfer implements TransferStore {
       const writes = batch(rows.slice(at, at + BATCH));
       await catalog.write(async () => ({ result: undefined, writes }));
     }
+    for (const key of data.signingKeys) await this.#signingKeys.copySigningKey(key);
     for (let at = 0; at < data.tokens.length; at += BATCH) await this.#tokens.saveTokens(data.tokens.slice(at, at + BATCH));
     // A gateway already serving this store may remember the keys as unknown.
     await this.#db.changed({ kind: 'everything' });

@@ -2,7 +2,7 @@
 import type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 
-function toRecord(row: Row): SigningKeyRecord {
+export function toSigningKey(row: Row): SigningKeyRecord {
   return {
     kid: row.kid as string,
     algorithm: row.algorithm as SigningAlgorithm,
@@ -32,7 +32,7 @@ export class SqliteSigningKeys implements SigningKeyStore {
   }
 
   async listSigningKeys(): Promise<SigningKeyRecord[]> {
-    return this.#db.read(() => this.#list.all().map(toRecord));
+    return this.#db.read(() => this.#list.all().map(toSigningKey));
   }
 
   async addSigningKey(key: SigningKeyRecord, after: string | null): Promise<boolean> {

@@ -1,8 +1,9 @@
-// The catalog and the live tokens on SQLite, read in one read transaction and written in one
+// The catalog, the live tokens and the signing keys on SQLite, read in one read transaction and written in one
 // write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
 import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDeveloper, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 import { scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
+import { toSigningKey } from './signing-keys.ts';
 import { toToken } from './tokens.ts';
 
 export class SqliteTransfer implements TransferStore {
@@ -11,11 +12,13 @@ export class SqliteTransfer implements TransferStore {
   readonly #apps;
   readonly #credentials;
   readonly #liveTokens;
+  readonly #signingKeys;
   readonly #anyDeveloper;
   readonly #insertDeveloper;
   readonly #insertApp;
   readonly #insertCredential;
   readonly #insertToken;
+  readonly #insertSigningKey;
 
   constructor(db: SqliteDb) {
     this.#db = db;
@@ -28,6 +31,7 @@ export class SqliteTransfer implements TransferStore {
         WHERE t.expires_at > ? AND t.revoked_at IS NULL AND t.used_at IS NULL
           AND c.status = 'approved' AND (c.expires_at IS NULL OR c.expires_at > ?)`,
     );
+    this.#signingKeys = db.prepare('SELECT * FROM signing_keys');
     this.#anyDeveloper = db.prepare('SELECT 1 FROM developers LIMIT 1');
     this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, verified_at, password_hash) VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
@@ -35,6 +39,10 @@ export class SqliteTransfer implements TransferStore {
     this.#insertToken = db.prepare(
       `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#insertSigningKey = db.prepare(
+      `INSERT INTO signing_keys (kid, algorithm, public_jwk, private_key, created_at, activates_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kid) DO NOTHING`,
     );
   }
 
@@ -44,6 +52,7 @@ export class SqliteTransfer implements TransferStore {
       apps: (this.#apps.all() as Row[]).map(toApp),
       credentials: (this.#credentials.all() as Row[]).map(toCredential),
       tokens: (this.#liveTokens.all(now, now) as Row[]).map(toToken),
+      signingKeys: (this.#signingKeys.all() as Row[]).map(toSigningKey),
     }));
   }
 
@@ -56,6 +65,10 @@ export class SqliteTransfer implements TransferStore {
       for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt);
       // A gateway already serving this file may remember the keys as unknown.
       for (const c of data.credentials) this.#db.changed({ kind: 'key', ref: c.key }, now);
+      for (const k of data.signingKeys) {
+        const added = this.#insertSigningKey.run(k.kid, k.algorithm, k.publicJwk, k.privateKey, k.createdAt, k.activatesAt, k.revokedAt).changes;
+        if (Number(added) === 1) this.#db.changed({ kind: 'signing-key', ref: k.kid }, now);
+      }
     });
   }
 }

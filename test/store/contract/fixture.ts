@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it as nodeIt, type TestContext } from 'node:test';
-import { StoreError, type App, type Developer, type RotateRequest, type StatusClass, type Store, type TokenRecord, type UsageCount } from '../../../src/store/port/index.ts';
+import { StoreError, type App, type Developer, type RotateRequest, type SigningKeyRecord, type StatusClass, type Store, type TokenRecord, type UsageCount } from '../../../src/store/port/index.ts';
 
 export interface OpenedStore {
   store: Store;
@@ -39,6 +39,21 @@ let keyCounter = 0;
 /** An app key no test has used. */
 export function newKey(): string {
   return `key-${++keyCounter}-${randomBytes(6).toString('hex')}`;
+}
+
+let kidCounter = 0;
+/** A signing key (not saved) no test has used, in kid order of creation; the stored bytes are opaque to the store. */
+export function signingKey(activatesAt: number, overrides: Partial<SigningKeyRecord> = {}): SigningKeyRecord {
+  return {
+    kid: `gwk_${String(++kidCounter).padStart(4, '0')}${randomBytes(9).toString('base64url')}`,
+    algorithm: 'ES256',
+    publicJwk: JSON.stringify({ kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }),
+    privateKey: randomBytes(138),
+    createdAt: T0,
+    activatesAt,
+    revokedAt: null,
+    ...overrides,
+  };
 }
 
 /** A developer with one app and that app's key. */

@@ -1,11 +1,11 @@
 // The store contract, TransferStore: what `gateway admin migrate` reads from one store (the
-// catalog and exactly the live tokens) and writes into a fresh store of the same driver, which
-// then answers as the first did. test/store/migrate.test.ts carries it across drivers.
+// catalog, exactly the live tokens, and the signing keys) and writes into a fresh store of the
+// same driver, which then answers as the first did. test/store/migrate.test.ts carries it across drivers.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe } from 'node:test';
-import type { App, Developer, ExportedApp, Store, StoreExport, TokenRecord } from '../../../src/store/port/index.ts';
-import { HOUR, MINUTE, T0, isConflict, itWithStore, newKey, rotation, token, type Fixture, type OpenStore } from './fixture.ts';
+import type { App, Change, Developer, ExportedApp, SigningKeyRecord, Store, StoreExport, TokenRecord } from '../../../src/store/port/index.ts';
+import { HOUR, MINUTE, T0, isConflict, itWithStore, newKey, rotation, signingKey, token, type Fixture, type OpenStore } from './fixture.ts';
 
 /** When the contract exports: after every change the seed makes. */
 const NOW = T0 + MINUTE;
@@ -24,15 +24,18 @@ interface Seeded {
   grant: { access: TokenRecord; refresh: TokenRecord };
   /** Tokens the export must leave out. */
   dead: TokenRecord[];
+  /** The signing key that activates last: a key added after it is the next. */
+  latestSigningKey: SigningKeyRecord;
 }
 
 /**
  * Three developers (verified with a password, an unverified sign-up, a disabled one), apps of
- * every status and approval, a rotated key and a revoked one, and tokens live, expired, revoked
- * (by family, by disabling the app or the developer, by revoking the key) and spent by rotation.
+ * every status and approval, a rotated key and a revoked one, tokens live, expired, revoked (by
+ * family, by disabling the app or the developer, by revoking the key) and spent by rotation, and
+ * signing keys: the one signing, a revoked one, and the next.
  */
 async function seedStore(store: Store): Promise<Seeded> {
-  const { accounts, apps, tokens } = store;
+  const { accounts, apps, tokens, signingKeys } = store;
   const kept = await accounts.createDeveloper({ email: 'kept@example.com', name: 'Kept', now: T0 });
   assert.equal(await accounts.setPasswordHash(kept.email, KEPT_PASSWORD), true);
   const unverified = await accounts.createDeveloper({ email: 'new@example.com', name: 'New', now: T0 + 1, passwordHash: NEW_PASSWORD, verified: false });
@@ -95,6 +98,14 @@ async function seedStore(store: Store): Promise<Seeded> {
   const theirGrant = await grantOf(theirs);
   await accounts.setDeveloperStatus(gone.email, 'disabled', T0 + 10);
 
+  const signing = signingKey(T0);
+  const revokedSigner = signingKey(T0 + 30 * MINUTE);
+  const nextSigner = signingKey(T0 + 40 * MINUTE, { createdAt: T0 + 20, algorithm: 'EdDSA' });
+  assert.equal(await signingKeys.addSigningKey(signing, null), true);
+  assert.equal(await signingKeys.addSigningKey(revokedSigner, signing.kid), true);
+  assert.equal(await signingKeys.revokeSigningKey(revokedSigner.kid, T0 + 20), true);
+  assert.equal(await signingKeys.addSigningKey(nextSigner, signing.kid), true);
+
   const exported = (f: Fixture, changes: Partial<ExportedApp> = {}): ExportedApp => {
     const { developerEmail: _email, ...app } = f.app;
     return { ...app, ...changes };
@@ -112,6 +123,7 @@ async function seedStore(store: Store): Promise<Seeded> {
     shop,
     shopNew,
     grant,
+    latestSigningKey: nextSigner,
     dead: [rotated.refresh, ...Object.values(revokedFamily), ...expired, ...Object.values(offGrant), ...Object.values(backBefore), ...Object.values(cutGrant), ...Object.values(theirGrant)],
     expected: {
       developers: [
@@ -130,6 +142,7 @@ async function seedStore(store: Store): Promise<Seeded> {
         credential(theirs),
       ],
       tokens: [...Object.values(grant), rotated.access, ...successors, ...Object.values(ofNewKey), ...Object.values(backAfter)],
+      signingKeys: [signing, { ...revokedSigner, revokedAt: T0 + 20 }, nextSigner],
     },
   };
 }
@@ -145,6 +158,7 @@ export function sorted(data: StoreExport): StoreExport {
     apps: [...data.apps].sort(by((a) => a.name)),
     credentials: [...data.credentials].sort(by((c) => c.key)),
     tokens: [...data.tokens].sort(by((t) => t.hash.toString('hex'))),
+    signingKeys: [...data.signingKeys].sort(by((k) => k.kid)),
   };
 }
 
@@ -158,6 +172,7 @@ export function migrationContract(open: OpenStore): void {
       assert.deepEqual(sorted(data), sorted(seeded.expected));
       for (const c of data.credentials) assert.ok(Buffer.isBuffer(c.secretHash));
       for (const t of data.tokens) assert.ok(Buffer.isBuffer(t.hash));
+      for (const k of data.signingKeys) assert.ok(Buffer.isBuffer(k.privateKey));
     });
 
     it('imports into an empty store, which then answers as the first did, and exports the same', async ({ store }) => {
@@ -166,6 +181,8 @@ export function migrationContract(open: OpenStore): void {
       const fresh = await open();
       try {
         const target = fresh.store;
+        const heard: Change[] = [];
+        target.changes.listen((change) => heard.push(change));
         await target.importData(data, NOW);
         assert.deepEqual(sorted(await target.exportData(NOW)), sorted(seeded.expected));
 
@@ -189,6 +206,13 @@ export function migrationContract(open: OpenStore): void {
           if (t.kind === 'access') assert.equal(await target.cache.findAccessToken(t.hash, NOW), undefined);
           else assert.deepEqual(await target.tokens.rotateRefreshToken({ ...rotation(seeded.shop, t, NOW), appId: t.appId }), { ok: false, reason: 'invalid' });
         }
+
+        // A gateway serving the target hears of each key, and its next key follows the last one carried.
+        const [signing, revoked] = seeded.expected.signingKeys;
+        assert.deepEqual(new Set(heard.flatMap((c) => (c.kind === 'signing-key' ? [c.ref] : []))), new Set(seeded.expected.signingKeys.map((k) => k.kid)));
+        assert.deepEqual(await target.signingKeys.listSigningKeys(), await store.signingKeys.listSigningKeys());
+        for (const stale of [null, signing!.kid, revoked!.kid]) assert.equal(await target.signingKeys.addSigningKey(signingKey(T0 + 50 * MINUTE), stale), false, String(stale));
+        assert.equal(await target.signingKeys.addSigningKey(signingKey(T0 + 50 * MINUTE), seeded.latestSigningKey.kid), true);
 
         // A migrated refresh token rotates; presented again, it revokes its family, here as there.
         const { access, refresh } = seeded.grant;
@@ -226,6 +250,28 @@ export function migrationContract(open: OpenStore): void {
         assert.deepEqual(await target.apps.listApps(), []);
         assert.equal(await target.cache.findClient(seeded.shop.key), undefined);
         assert.equal(await target.cache.findAccessToken(seeded.grant.access.hash, NOW), undefined);
+        assert.deepEqual(await target.signingKeys.listSigningKeys(), []);
+      } finally {
+        await fresh.cleanup();
+      }
+    });
+
+    it('imports the signing keys beside those the target holds; a kid it holds already stays as it is there', async ({ store }) => {
+      const seeded = await seedStore(store);
+      const data = await store.exportData(NOW);
+      const [signing, ...others] = seeded.expected.signingKeys;
+      const fresh = await open();
+      try {
+        const target = fresh.store;
+        // A gateway started on the target made its own key; an earlier copy brought one key, revoked there since.
+        const own = signingKey(T0 + 10 * MINUTE, { createdAt: T0 + 10 * MINUTE });
+        assert.equal(await target.signingKeys.addSigningKey(own, null), true);
+        await target.importData({ developers: [], apps: [], credentials: [], tokens: [], signingKeys: [signing!] }, NOW);
+        assert.equal(await target.signingKeys.revokeSigningKey(signing!.kid, NOW), true);
+
+        await target.importData(data, NOW);
+        const byKid = (keys: SigningKeyRecord[]) => [...keys].sort((a, b) => (a.kid < b.kid ? -1 : 1));
+        assert.deepEqual(byKid(await target.signingKeys.listSigningKeys()), byKid([own, { ...signing!, revokedAt: NOW }, ...others]));
       } finally {
         await fresh.cleanup();
       }
@@ -233,7 +279,7 @@ export function migrationContract(open: OpenStore): void {
 
     it('exports nothing from an empty store, and imports nothing into one', async ({ store }) => {
       const empty = await store.exportData(NOW);
-      assert.deepEqual(empty, { developers: [], apps: [], credentials: [], tokens: [] });
+      assert.deepEqual(empty, { developers: [], apps: [], credentials: [], tokens: [], signingKeys: [] });
       await store.importData(empty, NOW);
       assert.deepEqual(await store.accounts.listDevelopers(), []);
     });
