@@ -1,5 +1,5 @@
-// `gateway admin migrate`: carries developers, apps, keys and live tokens from one store into
-// another, empty one, of either driver (SQLite to Redis, or back), with the secret key that their
+// `gateway admin migrate`: carries developers, apps, keys, live tokens and signing keys from one
+// store into another, empty one, of either driver (SQLite to Redis, or back), with the secret key that their
 // secret hashes are keyed with. What stays behind: see src/store/port/transfer.ts.
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -17,6 +17,7 @@ export interface MigrationCounts {
   apps: number;
   credentials: number;
   tokens: number;
+  signingKeys: number;
 }
 
 export interface MigrationResult extends MigrationCounts {
@@ -53,7 +54,7 @@ export async function migrateStore(from: Store, to: Store, now: number): Promise
     if (err instanceof StoreError) throw new AdminError('store_not_empty', `the target store refused the data: ${err.message}`);
     throw err;
   }
-  return { developers: data.developers.length, apps: data.apps.length, credentials: data.credentials.length, tokens: data.tokens.length };
+  return { developers: data.developers.length, apps: data.apps.length, credentials: data.credentials.length, tokens: data.tokens.length, signingKeys: data.signingKeys.length };
 }
 
 /**

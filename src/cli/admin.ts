@@ -121,7 +121,7 @@ function registerBackup(admin: Command, io: CliIo, show: Leaves['show']): void {
 function registerMigrate(admin: Command, io: CliIo, show: Leaves['show']): void {
   admin
     .command('migrate')
-    .description('copy developers, apps, keys and live tokens into an empty store (SQLite to Redis, or back)')
+    .description('copy developers, apps, keys, live tokens and signing keys into an empty store (SQLite to Redis, or back)')
     .requiredOption('--from <file>', 'the configuration whose store is copied')
     .requiredOption('--to <file>', 'the configuration whose store, empty, receives the copy')
     .option('--json', 'machine-readable output')
@@ -134,7 +134,7 @@ function registerMigrate(admin: Command, io: CliIo, show: Leaves['show']): void 
       const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
       show(opts, result, () =>
         [
-          `migrated ${plural(result.developers, 'developer')}, ${plural(result.apps, 'app')}, ${plural(result.credentials, 'credential')}, ${plural(result.tokens, 'token')}`,
+          `migrated ${plural(result.developers, 'developer')}, ${plural(result.apps, 'app')}, ${plural(result.credentials, 'credential')}, ${plural(result.tokens, 'token')}, ${plural(result.signingKeys, 'signing key')}`,
           ...(result.secretKeyCopied ? [`copied the secret key file to ${result.secretKeyFile}`] : []),
           NOT_MIGRATED,
         ].join('\n'),
@@ -148,16 +148,17 @@ const MIGRATE_HELP = `
 Copies from the store that the --from configuration names into the one that
 --to names, which must hold no developer: developers (with their portal
 password, and whether they confirmed their address), apps, keys (their secret
-hashes only) and the tokens that still work, with their ids, so that clients
-and tokens go on working. Stop the gateways on the source first: what they do
-meanwhile is not carried over.
+hashes only), the tokens that still work, with their ids, and the signing
+keys, so that clients and tokens (JWTs too) go on working. Stop the gateways on
+the source first: what they do meanwhile is not carried over.
 
 Not carried over: portal sessions (developers log in again), mailed links and
 invitations (asked for again), login throttles, quota counts and usage.
 
-The secret hashes are keyed with the source's secret key file: when the
-target's store.secretKeyFile does not exist, the source's is copied there
-(0600); when it holds another key, nothing is migrated.`;
+The secret hashes are keyed, and the signing keys encrypted, with the source's
+secret key file: when the target's store.secretKeyFile does not exist, the
+source's is copied there (0600); when it holds another key, nothing is
+migrated.`;
 
 /** Who runs `gateway admin`, for the audit lines: the OS account's name, or its uid where it has none (a container's arbitrary uid). */
 function operatorName(): string {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { userInfo } from 'node:os';
 import { freePort } from '../../src/http/listener.ts';
 import path from 'node:path';
@@ -875,7 +876,7 @@ describe('gateway admin migrate', () => {
       assert.equal(
         r.stdout,
         [
-          'migrated 2 developers, 3 apps, 4 credentials, 2 tokens',
+          'migrated 2 developers, 3 apps, 4 credentials, 2 tokens, 0 signing keys',
           `copied the secret key file to ${keyFile}`,
           'not carried over: portal sessions, mailed links, invitations, login throttles, quota counts and usage',
           '',
@@ -890,6 +891,7 @@ describe('gateway admin migrate', () => {
         apps: 3,
         credentials: 4,
         tokens: 2,
+        signingKeys: 0,
         msg: 'store migrated',
       });
       assert.deepEqual(readFileSync(keyFile), readFileSync(path.join(source.dir, 'gateway.db.key')));
@@ -932,9 +934,55 @@ describe('gateway admin migrate', () => {
 
       rmSync(keyFile);
       const r = changed(await migrate(target, '--json'), 'store.migrate');
-      assert.deepEqual(parse(r), { developers: 2, apps: 3, credentials: 4, tokens: 2, secretKeyFile: keyFile, secretKeyCopied: true });
+      assert.deepEqual(parse(r), { developers: 2, apps: 3, credentials: 4, tokens: 2, signingKeys: 0, secretKeyFile: keyFile, secretKeyCopied: true });
     } finally {
       target.remove();
+    }
+  });
+
+  test('carries the signing keys: a JWT issued before the move verifies after it, and the key that signed it signs on', async () => {
+    // Each call makes a store of its own (a Redis run: a key prefix of its own).
+    const signed = () =>
+      configYaml({
+        oauth: '  issuer: http://localhost:8080',
+        products: '  signed:\n    routes: [hello]\n    accessTokenFormat: jwt\n    accessTokenLifetime: 10m',
+      });
+    const from = workspace(signed());
+    const to = workspace(signed());
+    const issueJwt = async (url: string, app: CreatedApp) => {
+      const res = await tokenRequest(url, { grant_type: 'client_credentials' }, app);
+      assert.equal(res.status, 200, res.text);
+      return (res.body as { access_token: string }).access_token;
+    };
+    try {
+      await addDeveloper(from, 'dev@example.com');
+      const app = await addApp(from, 'dev@example.com', 'signed', 'signed');
+      let jwt: string;
+      const before = await serve(from.config);
+      try {
+        jwt = await issueJwt(before.url, app);
+      } finally {
+        await before.stop();
+      }
+      const { kid } = decodeProtectedHeader(jwt);
+      const r = changed(await gateway(['admin', 'migrate', '--from', from.config, '--to', to.config]), 'store.migrate');
+      assert.equal(r.stdout.split('\n')[0], 'migrated 1 developer, 1 app, 1 credential, 1 token, 1 signing key');
+
+      const gw = await serve(to.config);
+      try {
+        await assertServes(gw.url, jwt);
+        assert.equal(decodeProtectedHeader(await issueJwt(gw.url, app)).kid, kid);
+        const jwks = (await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+        assert.deepEqual(
+          jwks.keys.map((k) => k.kid),
+          [kid],
+        );
+      } finally {
+        await gw.stop();
+      }
+    } finally {
+      from.remove();
+      to.remove();
     }
   });
 

@@ -1,10 +1,11 @@
 // `gateway admin migrate` across drivers, on a SQLite file in a temp dir and a redis-server of the
 // test's own: migrateStore carries a store SQLite → Redis → SQLite and each answers as the first
-// did; migrate gives a Redis target the source's secret key and refuses one used with another.
+// did; migrate gives a Redis target the source's secret key, under which the signing keys carried
+// decrypt, and refuses one used with another.
 // (test/store/contract/migration.ts checks each driver's export and import on their own;
 // test/e2e/cli.test.ts runs the command.)
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,6 +14,7 @@ import { migrate, migrateStore } from '../../src/admin/migrate.ts';
 import { AdminError } from '../../src/admin/operations.ts';
 import { newSecret, secretHash } from '../../src/crypto.ts';
 import { createLogger } from '../../src/log.ts';
+import { newSigningKey, openSigningKey } from '../../src/oauth/signing/keys.ts';
 import { openStore, type StoreSettings } from '../../src/store/open.ts';
 import type { Store, TokenRecord } from '../../src/store/port/index.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
@@ -32,8 +34,11 @@ const isAdminError = (code: string, message: string) => (err: unknown) => {
   return true;
 };
 
-/** Two developers, three apps (one key rotated: four keys), and five live tokens among spent, revoked and expired ones. */
-async function seed(store: Store, secret: (key: string) => Buffer) {
+/**
+ * Two developers, three apps (one key rotated: four keys), five live tokens among spent, revoked
+ * and expired ones, and two signing keys made as the gateway makes them (one revoked).
+ */
+async function seed(store: Store, secret: (key: string) => Buffer, secretKey: KeyObject) {
   const dev = await store.accounts.createDeveloper({ email: 'dev@example.com', name: 'Dev', now: T0, passwordHash: 'scrypt$16384$8$1$c2FsdA$aGFzaA' });
   const other = await store.accounts.createDeveloper({ email: 'other@example.com', name: 'Other', now: T0 });
   const app = async (developerId: string, name: string, key: string) => store.apps.createApp({ developerId, name, product: 'orders', key, secretHash: secret(key), now: T0 + 1 });
@@ -66,6 +71,10 @@ async function seed(store: Store, secret: (key: string) => Buffer) {
   assert.equal(await store.tokens.revokeToken(revoked.access.hash, shop.id, T0 + 10), true);
   const expired: TokenRecord = { ...live.access, hash: randomBytes(48), family: randomBytes(8).toString('hex'), expiresAt: NOW - 1 };
   await store.tokens.saveTokens([expired]);
+  const revokedSigner = await newSigningKey('ES256', secretKey, T0, T0);
+  assert.equal(await store.signingKeys.addSigningKey(revokedSigner, null), true);
+  assert.equal(await store.signingKeys.revokeSigningKey(revokedSigner.kid, T0 + 4), true);
+  assert.equal(await store.signingKeys.addSigningKey(await newSigningKey('EdDSA', secretKey, T0 + 4, T0 + 4), null), true);
   return { shop, live, rotated, revoked, expired };
 }
 
@@ -94,14 +103,14 @@ describe('migrating between drivers', { skip }, () => {
     tokenCacheSize: 0,
   });
 
-  it('migrateStore: SQLite → Redis → SQLite carries every developer, app, key and live token, which work as before', async () => {
+  it('migrateStore: SQLite → Redis → SQLite carries every developer, app, key, live token and signing key, which work as before', async () => {
     const first = sqlite();
     const source = openStore(first);
     const middle = openStore(onRedis(first.secretKeyFile));
     const last = openStore(sqlite(first.secretKeyFile));
     try {
-      const seeded = await seed(source, () => randomBytes(32));
-      const counts = { developers: 2, apps: 3, credentials: 4, tokens: 5 };
+      const seeded = await seed(source, () => randomBytes(32), loadSecretKey(first.secretKeyFile));
+      const counts = { developers: 2, apps: 3, credentials: 4, tokens: 5, signingKeys: 2 };
       assert.deepEqual(await migrateStore(source, middle, NOW), counts);
       assert.deepEqual(await migrateStore(middle, last, NOW), counts);
 
@@ -111,6 +120,7 @@ describe('migrating between drivers', { skip }, () => {
       for (const store of [middle, last]) {
         assert.deepEqual(await store.accounts.listDevelopers(), await source.accounts.listDevelopers());
         assert.deepEqual(await store.apps.listApps(), await source.apps.listApps());
+        assert.deepEqual(await store.signingKeys.listSigningKeys(), await source.signingKeys.listSigningKeys());
         assert.equal(await store.accounts.findPasswordHash('dev@example.com'), 'scrypt$16384$8$1$c2FsdA$aGFzaA');
         for (const key of ['key-shop', 'key-shop-2', 'key-admin', 'key-theirs']) assert.deepEqual(await store.cache.findClient(key), await source.cache.findClient(key));
         for (const { access } of [seeded.live, seeded.rotated]) {
@@ -146,7 +156,7 @@ describe('migrating between drivers', { skip }, () => {
     const secret = newSecret();
     const source = openStore(from);
     try {
-      await seed(source, () => secretHash(key, secret));
+      await seed(source, () => secretHash(key, secret), key);
     } finally {
       await source.close();
     }
@@ -176,7 +186,7 @@ describe('migrating between drivers', { skip }, () => {
     }
 
     const to = onRedis(path.join(temp.dir, 'redis', 'keys', 'gateway.key'));
-    assert.deepEqual(await migrate(deps, from, to), { developers: 2, apps: 3, credentials: 4, tokens: 5, secretKeyFile: to.secretKeyFile, secretKeyCopied: true });
+    assert.deepEqual(await migrate(deps, from, to), { developers: 2, apps: 3, credentials: 4, tokens: 5, signingKeys: 2, secretKeyFile: to.secretKeyFile, secretKeyCopied: true });
     assert.deepEqual(readFileSync(to.secretKeyFile), readFileSync(from.secretKeyFile));
     assert.equal(statSync(to.secretKeyFile).mode & 0o777, 0o600);
     assert.equal(statSync(path.dirname(to.secretKeyFile)).mode & 0o777, 0o700);
@@ -191,6 +201,7 @@ describe('migrating between drivers', { skip }, () => {
         apps: 3,
         credentials: 4,
         tokens: 5,
+        signingKeys: 2,
         msg: 'store migrated',
       },
     ]);
@@ -201,6 +212,22 @@ describe('migrating between drivers', { skip }, () => {
       const client = await target.cache.findClient('key-admin');
       assert.ok(client);
       assert.ok(client.secretHash.equals(secretHash(loadSecretKey(to.secretKeyFile), secret)));
+      // And the signing keys decrypt under it, the revoked one still revoked.
+      const signingKeys = await target.signingKeys.listSigningKeys();
+      assert.deepEqual(
+        signingKeys.map((record) => {
+          const { kid, algorithm, revokedAt } = openSigningKey(record, loadSecretKey(to.secretKeyFile));
+          return { kid, algorithm, revokedAt };
+        }),
+        signingKeys.map(({ kid, algorithm, revokedAt }) => ({ kid, algorithm, revokedAt })),
+      );
+      assert.deepEqual(
+        signingKeys.map((k) => [k.algorithm, k.revokedAt]),
+        [
+          ['ES256', T0 + 4],
+          ['EdDSA', null],
+        ],
+      );
     } finally {
       await target.close();
     }

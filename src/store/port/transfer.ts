@@ -48,8 +48,8 @@ export interface TransferStore {
    * a migrated refresh token rotates (or, reused, revokes its family) as before. The signing keys
    * join any the store holds (a gateway on it may have made one); a kid it holds already stays as
    * it is there, so a revocation is never undone. Reports a `signing-key` change for each key
-   * added. StoreError 'conflict', and nothing written, when the store holds a developer. A driver that cannot write
-   * it all at once (Redis, in batches) leaves what it wrote when it fails part-way.
+   * added. StoreError 'conflict', and nothing written, when the store holds a developer. A driver
+   * that cannot write it all at once (Redis, in batches) leaves what it wrote when it fails part-way.
    */
   importData(data: StoreExport, now: number): Promise<void>;
 }

@@ -1,5 +1,5 @@
-// The catalog, the live tokens and the signing keys on SQLite, read in one read transaction and written in one
-// write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
+// The catalog, the live tokens and the signing keys on SQLite, read in one read transaction and
+// written in one write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
 import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDeveloper, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 import { scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
