@@ -75,7 +75,7 @@ interface Lines {
   /** A management API call, whatever it did: which operation, and the answer's status. */
   'management.call': { actor: OperatorActor; operation: string; method: string; path: string; status: number };
   /** What `gateway admin migrate` copied from one store into another. */
-  'store.migrate': { actor: OperatorActor; from: StoreRef; to: StoreRef; developers: number; apps: number; credentials: number; tokens: number };
+  'store.migrate': { actor: OperatorActor; from: StoreRef; to: StoreRef; developers: number; apps: number; credentials: number; tokens: number; signingKeys: number };
 }
 
 export type AuditAction = keyof Lines;
