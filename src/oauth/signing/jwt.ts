@@ -147,7 +147,7 @@ export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): Jw
       const digest = typeof payload.jti === 'string' ? tokenDigest('', payload.jti) : undefined;
       if (digest === undefined) return undefined;
       // A key revoked while this was under way verifies nothing.
-      if (ring.verifier(key.kid) !== key) return undefined;
+      if (ring.verifier(key.kid) === undefined) return undefined;
       const audience = typeof payload.aud === 'string' ? [payload.aud] : payload.aud!;
       return remember(token, {
         digest,
@@ -179,6 +179,13 @@ export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): Jw
       return undefined;
     }
     const key = ring.verifier(kid);
-    return key === undefined ? undefined : verify(token, key, now);
+    if (key !== undefined) return verify(token, key, now);
+    // A key added by another instance is known once the read its change started has ended.
+    const reading = ring.reading();
+    if (reading === undefined) return undefined;
+    return reading.then(() => {
+      const read = ring.verifier(kid);
+      return read === undefined ? undefined : verify(token, read, now);
+    });
   };
 }

@@ -236,6 +236,14 @@ export class KeyRing {
     return typeof kid === 'string' ? this.#byKid.get(kid) : undefined;
   }
 
+  /**
+   * The read of the keys under way, if any: a kid this instance does not know may be the key it
+   * has just heard of (catching up with the feed starts the read). Undefined when none is.
+   */
+  reading(): Promise<void> | undefined {
+    return this.#reloading;
+  }
+
   /** The public keys in the JWKS: every unrevoked key until retireAfter past its retirement. */
   published(now: number, retireAfterMs: number): JWK[] {
     this.#deps.store.changes.catchUp();
