@@ -104,36 +104,50 @@ export function jwtMatches(verified: VerifiedJwt, found: ActiveToken, products: 
 
 export type JwtVerifier = (token: string, now: number) => VerifiedJwt | undefined | Promise<VerifiedJwt | undefined>;
 
-/** Verifies the gateway's own JWT access tokens; undefined for any token it did not sign, or that is expired. */
-export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): JwtVerifier {
-  const verified = new Map<string, VerifiedJwt>();
-  const byKid = new Map<string, Set<string>>();
-  function forget(token: string, entry: VerifiedJwt): void {
-    verified.delete(token);
-    const tokens = byKid.get(entry.kid);
-    tokens?.delete(token);
-    if (tokens?.size === 0) byKid.delete(entry.kid);
+/** Verified tokens by their exact string, at most VERIFIED_CACHE_SIZE, each forgotten with its key. */
+class VerifiedTokens {
+  readonly #verified = new Map<string, VerifiedJwt>();
+  readonly #byKid = new Map<string, Set<string>>();
+
+  constructor(ring: KeyRing) {
+    ring.onForget((kid) => {
+      if (kid === undefined) {
+        this.#verified.clear();
+        this.#byKid.clear();
+        return;
+      }
+      for (const token of this.#byKid.get(kid) ?? []) this.#verified.delete(token);
+      this.#byKid.delete(kid);
+    });
   }
-  ring.onForget((kid) => {
-    if (kid === undefined) {
-      verified.clear();
-      byKid.clear();
-      return;
+
+  get(token: string): VerifiedJwt | undefined {
+    return this.#verified.get(token);
+  }
+
+  forget(token: string, entry: VerifiedJwt): void {
+    this.#verified.delete(token);
+    const tokens = this.#byKid.get(entry.kid);
+    tokens?.delete(token);
+    if (tokens?.size === 0) this.#byKid.delete(entry.kid);
+  }
+
+  remember(token: string, entry: VerifiedJwt): VerifiedJwt {
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
+      const [oldest, old] = this.#verified.entries().next().value!;
+      this.forget(oldest, old);
     }
-    for (const token of byKid.get(kid) ?? []) verified.delete(token);
-    byKid.delete(kid);
-  });
-  function remember(token: string, entry: VerifiedJwt): VerifiedJwt {
-    if (verified.size >= VERIFIED_CACHE_SIZE) {
-      const [oldest, old] = verified.entries().next().value!;
-      forget(oldest, old);
-    }
-    verified.set(token, entry);
-    const tokens = byKid.get(entry.kid);
-    if (tokens === undefined) byKid.set(entry.kid, new Set([token]));
+    this.#verified.set(token, entry);
+    const tokens = this.#byKid.get(entry.kid);
+    if (tokens === undefined) this.#byKid.set(entry.kid, new Set([token]));
     else tokens.add(token);
     return entry;
   }
+}
+
+/** Verifies the gateway's own JWT access tokens; undefined for any token it did not sign, or that is expired. */
+export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): JwtVerifier {
+  const verified = new VerifiedTokens(ring);
   async function verify(token: string, key: SigningKey, now: number): Promise<VerifiedJwt | undefined> {
     try {
       const { payload } = await jwtVerify(token, key.publicKey, {
@@ -149,7 +163,7 @@ export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): Jw
       // A key revoked while this was under way verifies nothing.
       if (ring.verifier(key.kid) === undefined) return undefined;
       const audience = typeof payload.aud === 'string' ? [payload.aud] : payload.aud!;
-      return remember(token, {
+      return verified.remember(token, {
         digest,
         kid: key.kid,
         expiresAt: payload.exp! * 1000,
@@ -169,7 +183,7 @@ export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): Jw
     const known = verified.get(token);
     if (known !== undefined) {
       if (known.expiresAt + CLOCK_TOLERANCE_S * 1000 > now && ring.verifier(known.kid) !== undefined) return known;
-      forget(token, known);
+      verified.forget(token, known);
       return undefined;
     }
     let kid: unknown;
