@@ -10,9 +10,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { base64url, CompactSign, decodeJwt, FlattenedSign, decodeProtectedHeader, exportJWK, type JSONWebKeySet, type JWTPayload, SignJWT } from 'jose';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
-import { rotateSigningKeys } from '../../src/admin/signing-keys.ts';
+import { revokeSigningKeyByKid, rotateSigningKeys } from '../../src/admin/signing-keys.ts';
 import { type Config, loadConfigFile } from '../../src/config/load.ts';
 import type { SigningSettings } from '../../src/config/types.ts';
 import { createJwtVerifier } from '../../src/oauth/signing/jwt.ts';
@@ -614,7 +615,7 @@ async function twoInstances(signing: string): Promise<{ instances: Served[]; sto
   };
 }
 
-describe('two instances on Redis: rotation by the schedule at both', { skip: skipRedis }, () => {
+describe('two instances on Redis: rotation by the schedule at both, revocation while a subscription is down', { skip: skipRedis }, () => {
   test('both instances maintaining the schedule: one next key at a time, and every token signed by the key whose turn it is', async () => {
     const pair = await twoInstances('    rotateEvery: 2s\n    publishAhead: 1s');
     try {
@@ -644,6 +645,43 @@ describe('two instances on Redis: rotation by the schedule at both', { skip: ski
         for (const instance of pair.instances) assert.equal((await call(`${instance.url}/v1/hello`, { headers: bearer(token) })).status, 200);
       }
     } finally {
+      await pair.close();
+    }
+  });
+
+  test("a key revoked while the instances' subscriptions are down, which neither hears of, is refused by both within a second", async () => {
+    const pair = await twoInstances('    rotateEvery: 1h\n    publishAhead: 10s');
+    const redis = new Redis(pair.redis.url);
+    try {
+      const token = (await tokenRequest(pair.instances[0]!.url, { grant_type: 'client_credentials' }, pair.app)).body.access_token as string;
+      const statusAt = async (i: number) => (await call(`${pair.instances[i]!.url}/v1/hello`, { headers: bearer(token) })).status;
+      assert.equal(await statusAt(1), 200);
+      assert.equal(await statusAt(0), 200);
+      const admin = { ...storeAdminDeps(pair.config, pair.store), signing: pair.config.oauth.signing };
+      // A key added: both instances read the keys again (and show it in their JWKS), so that the
+      // feed's "everything" when their subscriptions return comes within a second of that read.
+      const next = await rotateSigningKeys(admin, pair.config.oauth.signing);
+      for (const instance of pair.instances) {
+        const kids = () => fetch(`${instance.url}/.well-known/jwks.json`).then(async (r) => ((await r.json()) as JSONWebKeySet).keys.map((k) => k.kid));
+        assert.ok((await within(1000, kids, (k) => k.includes(next.kid))).includes(next.kid));
+      }
+      // Every subscription to the changes channel cut: what is published until they are back is lost.
+      await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      const kid = decodeProtectedHeader(token).kid!;
+      await revokeSigningKeyByKid(admin, pair.config.oauth.signing, kid);
+      for (const i of [0, 1]) {
+        assert.equal(
+          await within(
+            1000,
+            () => statusAt(i),
+            (s) => s === 401,
+          ),
+          401,
+          `instance ${i}`,
+        );
+      }
+    } finally {
+      redis.disconnect();
       await pair.close();
     }
   });

@@ -137,6 +137,9 @@ export class KeyRing {
   #timer: NodeJS.Timeout | undefined;
   #reloading: Promise<void> | undefined;
   #reloadedAt = -Infinity;
+  /** A read of the keys owed to a change heard: `now`, or `soon` (at most one a second). */
+  #owed: 'now' | 'soon' | undefined;
+  #owedTimer: NodeJS.Timeout | undefined;
   /** For each read of the keys under way, the kids heard of since it began: what it read of them may be old. */
   readonly #heardDuringLoads = new Set<Set<string>>();
   readonly #forgetListeners: ((kid: string | undefined) => void)[] = [];
@@ -194,16 +197,36 @@ export class KeyRing {
     }
   }
 
+  /** `now`: a kid was named, read at once; else the feed may have missed a change, read within RELOAD_AT_MOST_EVERY_MS. */
   #reload(now: boolean): void {
-    if (this.#reloading !== undefined) {
-      // A change heard while reading: read again once this read ends, or it may be missed.
-      if (now) void this.#reloading.then(() => this.#reload(true));
+    if (now) this.#owed = 'now';
+    else this.#owed ??= 'soon';
+    this.#reloadWhenDue();
+  }
+
+  /**
+   * Starts the read owed, unless one is under way (it looks again when it ends: a change heard
+   * while reading may be missing from what it read) or, for a read owed `soon`, the last one is
+   * too recent: then a timer starts it. Postponed, never dropped: the feed's `everything` may
+   * stand for a key's revocation that it missed.
+   */
+  #reloadWhenDue(): void {
+    if (this.#owed === undefined || this.#reloading !== undefined) return;
+    const wait = RELOAD_AT_MOST_EVERY_MS - (performance.now() - this.#reloadedAt);
+    if (this.#owed === 'soon' && wait > 0) {
+      this.#owedTimer ??= setTimeout(() => {
+        this.#owedTimer = undefined;
+        this.#reloadWhenDue();
+      }, wait).unref();
       return;
     }
-    if (!now && performance.now() - this.#reloadedAt < RELOAD_AT_MOST_EVERY_MS) return;
+    this.#owed = undefined;
     this.#reloading = this.load()
       .catch((err: unknown) => this.#logger.error({ err: (err as Error).message }, 'reading the signing keys failed; the keys held are kept'))
-      .finally(() => (this.#reloading = undefined));
+      .finally(() => {
+        this.#reloading = undefined;
+        this.#reloadWhenDue();
+      });
   }
 
   /**
@@ -291,5 +314,6 @@ export class KeyRing {
 
   close(): void {
     clearInterval(this.#timer);
+    clearTimeout(this.#owedTimer);
   }
 }
