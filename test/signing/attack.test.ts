@@ -32,6 +32,7 @@ import {
   startAuthServer,
   startTestGateway,
   startUpstream,
+  storedText,
   storeAdminDeps,
   tempDir,
   tokenRequest,
@@ -569,6 +570,61 @@ describe('rotation and revocation racing the calls', () => {
       tokens.map(() => 200),
     );
   });
+});
+
+describe('what the JWKS and the store show of each algorithm', () => {
+  test("a fresh gateway's first call finds its keys: the JWKS lists the key it made and the one added by hand", async () => {
+    const gw = await startTestGateway({ oauth: `  issuer: ${ISSUER}`, products: '  signed:\n    routes: [hello]\n    accessTokenFormat: jwt' });
+    try {
+      const next = await rotateSigningKeys(gw.admin, settingsOf(gw));
+      const { keys } = (await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet;
+      assert.equal(keys.length, 2);
+      assert.equal(keys[1]!.kid, next.kid);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  for (const algorithm of ['ES256', 'EdDSA', 'RS256'] as const) {
+    test(`${algorithm}: the JWKS has the public members only and no revoked key; the store has no private key in the clear`, async () => {
+      const gw = await startTestGateway({
+        oauth: `  issuer: ${ISSUER}\n  signing:\n    algorithm: ${algorithm}\n    publishAhead: 10s`,
+        products: '  signed:\n    routes: [hello]\n    accessTokenFormat: jwt',
+      });
+      try {
+        const settings = settingsOf(gw);
+        const next = await rotateSigningKeys(gw.admin, settings);
+        const res = await fetch(`${gw.url}/.well-known/jwks.json`);
+        assert.equal(res.headers.get('cache-control'), 'public, max-age=5');
+        assert.equal(res.headers.get('content-type'), 'application/jwk-set+json');
+        const { keys } = (await res.json()) as JSONWebKeySet;
+        assert.equal(keys.length, 2);
+        const publicMembers = { ES256: ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y'], EdDSA: ['alg', 'crv', 'kid', 'kty', 'use', 'x'], RS256: ['alg', 'e', 'kid', 'kty', 'n', 'use'] }[algorithm];
+        for (const k of keys) assert.deepEqual(Object.keys(k).sort(), publicMembers);
+        const stored = await storedText(gw.dir);
+        for (const record of await gw.gateway.services.store.signingKeys.listSigningKeys()) {
+          const key = openSigningKey(record, loadSecretKey(path.join(gw.dir, 'gateway.db.key')));
+          const jwk = await exportJWK(key.privateKey);
+          for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const) {
+            const value = jwk[member];
+            if (value === undefined) continue;
+            assert.equal(stored.includes(value), false, `${member} in base64url`);
+            assert.equal(stored.includes(Buffer.from(value, 'base64url').toString('latin1')), false, `${member} as bytes`);
+            assert.equal(stored.includes(Buffer.from(value, 'base64url').toString('base64')), false, `${member} in base64`);
+          }
+          const pkcs8 = key.privateKey.export({ format: 'der', type: 'pkcs8' });
+          assert.equal(stored.includes(pkcs8.toString('latin1')), false, 'PKCS #8');
+          assert.equal(stored.includes(pkcs8.toString('base64')), false, 'PKCS #8 in base64');
+        }
+        await revokeSigningKeyByKid(gw.admin, settings, next.kid);
+        const after = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet).keys.map((k) => k.kid);
+        assert.equal(after.length, 1);
+        assert.equal(after.includes(next.kid), false);
+      } finally {
+        await gw.close();
+      }
+    });
+  }
 });
 
 const skipRedis = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';

@@ -9,6 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Change, Store, TokenRecord } from '../../src/store/port/index.ts';
+import { SqliteDb } from '../../src/store/sqlite/db.ts';
 import { openSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { TokenCache, withTokenCache } from '../../src/store/token-cache.ts';
@@ -248,6 +249,43 @@ describe('SqliteStore database file', () => {
       db.close();
     }
   }
+
+  it("hears each change once on every connection: its own when made, another's on its next catch-up, one after a rollback too", async () => {
+    const gateway = new SqliteDb({ path: file });
+    const admin = new SqliteDb({ path: file });
+    try {
+      const heard: { gateway: Change[]; admin: Change[] } = { gateway: [], admin: [] };
+      // A change read back from the table carries its seq too.
+      const plain = (c: Change): Change => ('ref' in c ? { kind: c.kind, ref: c.ref } : c);
+      gateway.listen((c) => heard.gateway.push(plain(c)));
+      admin.listen((c) => heard.admin.push(plain(c)));
+      const catchUp = async () => {
+        await sleep(2);
+        gateway.catchUp();
+        admin.catchUp();
+      };
+      await gateway.write(() => gateway.changed({ kind: 'signing-key', ref: 'k1' }, T0));
+      await catchUp();
+      assert.deepEqual(heard, { gateway: [{ kind: 'signing-key', ref: 'k1' }], admin: [{ kind: 'signing-key', ref: 'k1' }] });
+      // Told at once, then rolled back: the seq is free again, and another connection's row takes it.
+      await assert.rejects(
+        gateway.write(() => {
+          gateway.changed({ kind: 'family', ref: 'rolled-back' }, T0);
+          throw new Error('the write fails after its change');
+        }),
+      );
+      await admin.write(() => admin.changed({ kind: 'family', ref: 'f1' }, T0));
+      await catchUp();
+      assert.deepEqual(heard.gateway.slice(1), [
+        { kind: 'family', ref: 'rolled-back' },
+        { kind: 'family', ref: 'f1' },
+      ]);
+      assert.deepEqual(heard.admin.slice(1), [{ kind: 'family', ref: 'f1' }]);
+    } finally {
+      await gateway.close();
+      await admin.close();
+    }
+  });
 
   it('is in WAL mode', async () => {
     const store = openSqlite(file);

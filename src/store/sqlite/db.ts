@@ -59,6 +59,14 @@ export class SqliteDb implements ChangeFeed {
   #dataVersion = -1;
   /** The last row of `revocations` the listeners have heard of. */
   #seenRevocation: number;
+  /**
+   * Rows of `revocations` this connection added, which its listeners heard of then: catchUp does
+   * not tell them again. Told twice, a signing key is dropped by the key ring until it is read
+   * again, and the call that catches up finds no key to sign or verify with.
+   */
+  readonly #toldRows = new Set<number>();
+  /** Those added by the write under way: a rollback takes them back, and their seq may be used again. */
+  #toldInWrite: number[] = [];
   #caughtUpAt = -Infinity;
   readonly #dataVersionStmt: StatementSync;
   readonly #revocationsSince: StatementSync;
@@ -175,6 +183,7 @@ export class SqliteDb implements ChangeFeed {
       }
       this.#backoffMs = 0;
       this.#writes.shift();
+      this.#toldInWrite = [];
       try {
         // In WAL mode SQLite goes on committing to a file removed or replaced under it: commits
         // nobody will read again. A stat per transaction (a group of token requests shares one) keeps a 200 honest.
@@ -188,6 +197,7 @@ export class SqliteDb implements ChangeFeed {
         } catch {
           // The database is failing; SQLite rolls the transaction back itself.
         }
+        for (const seq of this.#toldInWrite) this.#toldRows.delete(seq);
         head.reject(failure(err));
       }
     }
@@ -235,7 +245,9 @@ export class SqliteDb implements ChangeFeed {
    * listeners hear of it at once; a rollback only makes them forget more than they had to.
    */
   changed(change: Extract<Change, { ref: string }>, now: number): void {
-    this.#insertRevocation.run(change.kind, change.ref, now);
+    const seq = Number(this.#insertRevocation.run(change.kind, change.ref, now).lastInsertRowid);
+    this.#toldRows.add(seq);
+    this.#toldInWrite.push(seq);
     for (const listener of this.#listeners) listener(change);
   }
 
@@ -254,9 +266,9 @@ export class SqliteDb implements ChangeFeed {
     const rows = this.read(() => this.#revocationsSince.all(this.#seenRevocation)) as unknown as (Extract<Change, { ref: string }> & { seq: number })[];
     if (rows.length === 0) return;
     // Rows purged before this process read them leave a gap; then nothing remembered is trusted.
-    // (This process's own rows come back here too, and evict again what they evicted.)
-    const changes: readonly Change[] = rows[0]!.seq === this.#seenRevocation + 1 ? rows : [{ kind: 'everything' }];
+    const changes: readonly Change[] = rows[0]!.seq === this.#seenRevocation + 1 ? rows.filter((row) => !this.#toldRows.has(row.seq)) : [{ kind: 'everything' }];
     this.#seenRevocation = rows[rows.length - 1]!.seq;
+    for (const seq of this.#toldRows) if (seq <= this.#seenRevocation) this.#toldRows.delete(seq);
     for (const change of changes) for (const listener of this.#listeners) listener(change);
   }
 
