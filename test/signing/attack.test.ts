@@ -17,13 +17,15 @@ import { revokeSigningKeyByKid, rotateSigningKeys } from '../../src/admin/signin
 import { type Config, loadConfigFile } from '../../src/config/load.ts';
 import type { SigningSettings } from '../../src/config/types.ts';
 import { createJwtVerifier } from '../../src/oauth/signing/jwt.ts';
-import { openSigningKey, type SigningKey } from '../../src/oauth/signing/keys.ts';
+import { describeKeys, revokeSigningKey } from '../../src/oauth/signing/key-ring.ts';
+import { newSigningKey, openSigningKey, type SigningKey } from '../../src/oauth/signing/keys.ts';
 import { openStore } from '../../src/store/open.ts';
-import type { Store } from '../../src/store/port/index.ts';
+import type { SigningKeyRecord, Store } from '../../src/store/port/index.ts';
 import { loadSecretKey } from '../../src/store/secret-key.ts';
 import { serve, type Served } from '../e2e/children.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 import {
+  type Answer,
   basic,
   bearer,
   call,
@@ -569,6 +571,70 @@ describe('rotation and revocation racing the calls', () => {
       await calls,
       tokens.map(() => 200),
     );
+  });
+
+  test('token requests while keys are rotated and the signing key revoked: every token works unless its key was revoked, and none is signed by it after its revocation', async () => {
+    const signing = decodeProtectedHeader((await issued()).body.access_token as string).kid!;
+    const during: Promise<Answer>[] = [];
+    for (let i = 0; i < 100; i++) during.push(issued());
+    const [, revoked] = await Promise.all([rotateSigningKeys(gw.admin, settings), revokeSigningKeyByKid(gw.admin, settings, signing)]);
+    const afterwards = await Promise.all(Array.from({ length: 100 }, issued));
+    // Between the revocation and the replacement's first read nothing may sign: a 503 to try again in a second.
+    const answered = await Promise.all(during);
+    for (const res of answered.filter((r) => r.status !== 200)) {
+      assert.equal(res.status, 503, res.text);
+      assert.deepEqual(res.body, { error: 'temporarily_unavailable', error_description: 'the authorization server is unavailable, try again later' });
+      assert.equal(res.headers.get('retry-after'), '1');
+    }
+    for (const res of afterwards) assert.equal(res.status, 200, res.text);
+    const results = [...answered.filter((r) => r.status === 200), ...afterwards];
+    const kids = results.map((r) => decodeProtectedHeader(r.body.access_token as string).kid!);
+    assert.deepEqual(new Set(kids.slice(-100)), new Set([revoked.replacement]), 'once revoke returned, the replacement signs');
+    const statuses = await Promise.all(results.map((r) => status(r.body.access_token as string)));
+    assert.deepEqual(
+      statuses,
+      kids.map((kid) => (kid === signing ? 401 : 200)),
+    );
+    const views = describeKeys(await gw.gateway.services.store.signingKeys.listSigningKeys(), settings.retireAfterMs, Date.now());
+    assert.deepEqual(
+      views.filter((v) => v.status !== 'next').map((v) => [v.kid, v.status]),
+      [
+        [signing, 'revoked'],
+        [revoked.replacement, 'signing'],
+      ],
+    );
+    const published = ((await (await fetch(`${gw.url}/.well-known/jwks.json`)).json()) as JSONWebKeySet).keys.map((k) => k.kid);
+    assert.deepEqual(
+      published,
+      views.filter((v) => v.status !== 'revoked').map((v) => v.kid),
+    );
+  });
+
+  test("a key another instance's schedule makes between the revocation and the replacement is the replacement, and the only one", async () => {
+    const keys = gw.gateway.services.store.signingKeys;
+    const { secretKey } = gw.gateway.services;
+    const now = Date.now();
+    const signing = describeKeys(await keys.listSigningKeys(), settings.retireAfterMs, now).find((v) => v.status === 'signing')!.kid;
+    let scheduled: string | undefined;
+    const store = {
+      signingKeys: {
+        listSigningKeys: () => keys.listSigningKeys(),
+        addSigningKey: (key: SigningKeyRecord, after: string | null) => keys.addSigningKey(key, after),
+        deleteSigningKeys: (kids: readonly string[]) => keys.deleteSigningKeys(kids),
+        // A few milliseconds after the revocation, another instance finds nothing signing and makes a key that signs at once.
+        async revokeSigningKey(kid: string, at: number) {
+          const revoked = await keys.revokeSigningKey(kid, at);
+          const record = await newSigningKey('ES256', secretKey, at + 5, at + 5);
+          const latest = (await keys.listSigningKeys()).filter((k) => k.revokedAt === null).at(-1)?.kid ?? null;
+          assert.equal(await keys.addSigningKey(record, latest), true);
+          scheduled = record.kid;
+          return revoked;
+        },
+      },
+    };
+    assert.deepEqual(await revokeSigningKey({ store, secretKey }, settings, signing, now), { revoked: true, replacement: scheduled });
+    const made = (await keys.listSigningKeys()).filter((k) => k.createdAt >= now).map((k) => k.kid);
+    assert.deepEqual(made, [scheduled]);
   });
 });
 

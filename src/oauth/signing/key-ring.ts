@@ -109,10 +109,12 @@ export async function revokeSigningKey(deps: KeyStoreDeps, settings: Pick<Signin
   if (!wasSigning) return { revoked: true, replacement: undefined };
   for (;;) {
     const keys = await deps.store.signingKeys.listSigningKeys();
-    // A key made since the revocation (by another instance's schedule) replaces it; an older one,
-    // retired earlier, does not sign again.
-    const signer = signerAt(keys, now);
-    if (signer !== undefined && signer.createdAt >= now) return { revoked: true, replacement: signer.kid };
+    // A key made since the revocation to sign at once (by another instance's schedule, which
+    // found none signing) replaces it; an older one, retired earlier, does not sign again. It
+    // signs from when it was made, which may be after `now`: another key added to sign from
+    // `now` would never sign.
+    const made = inTurn(keys).findLast((k) => k.revokedAt === null && k.createdAt >= now && k.activatesAt === k.createdAt);
+    if (made !== undefined) return { revoked: true, replacement: made.kid };
     const added = await addKey(deps, settings, keys, now, now);
     if (added !== undefined) return { revoked: true, replacement: added };
   }
