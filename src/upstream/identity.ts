@@ -29,21 +29,20 @@ const noSigningKey = new GatewayError(503, 'temporarily_unavailable', 'no signin
  */
 export function createIdentities(env: IdentityEnv) {
   const { lifetime } = env.signing.identity;
-  const kept = new Map<string, { value: string; renewAt: number }>();
-  // An identity signed by a key that stops verifying is not sent again.
-  env.keys.onForget(() => kept.clear());
+  const kept = new Map<string, { value: string; kid: string; renewAt: number }>();
   return function identityFor(ctx: RequestContext, audience: string): string {
     const token = ctx.token!;
     const now = env.clock();
     const id = `${audience}\u0000${token.hash.toString('latin1')}`;
     const known = kept.get(id);
-    if (known !== undefined && known.renewAt > now) return known.value;
+    // An identity signed by a key that stops verifying (revoked) is not sent again.
+    if (known !== undefined && known.renewAt > now && env.keys.verifier(known.kid) !== undefined) return known.value;
     const key = env.keys.signer(now);
     if (key === undefined || env.issuer === undefined) throw noSigningKey;
     const value = signIdentityToken(key, env.issuer, token, audience, now, lifetime);
     kept.delete(id);
     if (kept.size >= IDENTITY_CACHE_SIZE) kept.delete(kept.keys().next().value!);
-    kept.set(id, { value, renewAt: now + (lifetime * 1000) / 2 });
+    kept.set(id, { value, kid: key.kid, renewAt: now + (lifetime * 1000) / 2 });
     return value;
   };
 }

@@ -104,50 +104,32 @@ export function jwtMatches(verified: VerifiedJwt, found: ActiveToken, products: 
 
 export type JwtVerifier = (token: string, now: number) => VerifiedJwt | undefined | Promise<VerifiedJwt | undefined>;
 
-/** Verified tokens by their exact string, at most VERIFIED_CACHE_SIZE, each forgotten with its key. */
+/**
+ * Verified tokens by their exact string, at most VERIFIED_CACHE_SIZE. An entry is used only while
+ * its key still verifies (checked on every use), so nothing needs to hear of a revoked key: a
+ * runtime's cache, dropped at a reload, holds no listener on the long-lived key ring.
+ */
 class VerifiedTokens {
   readonly #verified = new Map<string, VerifiedJwt>();
-  readonly #byKid = new Map<string, Set<string>>();
-
-  constructor(ring: KeyRing) {
-    ring.onForget((kid) => {
-      if (kid === undefined) {
-        this.#verified.clear();
-        this.#byKid.clear();
-        return;
-      }
-      for (const token of this.#byKid.get(kid) ?? []) this.#verified.delete(token);
-      this.#byKid.delete(kid);
-    });
-  }
 
   get(token: string): VerifiedJwt | undefined {
     return this.#verified.get(token);
   }
 
-  forget(token: string, entry: VerifiedJwt): void {
+  forget(token: string): void {
     this.#verified.delete(token);
-    const tokens = this.#byKid.get(entry.kid);
-    tokens?.delete(token);
-    if (tokens?.size === 0) this.#byKid.delete(entry.kid);
   }
 
   remember(token: string, entry: VerifiedJwt): VerifiedJwt {
-    if (this.#verified.size >= VERIFIED_CACHE_SIZE) {
-      const [oldest, old] = this.#verified.entries().next().value!;
-      this.forget(oldest, old);
-    }
+    if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.delete(this.#verified.keys().next().value!);
     this.#verified.set(token, entry);
-    const tokens = this.#byKid.get(entry.kid);
-    if (tokens === undefined) this.#byKid.set(entry.kid, new Set([token]));
-    else tokens.add(token);
     return entry;
   }
 }
 
 /** Verifies the gateway's own JWT access tokens; undefined for any token it did not sign, or that is expired. */
 export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): JwtVerifier {
-  const verified = new VerifiedTokens(ring);
+  const verified = new VerifiedTokens();
   async function verify(token: string, key: SigningKey, now: number): Promise<VerifiedJwt | undefined> {
     try {
       const { payload } = await jwtVerify(token, key.publicKey, {
@@ -183,7 +165,7 @@ export function createJwtVerifier(ring: KeyRing, issuer: string | undefined): Jw
     const known = verified.get(token);
     if (known !== undefined) {
       if (known.expiresAt + CLOCK_TOLERANCE_S * 1000 > now && ring.verifier(known.kid) !== undefined) return known;
-      verified.forget(token, known);
+      verified.forget(token);
       return undefined;
     }
     let kid: unknown;

@@ -144,9 +144,6 @@ export class KeyRing {
   #owedTimer: NodeJS.Timeout | undefined;
   /** For each read of the keys under way, the kids heard of since it began: what it read of them may be old. */
   readonly #heardDuringLoads = new Set<Set<string>>();
-  readonly #forgetListeners: ((kid: string | undefined) => void)[] = [];
-  /** Bumped by every load: what is derived from the keys (the JWKS body) is made again. */
-  generation = 0;
 
   constructor(deps: KeyStoreDeps & { store: { changes: ChangeFeed } }, options: { clock: () => number; logger: Logger; maintains: boolean }) {
     this.#deps = deps;
@@ -177,14 +174,7 @@ export class KeyRing {
     this.#keys = inTurn(keys);
     // A key heard of while reading verifies nothing until the next read, which is on its way (#reload).
     this.#byKid = new Map(keys.filter((k) => k.revokedAt === null && !heard.has(k.kid)).map((k) => [k.kid, k]));
-    this.generation++;
     this.#reloadedAt = performance.now();
-    for (const listener of this.#forgetListeners) listener(undefined);
-  }
-
-  /** Hears of every kid that stops verifying (undefined: any may have); verifiers drop what they remembered of it. */
-  onForget(listener: (kid: string | undefined) => void): void {
-    this.#forgetListeners.push(listener);
   }
 
   #heard(change: Change): void {
@@ -192,7 +182,6 @@ export class KeyRing {
       // Until the keys are read again, the kid named verifies nothing: it may be the one revoked.
       this.#byKid.delete(change.ref);
       for (const heard of this.#heardDuringLoads) heard.add(change.ref);
-      for (const listener of this.#forgetListeners) listener(change.ref);
       this.#reload(true);
     } else if (change.kind === 'everything') {
       this.#reload(false);
