@@ -380,3 +380,14 @@ export async function storedText(dir: string): Promise<string> {
     client.disconnect();
   }
 }
+
+/** Polls `check` every 20 ms for up to `withinMs` (a bound on waiting, not a timing); the last value it returned. */
+export async function within<T>(withinMs: number, check: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const until = Date.now() + withinMs;
+  let value = await check();
+  while (!done(value) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    value = await check();
+  }
+  return value;
+}

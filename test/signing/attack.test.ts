@@ -9,7 +9,6 @@ import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { base64url, CompactSign, decodeJwt, FlattenedSign, decodeProtectedHeader, exportJWK, type JSONWebKeySet, type JWTPayload, SignJWT } from 'jose';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
@@ -38,6 +37,7 @@ import {
   storeAdminDeps,
   tempDir,
   tokenRequest,
+  within,
   type AuthServer,
   type TestGateway,
   type Upstream,
@@ -694,17 +694,6 @@ describe('what the JWKS and the store show of each algorithm', () => {
 });
 
 const skipRedis = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
-
-/** Polls `check` every 20 ms for up to `withinMs`; the last value it returned. */
-async function within<T>(withinMs: number, check: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const until = Date.now() + withinMs;
-  let value = await check();
-  while (!done(value) && Date.now() < until) {
-    await sleep(20);
-    value = await check();
-  }
-  return value;
-}
 
 /** Two gateway processes on one Redis, as sidecars run them, with the test's own connection to their store. */
 async function twoInstances(signing: string): Promise<{ instances: Served[]; store: Store; config: Config; redis: RedisServer; app: { key: string; secret: string }; close(): Promise<void> }> {

@@ -5,29 +5,17 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { revokeSigningKeyByKid } from '../../src/admin/signing-keys.ts';
 import { loadConfigFile, type Config } from '../../src/config/load.ts';
 import { openStore } from '../../src/store/open.ts';
 import type { Store } from '../../src/store/port/index.ts';
-import { basic, bearer, call, configYaml, storeAdminDeps, tempDir, tokenRequest } from '../helpers.ts';
+import { basic, bearer, call, configYaml, storeAdminDeps, tempDir, tokenRequest, within } from '../helpers.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 import { serve, type Served } from '../e2e/children.ts';
 
 const skip = hasRedis() ? false : 'no redis-server here (.ci/run installs it)';
-
-/** Polls `check` every 20 ms for up to `withinMs`; the last value it returned. */
-async function within<T>(withinMs: number, check: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const until = Date.now() + withinMs;
-  let value = await check();
-  while (!done(value) && Date.now() < until) {
-    await sleep(20);
-    value = await check();
-  }
-  return value;
-}
 
 describe('signed tokens on Redis, two instances', { skip }, () => {
   const dir = tempDir();
