@@ -154,4 +154,18 @@ export const MIGRATIONS: readonly string[] = [
    INSERT INTO sqlite_sequence (name, seq) SELECT 'revocations_new', seq FROM sqlite_sequence WHERE name = 'revocations';
    DROP TABLE revocations;
    ALTER TABLE revocations_new RENAME TO revocations;`,
+  // The authorization code grant: whether an app holds a secret (confidential) or not (public:
+  // single-page, mobile and command-line apps), and the redirect URIs it registered, as a JSON
+  // array of strings. And the consents users gave: per subject and app, the scopes (space-delimited)
+  // and until when.
+  `ALTER TABLE apps ADD COLUMN client_type TEXT NOT NULL DEFAULT 'confidential' CHECK (client_type IN ('confidential', 'public'));
+   ALTER TABLE apps ADD COLUMN redirect_uris TEXT NOT NULL DEFAULT '[]';
+   CREATE TABLE consents (
+     app_id TEXT NOT NULL,
+     subject TEXT NOT NULL,
+     scope TEXT NOT NULL,
+     expires_at INTEGER NOT NULL,
+     PRIMARY KEY (app_id, subject)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX consents_expires ON consents(expires_at);`,
 ];
