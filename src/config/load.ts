@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { policySchema } from '../policies/index.ts';
+import { identityProviderSettings } from './authorization.ts';
 import { createCompiled, keepCompiled } from './compiled.ts';
 import { defaulted as d, withDefaults } from './defaults.ts';
 import { ConfigError, inLineOrder, readFailure, type ConfigIssue, type Segments } from './errors.ts';
@@ -20,7 +21,7 @@ import { formatPath, readYaml } from './yaml.ts';
 
 export { ConfigError, type ConfigIssue } from './errors.ts';
 export { durationMs } from './sections.ts';
-export type { AuthServerSettings, Config, MailSettings, ManagementSettings, PortalSettings, ProductSettings, RouteSettings, UpstreamSettings } from './types.ts';
+export type { AuthorizationSettings, AuthServerSettings, Config, IdentityProviderSettings, MailSettings, ManagementSettings, PortalSettings, ProductSettings, RouteSettings, UpstreamSettings } from './types.ts';
 export { formatPath } from './yaml.ts';
 
 export interface LoadOptions {
@@ -57,7 +58,8 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
   const oauth = d(c.oauth);
   const authServers = authServerSettings(c.authServers, site);
   const upstreams = upstreamSettings(c.upstreams, site);
-  const { routes, openapi, products } = routeSections(c, site, new Set(upstreams.keys()), authServers, compiled);
+  const identityProviders = identityProviderSettings(c, site);
+  const { routes, openapi, products } = routeSections(c, site, new Set(upstreams.keys()), { authServers, identityProviders }, compiled);
   const config: Config = {
     file: path.resolve(file),
     listen: listenSettings(c, site),
@@ -75,6 +77,7 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
     keyOverlapMs: keyOverlapMs(c, site),
     mail: mailSettings(c.mail, dir),
     authServers,
+    identityProviders,
     upstreams,
     routes,
     openapi,

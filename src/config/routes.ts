@@ -11,7 +11,8 @@ import type { Report, Segments } from './errors.ts';
 import { compileOperations, readDocuments } from './openapi.ts';
 import type { ConfigFile, GrantTypeName, PolicyEntry } from './schema.ts';
 import type { Site } from './sections.ts';
-import type { AuthServerSettings, Config, ProductSettings, RouteSettings } from './types.ts';
+import type { Config, ProductSettings, RouteSettings } from './types.ts';
+import { authorizationSettings, type Logins } from './authorization.ts';
 
 /** A route as declared, before the products that offer it are known; `at` is where problems with it are reported. */
 export interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policies'> {
@@ -27,7 +28,7 @@ export function routeSections(
   c: ConfigFile,
   site: Site,
   upstreams: ReadonlySet<string>,
-  authServers: ReadonlyMap<string, AuthServerSettings>,
+  logins: Logins,
   compiled: Compiled,
 ): Pick<Config, 'routes' | 'openapi' | 'products'> {
   const { report, dir } = site;
@@ -63,11 +64,11 @@ export function routeSections(
   const routeProducts = new Map<string, Set<string>>([...declared.keys()].map((name) => [name, new Set<string>()]));
   const products = new Map<string, ProductSettings>();
   for (const [name, p] of Object.entries(c.products)) {
-    const product = productSettings(name, p, c, declared, site);
+    const product = productSettings(name, p, c, declared, site, logins);
     for (const routeName of product.routes) routeProducts.get(routeName)?.add(name);
     // The management API's clients are apps of a product of this name (src/management/clients.ts).
     if (name === 'gateway-management') report(['products', name], "this product name is the management API's own: choose another");
-    if (p.authServer !== undefined && !authServers.has(p.authServer)) report(['products', name, 'authServer'], `unknown authorization server "${p.authServer}"`);
+    if (p.authServer !== undefined && !logins.authServers.has(p.authServer)) report(['products', name, 'authServer'], `unknown authorization server "${p.authServer}"`);
     products.set(name, product);
   }
 
@@ -93,7 +94,8 @@ export function routeSections(
   return { routes, openapi: documents, products };
 }
 
-function productSettings(name: string, p: ConfigFile['products'][string], c: ConfigFile, declared: ReadonlyMap<string, DeclaredRoute>, { report, duration }: Site): ProductSettings {
+function productSettings(name: string, p: ConfigFile['products'][string], c: ConfigFile, declared: ReadonlyMap<string, DeclaredRoute>, site: Site, logins: Logins): ProductSettings {
+  const { report, duration } = site;
   const grants = new Set<GrantTypeName>(d(p.grants));
   const members: string[] = [];
   const scopes = new Set(d(p.scopes));
@@ -123,7 +125,9 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
     }
   });
   if (grants.has('password') && p.authServer === undefined) report(['products', name, 'grants'], 'the password grant needs "authServer"');
-  if (grants.has('refresh_token') && !grants.has('password')) report(['products', name, 'grants'], 'refresh_token needs a grant that issues refresh tokens (password)');
+  if (grants.has('refresh_token') && !grants.has('password') && !grants.has('authorization_code')) {
+    report(['products', name, 'grants'], 'refresh_token needs a grant that issues refresh tokens (password or authorization_code)');
+  }
   const at = (key: string) => ['products', name, key];
   if (p.upstreamIdentity === 'token' && p.accessTokenFormat !== 'jwt') report(at('upstreamIdentity'), "token forwards the caller's JWT access token: set accessTokenFormat: jwt");
   return {
@@ -144,6 +148,7 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
     visible: d(p.portal),
     // RFC 9700 §2.4: the password grant hands users' passwords to the app; an operator vets the apps that ask for it.
     approval: p.approval ?? (grants.has('password') ? 'manual' : 'auto'),
+    authorization: authorizationSettings(name, p, c, grants, logins, site),
   };
 }
 

@@ -9,7 +9,7 @@ export { Duration };
 
 const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', title: 'scope', examples: ['orders:read', 'profile'] }); // RFC 6749 §3.3 scope-token
 const Method = Type.Union(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m)));
-const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('password'), Type.Literal('refresh_token')]);
+const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('password'), Type.Literal('refresh_token'), Type.Literal('authorization_code')]);
 const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
 const TlsPair = Type.Object({ cert: PemFile('The certificate chain'), key: PemFile('The private key') }, Strict);
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
@@ -284,6 +284,22 @@ const AuthServer = Type.Object(
   Strict,
 );
 
+const IdentityProvider = Type.Object(
+  {
+    issuer: about(
+      Type.String({ pattern: '^https?://[^?#]+$', title: 'issuer URL', examples: ['https://login.example.com/realms/staff'] }),
+      "The OpenID provider's issuer: its metadata is read from /.well-known/openid-configuration under it.",
+    ),
+    clientId: about(Type.String({ minLength: 1 }), "The gateway's client id at the provider; its redirect URI there is the issuer of the gateway followed by /oauth2/callback."),
+    clientSecret: Type.Optional(about(Type.String({ minLength: 1 }), 'Its secret (client_secret_basic); absent: the gateway is a public client of the provider.')),
+    scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), 'Scopes asked of the provider; openid is always asked.', { default: ['openid'] })),
+    subjectClaim: Type.Optional(about(Type.String({ minLength: 1 }), "The ID token's claim that names the user: the subject of the gateway's tokens.", { default: 'sub' })),
+    allowInsecureHttp: Type.Optional(about(Type.Boolean(), 'Plain HTTP is refused unless this is set (loopback demos and tests).', { default: false })),
+    timeout: Type.Optional(about(Duration, 'How long an answer of the provider may take before the login fails with a page saying so.', { default: '5s' })),
+  },
+  Strict,
+);
+
 const Tls = Type.Object(
   {
     ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the upstream's certificate, when not a public one.")),
@@ -394,6 +410,17 @@ const Product = Type.Object(
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
     quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),
+    login: Type.Optional(
+      about(Name, 'Who logs users in for the authorization code grant: a name under `identityProviders` (OpenID Connect), or under `authServers` (a login page on the gateway).'),
+    ),
+    consent: Type.Optional(
+      about(Type.Unsafe<'required' | 'skip'>({ type: 'string', enum: ['required', 'skip'] }), "required: users approve each app's scopes on a consent page; skip: first-party apps, no page.", {
+        default: 'required',
+      }),
+    ),
+    consentLifetime: Type.Optional(about(Duration, 'How long a consent is remembered for the same user, app and scopes.', { default: '30d' })),
+    requirePushedAuthorizationRequests: Type.Optional(about(Type.Boolean(), 'RFC 9126: the authorization endpoint takes only requests pushed to /oauth2/par first.', { default: false })),
+    authorizationCodeLifetime: Type.Optional(about(Duration, 'How long an authorization code can be exchanged.', { default: '60s' })),
     portal: Type.Optional(about(Type.Boolean(), 'Shown in the developer portal, where developers register apps for it.', { default: false })),
     approval: Type.Optional(
       about(
@@ -422,6 +449,9 @@ export const configSchema = Type.Object(
     management: Type.Optional(about(Management, 'The management API (developers, apps, keys, tokens, products and usage over HTTP, for automation), on a listener of its own; absent: none.')),
     mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
     authServers: Type.Optional(about(Type.Record(Name, AuthServer, Strict), 'Authorization servers that check usernames and passwords for the password grant, by name.', { default: {} })),
+    identityProviders: Type.Optional(
+      about(Type.Record(Name, IdentityProvider, Strict), 'OpenID Connect providers that log users in for the authorization code grant (`products.<p>.login`), by name.', { default: {} }),
+    ),
     upstreams: about(Type.Record(Name, Upstream, Strict), 'Where routes send their calls, by name: an HTTP service, a mock answer or an echo.'),
     routes: Type.Optional(about(Type.Record(Name, Route, Strict), 'Routes written out, by name.', { default: {} })),
     openapi: Type.Optional(about(Type.Record(Name, OpenApi, Strict), 'OpenAPI 3.0 or 3.1 documents, by name, each operation of which is a route named by its operationId.', { default: {} })),
@@ -434,6 +464,7 @@ export type ConfigFile = Static<typeof configSchema>;
 export type DurationValue = Static<typeof Duration>;
 export type UpstreamConfig = Static<typeof Upstream>;
 export type AuthServerConfig = Static<typeof AuthServer>;
+export type IdentityProviderConfig = Static<typeof IdentityProvider>;
 export type MailConfig = Static<typeof Mail>;
 export type StoreConfig = Static<typeof Store>;
 export type GrantTypeName = Static<typeof GrantType>;

@@ -16,6 +16,33 @@ export interface AuthServerSettings {
   ca: string | undefined;
 }
 
+export interface IdentityProviderSettings {
+  name: string;
+  /** The issuer as written (no trailing slash added or taken away: the ID token's iss must equal it). */
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  /** openid first, then the others asked. */
+  scopes: readonly string[];
+  subjectClaim: string;
+  allowInsecureHttp: boolean;
+  timeoutMs: number;
+}
+
+/** Who logs a product's users in: an OpenID provider, or an authorization server behind the gateway's login page. */
+export type LoginSettings = { kind: 'identityProvider'; name: string } | { kind: 'authServer'; name: string };
+
+/** A product's authorization code grant. */
+export interface AuthorizationSettings {
+  login: LoginSettings;
+  /** skip: first-party apps, no consent page. */
+  consent: 'required' | 'skip';
+  consentLifetimeMs: number;
+  /** RFC 9126: only pushed requests are taken. */
+  requirePar: boolean;
+  codeLifetimeMs: number;
+}
+
 export type UpstreamSettings =
   | {
       kind: 'http';
@@ -72,6 +99,8 @@ export interface ProductSettings {
   visible: boolean;
   /** manual: apps registered in the portal start pending until an operator approves them. */
   approval: 'auto' | 'manual';
+  /** The authorization code grant's settings; undefined when the product does not offer it. */
+  authorization: AuthorizationSettings | undefined;
 }
 
 /** headers: X-Gateway-* headers; jwt: an identity token signed with the gateway's keys; token: the caller's JWT access token. */
@@ -151,6 +180,7 @@ export interface Config {
   keyOverlapMs: number;
   mail: MailSettings | undefined;
   authServers: ReadonlyMap<string, AuthServerSettings>;
+  identityProviders: ReadonlyMap<string, IdentityProviderSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;
   routes: ReadonlyMap<string, RouteSettings>;
   /** The OpenAPI documents under `openapi`, read and resolved. */

@@ -51,6 +51,7 @@ export function managementProduct(settings: ManagementSettings): ProductSettings
     quota: undefined,
     visible: false,
     approval: 'auto',
+    authorization: undefined,
   };
 }
 

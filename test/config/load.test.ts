@@ -285,6 +285,7 @@ describe('parseConfig: valid configurations', () => {
         quota: undefined,
         visible: false,
         approval: 'auto',
+        authorization: undefined,
       },
     );
     assert.equal(config.portal, undefined, 'no portal unless declared');
