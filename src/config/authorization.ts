@@ -35,7 +35,14 @@ export interface Logins {
 }
 
 /** A product's authorization code settings: undefined unless its grants hold authorization_code, which needs `login` and `oauth.issuer`. */
-export function authorizationSettings(name: string, p: ConfigFile['products'][string], c: ConfigFile, grants: ReadonlySet<GrantTypeName>, logins: Logins, site: Site): AuthorizationSettings | undefined {
+export function authorizationSettings(
+  name: string,
+  p: ConfigFile['products'][string],
+  c: ConfigFile,
+  grants: ReadonlySet<GrantTypeName>,
+  logins: Logins,
+  site: Site,
+): AuthorizationSettings | undefined {
   const at = (key: string) => ['products', name, key];
   const offered = grants.has('authorization_code');
   if (!offered) {

@@ -21,7 +21,18 @@ import { formatPath, readYaml } from './yaml.ts';
 
 export { ConfigError, type ConfigIssue } from './errors.ts';
 export { durationMs } from './sections.ts';
-export type { AuthorizationSettings, AuthServerSettings, Config, IdentityProviderSettings, MailSettings, ManagementSettings, PortalSettings, ProductSettings, RouteSettings, UpstreamSettings } from './types.ts';
+export type {
+  AuthorizationSettings,
+  AuthServerSettings,
+  Config,
+  IdentityProviderSettings,
+  MailSettings,
+  ManagementSettings,
+  PortalSettings,
+  ProductSettings,
+  RouteSettings,
+  UpstreamSettings,
+} from './types.ts';
 export { formatPath } from './yaml.ts';
 
 export interface LoadOptions {

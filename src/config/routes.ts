@@ -24,13 +24,7 @@ export interface DeclaredRoute extends Omit<RouteSettings, 'products' | 'policie
 const named = (route: DeclaredRoute) => (route.operation === undefined ? `route "${route.name}"` : `operation ${describe(route.operation.operation)} of openapi.${route.operation.api}`);
 
 /** Every route: each operation of each OpenAPI document, then those written out under `routes`; with the products that offer them. */
-export function routeSections(
-  c: ConfigFile,
-  site: Site,
-  upstreams: ReadonlySet<string>,
-  logins: Logins,
-  compiled: Compiled,
-): Pick<Config, 'routes' | 'openapi' | 'products'> {
+export function routeSections(c: ConfigFile, site: Site, upstreams: ReadonlySet<string>, logins: Logins, compiled: Compiled): Pick<Config, 'routes' | 'openapi' | 'products'> {
   const { report, dir } = site;
   const declared = new Map<string, DeclaredRoute>();
   const seenPaths = new Map<string, string>();

@@ -410,9 +410,7 @@ const Product = Type.Object(
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
     quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),
-    login: Type.Optional(
-      about(Name, 'Who logs users in for the authorization code grant: a name under `identityProviders` (OpenID Connect), or under `authServers` (a login page on the gateway).'),
-    ),
+    login: Type.Optional(about(Name, 'Who logs users in for the authorization code grant: a name under `identityProviders` (OpenID Connect), or under `authServers` (a login page on the gateway).')),
     consent: Type.Optional(
       about(Type.Unsafe<'required' | 'skip'>({ type: 'string', enum: ['required', 'skip'] }), "required: users approve each app's scopes on a consent page; skip: first-party apps, no page.", {
         default: 'required',

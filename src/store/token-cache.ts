@@ -21,6 +21,7 @@ export function withTokenCache(driver: StoreDriver, options: TokenCacheOptions):
     tokens: driver.tokens,
     throttles: driver.throttles,
     once: driver.once,
+    consents: driver.consents,
     idempotency: driver.idempotency,
     counters: driver.counters,
     usage: driver.usage,

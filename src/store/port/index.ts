@@ -5,6 +5,7 @@
 // the contract suite in test/store/contract/.
 import type { AccountStore } from './accounts.ts';
 import type { AppStore, Client } from './apps.ts';
+import type { ConsentStore } from './consents.ts';
 import type { Counters, UsageStore } from './counters.ts';
 import type { IdempotencyStore, OnceStore } from './once.ts';
 import type { ThrottleStore } from './throttles.ts';
@@ -13,6 +14,7 @@ import type { ActiveToken, TokenStore } from './tokens.ts';
 import type { TransferStore } from './transfer.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
+export type { ConsentStore } from './consents.ts';
 export { isLive, type App, type AppStore, type Approval, type Client, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
 export {
   rollingRetryAt,
@@ -62,11 +64,12 @@ export interface StoreDriver extends TransferStore {
   readonly throttles: ThrottleStore;
   readonly once: OnceStore;
   readonly idempotency: IdempotencyStore;
+  readonly consents: ConsentStore;
   readonly counters: Counters;
   readonly usage: UsageStore;
   readonly signingKeys: SigningKeyStore;
   readonly changes: ChangeFeed;
-  /** Removes expired tokens, sessions, links, spent single-use ids, idempotency keys and ended counters; resolves to the number of tokens removed. */
+  /** Removes expired tokens, sessions, links, spent single-use ids, idempotency keys, consents and ended counters; resolves to the number of tokens removed. */
   purgeExpired(now: number): Promise<number>;
   /** Resolves when the store answers a read now; rejects with StoreUnavailable when it cannot (readiness). */
   ping(): Promise<void>;
@@ -101,6 +104,7 @@ export interface Store extends TransferStore {
   readonly throttles: ThrottleStore;
   readonly once: OnceStore;
   readonly idempotency: IdempotencyStore;
+  readonly consents: ConsentStore;
   /** Quota and spike-arrest counts, shared by every thread and process on the store. */
   readonly counters: Counters;
   readonly usage: UsageStore;

@@ -5,6 +5,7 @@
 import type { StoreDriver } from '../port/index.ts';
 import { RedisAccounts } from './accounts.ts';
 import { RedisApps } from './apps.ts';
+import { RedisConsents } from './consents.ts';
 import { RedisCounters, RedisUsage } from './counters.ts';
 import { RedisDb, type RedisDbOptions } from './db.ts';
 import { RedisIdempotency, RedisOnce } from './once.ts';
@@ -30,6 +31,7 @@ export function openRedisStore(options: RedisStoreOptions): StoreDriver {
     throttles: new RedisThrottles(db),
     once: new RedisOnce(db),
     idempotency: new RedisIdempotency(db),
+    consents: new RedisConsents(db),
     counters: new RedisCounters(db),
     usage,
     signingKeys,

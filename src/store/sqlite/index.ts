@@ -7,6 +7,7 @@ import { SqliteApps } from './apps.ts';
 import { saveQuotaWindows, SqliteQuotas, SqliteUsage } from './counters.ts';
 import { SqliteDb, type SqliteDbOptions } from './db.ts';
 import { SqliteIdempotency, SqliteOnce } from './once.ts';
+import { SqliteConsents } from './consents.ts';
 import { SqliteSigningKeys } from './signing-keys.ts';
 import { SqliteThrottles } from './throttles.ts';
 import { SqliteTokens } from './tokens.ts';
@@ -34,6 +35,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
   const throttles = new SqliteThrottles(db);
   const once = new SqliteOnce(db);
   const idempotency = new SqliteIdempotency(db);
+  const consents = new SqliteConsents(db);
   const apps = new SqliteApps(db, tokens, usage);
   const accounts = new SqliteAccounts(db, apps, tokens);
   const counters = new CounterTable(options.counters === undefined ? { slots: 64 } : { buffer: options.counters.buffer });
@@ -46,6 +48,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
     throttles,
     once,
     idempotency,
+    consents,
     counters,
     usage,
     signingKeys: new SqliteSigningKeys(db),
@@ -58,6 +61,7 @@ export function openSqliteStore(options: SqliteStoreOptions): StoreDriver {
         accounts.purgeExpired(now);
         once.purgeExpired(now);
         idempotency.purgeExpired(now);
+        consents.purgeExpired(now);
         db.purgeChanges(now);
       });
       return tokens.purgeExpired(now);

@@ -1,5 +1,5 @@
 // The contract every store driver must pass, one part per port (AccountStore, AppStore,
-// TokenStore, ThrottleStore, OnceStore, Counters, UsageStore, TransferStore and SigningKeyStore) and one for what
+// TokenStore, ThrottleStore, OnceStore, ConsentStore, Counters, UsageStore, TransferStore and SigningKeyStore) and one for what
 // the management API needs of them, each checked through the gateway-facing Store: the driver
 // behind withTokenCache. A driver's test file calls `storeContract` with a function that opens a
 // fresh, empty store (and, when the driver is durable, a way to reopen it); every test opens its
@@ -7,6 +7,7 @@
 import { describe } from 'node:test';
 import { accountsContract } from './accounts.ts';
 import { appsContract } from './apps.ts';
+import { consentsContract } from './consents.ts';
 import { countersContract } from './counters.ts';
 import type { OpenStore } from './fixture.ts';
 import { managementContract } from './management.ts';
@@ -25,6 +26,7 @@ export function storeContract(name: string, open: OpenStore): void {
     tokensContract(open);
     throttlesContract(open);
     onceContract(open);
+    consentsContract(open);
     countersContract(open);
     migrationContract(open);
     managementContract(open);
