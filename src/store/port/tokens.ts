@@ -31,7 +31,14 @@ export interface NewTokenHashes {
   refreshExpiresAt: number;
 }
 
-export interface RotateRequest extends NewTokenHashes {
+/**
+ * A refresh token, or an authorization code (stored as a refresh token: spent once into its
+ * successors, its reuse revoking them), redeemed. Without `refreshHash` no refresh token follows
+ * (a code of a product without refresh_token).
+ */
+export interface RotateRequest extends Omit<NewTokenHashes, 'refreshHash' | 'refreshExpiresAt'> {
+  refreshHash?: Buffer;
+  refreshExpiresAt?: number;
   hash: Buffer;
   appId: string;
   now: number;

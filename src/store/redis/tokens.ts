@@ -184,10 +184,8 @@ export class RedisTokens implements TokenStore {
     if (!found.used && req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
     const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
     const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
-    const successors: TokenRecord[] = [
-      { ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt },
-      { ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt },
-    ];
+    const successors: TokenRecord[] = [{ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt }];
+    if (req.refreshHash !== undefined) successors.push({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });
     // The family's indexes first, with its successors' expiries: a failure there leaves the refresh token unspent.
     await Promise.all([this.#indexAll(successors), this.#index.add(successors, req.now)]);
     const change = { kind: 'family', ref: previous.family } as const;

@@ -162,7 +162,7 @@ export class SqliteTokens implements TokenStore {
       this.#markUsed.run(req.now, req.hash);
       const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
       this.#insert({ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt });
-      this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt });
+      if (req.refreshHash !== undefined) this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });
       return { ok: true, previous, scope };
     });
   }

@@ -3,7 +3,18 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it as nodeIt, type TestContext } from 'node:test';
-import { StoreError, type App, type Developer, type RotateRequest, type SigningKeyRecord, type StatusClass, type Store, type TokenRecord, type UsageCount } from '../../../src/store/port/index.ts';
+import {
+  StoreError,
+  type App,
+  type NewTokenHashes,
+  type Developer,
+  type RotateRequest,
+  type SigningKeyRecord,
+  type StatusClass,
+  type Store,
+  type TokenRecord,
+  type UsageCount,
+} from '../../../src/store/port/index.ts';
 
 export interface OpenedStore {
   store: Store;
@@ -82,7 +93,7 @@ export function token(f: Fixture, overrides: Partial<TokenRecord> = {}): TokenRe
 }
 
 /** Asks to rotate `refresh` at `now`, for new tokens valid an hour (access) and a day (refresh). */
-export function rotation(f: Fixture, refresh: TokenRecord, now: number, scope?: readonly string[]): RotateRequest {
+export function rotation(f: Fixture, refresh: TokenRecord, now: number, scope?: readonly string[]): RotateRequest & NewTokenHashes {
   return {
     hash: refresh.hash,
     appId: f.app.id,

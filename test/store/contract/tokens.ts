@@ -179,6 +179,18 @@ export function tokensContract(open: OpenStore): void {
       }
     });
 
+    it('redeems without a refresh successor (an authorization code of a product without refresh_token): the access token only; a second use revokes it', async ({ store, seed, grant, found }) => {
+      const f = await seed();
+      const { refresh } = await grant(f);
+      const { refreshHash, refreshExpiresAt: _, ...request } = rotation(f, refresh, T0 + MINUTE);
+      assert.equal((await store.tokens.rotateRefreshToken(request)).ok, true);
+      assert.ok(await found(request.accessHash, T0 + MINUTE + 1), 'the access token is saved');
+      assert.deepEqual(await store.tokens.rotateRefreshToken({ ...rotation(f, refresh, T0 + MINUTE), hash: refreshHash }), { ok: false, reason: 'invalid' }, 'no refresh token was saved');
+      const { refreshHash: __, refreshExpiresAt: ___, ...again } = rotation(f, refresh, T0 + MINUTE);
+      assert.deepEqual(await store.tokens.rotateRefreshToken(again), { ok: false, reason: 'reused' });
+      assert.equal(await found(request.accessHash, T0 + MINUTE + 2), false, 'what the code gave is revoked');
+    });
+
     it('a second use within reuseGraceMs is refused without revoking; after it, the family is revoked', async ({ store, seed, grant, found }) => {
       const f = await seed();
       const { refresh } = await grant(f);
