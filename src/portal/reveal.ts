@@ -1,14 +1,15 @@
 // The key and secret of a registration or a rotation, carried from the POST that made them to the
 // one GET that shows them (Post/Redirect/Get: reloading that page repeats nothing). They travel in
-// a short-lived cookie sealed with AES-256-GCM under a key derived (HKDF) from the gateway's secret
-// key. Every instance shares that key, so the GET may reach another instance than the POST, and
-// nothing keeps the secret at rest but the browser, sealed. The session id and the app id are the
+// a short-lived cookie sealed (src/seal.ts) under the gateway's secret key. Every instance shares
+// that key, so the GET may reach another instance than the POST, and nothing keeps the secret at
+// rest but the browser, sealed. The session id and the app id are the
 // cipher's additional data: another session, or another app's page, cannot open it. The cookie's
 // path is the reveal page's, and the GET that shows it clears it. Clearing is only the browser's
 // part: the same value sent again (a saved request) would open again within its lifetime. So
 // each seal holds a random id, and opening spends it in the store (its SHA-256, remembered until
 // the seal expires): the first open on any instance shows the secret, every later one nothing.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
+import { createSealer } from '../seal.ts';
 import type { IncomingMessage } from 'node:http';
 import { sha256 } from '../crypto.ts';
 import type { Store } from '../store/port/index.ts';
@@ -36,8 +37,6 @@ export interface Reveals {
   clear(appId: string): string;
 }
 
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 // A distinct HKDF info per use of the secret key: this key opens nothing else.
 const KEY_INFO = 'token-gateway portal reveal v1';
 const ID_BYTES = 16;
@@ -47,38 +46,26 @@ type Sealed = Shown & { expiresAt: number; id: string };
 
 export function createReveals(options: { store: Store; secretKey: KeyObject; clock: () => number; lifetimeMs: number; secure: boolean }): Reveals {
   const { store, clock, lifetimeMs, secure } = options;
-  const key = Buffer.from(hkdfSync('sha256', options.secretKey, Buffer.alloc(0), KEY_INFO, 32));
+  const sealer = createSealer(options.secretKey, KEY_INFO);
   // The __Host- prefix needs Path=/; __Secure- still makes browsers refuse it unless it is Secure.
   const name = secure ? '__Secure-portal-reveal' : 'portal-reveal';
   const path = (appId: string) => `/apps/${appId}/secret`;
   const attributes = (appId: string, maxAge: number) => `; Path=${path(appId)}; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
-  const boundTo = (sessionId: string, appId: string) => Buffer.from(`${sessionId}|${appId}`);
+  const boundTo = (sessionId: string, appId: string) => `${sessionId}|${appId}`;
 
   function seal(sessionId: string, appId: string, shown: Shown): string {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(boundTo(sessionId, appId));
     // The expiry is sealed too: Max-Age alone is only the browser's word.
     const contents: Sealed = { ...shown, expiresAt: clock() + lifetimeMs, id: randomBytes(ID_BYTES).toString('base64url') };
-    const plain = Buffer.from(JSON.stringify(contents));
-    const sealed = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-    return `${name}=${sealed.toString('base64url')}${attributes(appId, Math.floor(lifetimeMs / 1000))}`;
+    return `${name}=${sealer.seal(contents, boundTo(sessionId, appId))}${attributes(appId, Math.floor(lifetimeMs / 1000))}`;
   }
 
   async function open(req: IncomingMessage, sessionId: string, appId: string): Promise<Shown | undefined> {
     const value = readCookie(req.headers.cookie, name);
     if (value === undefined) return undefined;
-    const sealed = Buffer.from(value, 'base64url');
-    if (sealed.length <= IV_BYTES + TAG_BYTES) return undefined;
-    const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, IV_BYTES)).setAAD(boundTo(sessionId, appId));
-    decipher.setAuthTag(sealed.subarray(-TAG_BYTES));
-    let plain: Buffer;
-    try {
-      plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, -TAG_BYTES)), decipher.final()]);
-    } catch {
-      // Altered, sealed for another session or app, or under another secret key.
-      return undefined;
-    }
-    const { expiresAt, id, ...shown } = JSON.parse(plain.toString('utf8')) as Sealed;
+    // Altered, sealed for another session or app, or under another secret key: nothing.
+    const opened = sealer.open(value, boundTo(sessionId, appId)) as Sealed | undefined;
+    if (opened === undefined) return undefined;
+    const { expiresAt, id, ...shown } = opened;
     const now = clock();
     // A seal without an id is malformed (seal always puts one in): with nothing to spend it would
     // open every time, so it is not shown.
