@@ -46,9 +46,7 @@ export function authorizationSettings(
   const at = (key: string) => ['products', name, key];
   const offered = grants.has('authorization_code');
   if (!offered) {
-    for (const key of ['login', 'consent', 'consentLifetime', 'requirePushedAuthorizationRequests', 'authorizationCodeLifetime'] as const) {
-      if (p[key] !== undefined) site.report(at(key), 'applies to the authorization_code grant, which "grants" does not hold');
-    }
+    if (p.login !== undefined) site.report(at('login'), 'applies to the authorization_code grant, which "grants" does not hold');
     return undefined;
   }
   // RFC 9207: the redirect names the issuer; and the provider's redirect URI is under it.

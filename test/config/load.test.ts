@@ -718,7 +718,7 @@ describe('parseConfig: errors name the YAML path and the line', () => {
   it('refresh_token without password, and an unknown authorization server', () => {
     const text = configYaml({ products: '  rt:\n    routes: [hello]\n    grants: [client_credentials, refresh_token]\n    authServer: elsewhere\n' });
     assert.deepEqual(errorLines(text), [
-      `products.rt.grants: refresh_token needs a grant that issues refresh tokens (password) (gateway.yaml:${lineOf(text, 'grants: [client_credentials, refresh_token]')})`,
+      `products.rt.grants: refresh_token needs a grant that issues refresh tokens (password or authorization_code) (gateway.yaml:${lineOf(text, 'grants: [client_credentials, refresh_token]')})`,
       `products.rt.authServer: unknown authorization server "elsewhere" (gateway.yaml:${lineOf(text, 'authServer: elsewhere')})`,
     ]);
   });

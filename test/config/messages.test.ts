@@ -41,7 +41,7 @@ describe('config messages', () => {
 
   it('a grant names the grants allowed', () => {
     assert.deepEqual(messages(GOOD.replace('routes: [hello]', 'routes: [hello]\n    grants: [implicit]')), [
-      'products.shop.grants[0]: must be one of client_credentials, password, refresh_token, found "implicit" (gateway.yaml:14)',
+      'products.shop.grants[0]: must be one of client_credentials, password, refresh_token, authorization_code, found "implicit" (gateway.yaml:14)',
     ]);
   });
 
