@@ -112,6 +112,35 @@ describe('the Redis driver', { skip }, () => {
     }
   });
 
+  test('an app written before apps had a client type and redirect URIs (an earlier version) reads as confidential, with none', async () => {
+    const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+    const store = withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 });
+    const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(server.port), ...args], { encoding: 'utf8' }).trim();
+    try {
+      const developer = await store.accounts.createDeveloper({ email: 'old@example.com', name: 'Old', now: T0 });
+      const key = `key-${randomBytes(6).toString('hex')}`;
+      const app = await store.apps.createApp({
+        developerId: developer.id,
+        name: 'old',
+        product: 'orders',
+        key,
+        secretHash: randomBytes(32),
+        now: T0 + 1,
+        type: 'public',
+        redirectUris: ['https://old.example.com/cb'],
+      });
+      // As an earlier version wrote the row: without either field.
+      const { type: _type, redirectUris: _uris, developerEmail: _email, ...row } = app;
+      cli('HSET', `${keyPrefix}{c}:apps`, app.id, JSON.stringify({ ...row, revokedAt: null }));
+      const read = await store.apps.findAppById(app.id);
+      assert.deepEqual(read, { ...app, type: 'confidential', redirectUris: [] });
+      assert.deepEqual((await store.cache.findClient(key))?.app, read);
+      assert.deepEqual((await store.exportData(T0)).apps, [{ ...row, type: 'confidential', redirectUris: [] }]);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('150 catalog writes at once from three instances (portal logins, each a session) all commit: the writes that lose a race wait a random moment before reading again', async () => {
     const keyPrefix = `test:${randomBytes(6).toString('hex')}:`;
     const stores = [0, 1, 2].map(() => withTokenCache(openRedisStore({ connection: connection(), keyPrefix, timeoutMs: 2000 }), { size: 100 }));

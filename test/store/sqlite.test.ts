@@ -17,7 +17,7 @@ import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
 
 /** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 9;
+const MIGRATION_COUNT = 10;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
@@ -381,6 +381,24 @@ describe('SqliteStore database file', () => {
       );
     } finally {
       db.close();
+    }
+  });
+
+  it('carries a database of version 9 over: its apps are confidential, with no redirect URIs', async () => {
+    const old = new DatabaseSync(file);
+    for (const migration of MIGRATIONS.slice(0, 9)) old.exec(migration);
+    old.exec('PRAGMA user_version = 9');
+    old.exec(`INSERT INTO developers (id, email, name, status, created_at, verified_at) VALUES ('d1', 'old@example.com', 'Old', 'active', ${T0}, ${T0})`);
+    old.exec(`INSERT INTO apps (id, developer_id, name, product, status, approval, created_at) VALUES ('a1', 'd1', 'old', 'orders', 'active', 'approved', ${T0})`);
+    old.close();
+
+    const store = openSqlite(file);
+    try {
+      const app = await store.apps.findAppById('a1');
+      assert.equal(app?.type, 'confidential');
+      assert.deepEqual(app?.redirectUris, []);
+    } finally {
+      await store.close();
     }
   });
 

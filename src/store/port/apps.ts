@@ -4,6 +4,8 @@ export type Status = 'active' | 'disabled';
 /** Whether an operator let the app use its keys: apps registered in the portal for a product with `approval: manual` start pending. */
 export type Approval = 'approved' | 'pending';
 export type CredentialStatus = 'approved' | 'revoked';
+/** OAuth 2.1 §2.1: whether the app can keep a secret. */
+export type ClientType = 'confidential' | 'public';
 
 export interface App {
   id: string;
@@ -14,6 +16,10 @@ export interface App {
   status: Status;
   approval: Approval;
   createdAt: number;
+  /** confidential: key and secret; public: key only (it cannot keep a secret). */
+  type: ClientType;
+  /** Where the authorization endpoint may send the user back (src/oauth/redirect-uris.ts), in the order registered. */
+  redirectUris: readonly string[];
   /**
    * The scopes the app may have: a management client's, or any app limited to part of its
    * product's. Absent: every scope of its product.
@@ -55,6 +61,13 @@ export interface NewApp {
   maxAppsOfDeveloper?: number;
   /** App.scopes; absent: the product's. */
   scopes?: readonly string[];
+  /**
+   * Default 'confidential'. A public app's credential still holds a secret hash: the caller makes
+   * it of random bytes it throws away, so that no secret ever matches.
+   */
+  type?: ClientType;
+  /** Default none. */
+  redirectUris?: readonly string[];
 }
 
 export interface AppStore {
@@ -71,6 +84,8 @@ export interface AppStore {
   /** Disabling also revokes every token issued to the app up to `now`; enabling does not bring them back. */
   setAppStatus(appId: string, status: Status, now: number): Promise<App | undefined>;
   setAppApproval(appId: string, approval: Approval, now: number): Promise<App | undefined>;
+  /** Replaces the app's redirect URIs; undefined when the app does not exist. A change of the app (the cache forgets it). */
+  setRedirectUris(appId: string, uris: readonly string[], now: number): Promise<App | undefined>;
   listCredentials(appId: string): Promise<Credential[]>;
   revokeCredential(key: string, now: number): Promise<boolean>;
   /**

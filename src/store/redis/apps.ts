@@ -48,6 +48,8 @@ export class RedisApps implements AppStore {
       approval: input.approval ?? 'approved',
       createdAt: input.now,
       revokedAt: null,
+      type: input.type ?? 'confidential',
+      redirectUris: [...(input.redirectUris ?? [])],
       ...(input.scopes !== undefined && { scopes: [...input.scopes] }),
     };
     const credential = newCredential({ ...input, appId: app.id });
@@ -126,6 +128,11 @@ export class RedisApps implements AppStore {
   async setAppApproval(appId: string, approval: Approval, _now: number): Promise<App | undefined> {
     // Cached clients of the app are read again, with their approval (the change is announced).
     return this.#updateApp(appId, (app) => ({ ...app, approval }));
+  }
+
+  async setRedirectUris(appId: string, uris: readonly string[], _now: number): Promise<App | undefined> {
+    // Cached clients of the app are read again, with their redirect URIs (the change is announced).
+    return this.#updateApp(appId, (app) => ({ ...app, redirectUris: [...uris] }));
   }
 
   /** Changes the app as `change` says, in one catalog write that announces it. */

@@ -7,7 +7,7 @@
 // transaction (unique email and app name, the app limit, an invitation unspent) holds here for
 // any number of instances, without a Lua script per operation.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { App, Approval, Change, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
+import type { App, Approval, Change, ClientType, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
 import { isLive, StoreUnavailable } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -53,6 +53,10 @@ export interface AppRow {
   revokedAt: number | null;
   /** App.scopes; absent when the app has its product's. */
   scopes?: readonly string[];
+  /** App.type; absent in a row written before apps had one: confidential. */
+  type?: ClientType;
+  /** App.redirectUris; absent in a row written before apps had them: none. */
+  redirectUris?: readonly string[];
 }
 
 export interface CredentialRow {
@@ -93,6 +97,8 @@ export const toApp = (r: AppRow, developerEmail: string): App => ({
   status: r.status,
   approval: r.approval,
   createdAt: r.createdAt,
+  type: r.type ?? 'confidential',
+  redirectUris: r.redirectUris ?? [],
   ...(r.scopes !== undefined && { scopes: r.scopes }),
 });
 

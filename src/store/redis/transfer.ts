@@ -60,6 +60,8 @@ export class RedisTransfer implements TransferStore {
         status: a.status,
         approval: a.approval,
         createdAt: a.createdAt,
+        type: a.type ?? 'confidential',
+        redirectUris: a.redirectUris ?? [],
         ...(a.scopes !== undefined && { scopes: a.scopes }),
       })),
       credentials: credentials.map((c) => ({
@@ -103,6 +105,8 @@ export class RedisTransfer implements TransferStore {
           approval: a.approval,
           createdAt: a.createdAt,
           revokedAt: null,
+          type: a.type,
+          redirectUris: a.redirectUris,
           ...(a.scopes !== undefined && { scopes: a.scopes }),
         };
         writes.add('HSET', KEYS.apps, a.id, JSON.stringify(row)).add('HSET', KEYS.appNames, nameKey(a.developerId, a.name), a.id).add('SADD', KEYS.appsOf(a.developerId), a.id);

@@ -1,12 +1,12 @@
 // Apps and credentials on SQLite. Every write that changes what a key, an app or its tokens are
 // worth reports the change (SqliteDb.changed) inside its transaction.
 import { newId } from '../../crypto.ts';
-import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
+import { StoreError, type App, type AppStore, type Approval, type Client, type ClientType, type Credential, type NewApp, type Status } from '../port/index.ts';
 import type { SqliteUsage } from './counters.ts';
 import { conflictOr, type Row, type SqliteDb } from './db.ts';
 import type { SqliteTokens } from './tokens.ts';
 
-const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at, a.scopes';
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at, a.scopes, a.client_type, a.redirect_uris';
 
 export class SqliteApps implements AppStore {
   readonly #db: SqliteDb;
@@ -23,6 +23,7 @@ export class SqliteApps implements AppStore {
   readonly #appIdsOfDeveloper;
   readonly #setStatus;
   readonly #setApproval;
+  readonly #setRedirectUris;
   readonly #appCountOfDeveloper;
   readonly #appActive;
   readonly #credentialsOfApp;
@@ -36,7 +37,7 @@ export class SqliteApps implements AppStore {
     this.#db = db;
     this.#tokens = tokens;
     this.#usage = usage;
-    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.#insertCredential = db.prepare('INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     this.#appExists = db.prepare('SELECT 1 FROM apps WHERE id = ?');
     const appFrom = `SELECT ${APP_COLUMNS} FROM apps a JOIN developers d ON d.id = a.developer_id`;
@@ -48,6 +49,7 @@ export class SqliteApps implements AppStore {
     this.#appIdsOfDeveloper = db.prepare('SELECT id FROM apps WHERE developer_id = ?');
     this.#setStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
     this.#setApproval = db.prepare('UPDATE apps SET approval = ? WHERE id = ?');
+    this.#setRedirectUris = db.prepare('UPDATE apps SET redirect_uris = ? WHERE id = ?');
     this.#appCountOfDeveloper = db.prepare('SELECT count(*) AS n FROM apps WHERE developer_id = ?');
     this.#appActive = db.prepare(`SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`);
     this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
@@ -71,7 +73,8 @@ export class SqliteApps implements AppStore {
         if (input.maxAppsOfDeveloper !== undefined && (this.#appCountOfDeveloper.get(input.developerId) as { n: number }).n >= input.maxAppsOfDeveloper) {
           throw new StoreError('limit', `the developer already holds ${input.maxAppsOfDeveloper} apps`);
         }
-        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', input.approval ?? 'approved', input.now, scopesColumn(input.scopes));
+        const { approval = 'approved', type = 'confidential', redirectUris = [] } = input;
+        this.#insertApp.run(id, input.developerId, input.name, input.product, 'active', approval, input.now, scopesColumn(input.scopes), type, redirectUrisColumn(redirectUris));
         this.#insertCredential.run(input.key, id, input.secretHash, 'approved', null, input.now);
         // A key presented before it existed is no longer unknown.
         this.#db.changed({ kind: 'key', ref: input.key }, input.now);
@@ -116,6 +119,16 @@ export class SqliteApps implements AppStore {
     return this.#db.write(() => {
       if (this.#setApproval.run(approval, appId).changes === 0) return undefined;
       // Cached clients of the app are read again, with their approval.
+      this.#db.changed({ kind: 'app', ref: appId }, now);
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
+  async setRedirectUris(appId: string, uris: readonly string[], now: number): Promise<App | undefined> {
+    const column = redirectUrisColumn(uris);
+    return this.#db.write(() => {
+      if (this.#setRedirectUris.run(column, appId).changes === 0) return undefined;
+      // Cached clients of the app are read again, with their redirect URIs.
       this.#db.changed({ kind: 'app', ref: appId }, now);
       return toApp(this.#appById.get(appId) as Row);
     });
@@ -211,8 +224,19 @@ function toApp(r: Row): App {
     status: r.status as Status,
     approval: r.approval as Approval,
     createdAt: r.created_at as number,
+    type: r.client_type as ClientType,
+    redirectUris: redirectUrisOf(r.redirect_uris as string),
     ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
   };
+}
+
+/** App.redirectUris as the `redirect_uris` column holds them: a JSON array of strings, in order. */
+export function redirectUrisColumn(uris: readonly string[]): string {
+  return JSON.stringify(uris);
+}
+
+export function redirectUrisOf(column: string): string[] {
+  return JSON.parse(column) as string[];
 }
 
 /** App.scopes as the `scopes` column holds them: space-delimited, as a token's scope; NULL when absent. */

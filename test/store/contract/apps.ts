@@ -23,6 +23,8 @@ export function appsContract(open: OpenStore): void {
         status: 'active',
         approval: 'approved',
         createdAt: T0 + 1,
+        type: 'confidential',
+        redirectUris: [],
       });
       assert.deepEqual(await store.apps.listCredentials(app.id), [{ key, appId: app.id, status: 'approved', expiresAt: null, createdAt: T0 + 1 }]);
       const client = await store.cache.findClient(key);
@@ -75,6 +77,43 @@ export function appsContract(open: OpenStore): void {
       assert.deepEqual([...(await store.apps.listApps({ developerEmail: 'a@example.com' }))].sort(byId), [a1.app, a2.app].sort(byId));
       assert.deepEqual(await store.apps.listApps({ developerEmail: 'b@example.com' }), [b1.app]);
       assert.deepEqual(await store.apps.listApps({ developerEmail: 'nobody@example.com' }), []);
+    });
+
+    it('creates a public app with its redirect URIs, in the order given, and reads them back everywhere', async ({ store }) => {
+      const developer = await store.accounts.createDeveloper({ email: 'spa@example.com', name: 'Spa', now: T0 });
+      const key = newKey();
+      const redirectUris = ['https://spa.example.com/callback', 'http://127.0.0.1/cb', 'com.example.app:/oauth'];
+      const app = await store.apps.createApp({ developerId: developer.id, name: 'spa', product: 'orders', key, secretHash: hash(), now: T0, type: 'public', redirectUris });
+      assert.equal(app.type, 'public');
+      assert.deepEqual(app.redirectUris, redirectUris);
+      assert.deepEqual(await store.apps.findAppById(app.id), app);
+      assert.deepEqual(await store.apps.findAppByKey(key), app);
+      assert.deepEqual(await store.apps.findApp(developer.email, 'spa'), app);
+      assert.deepEqual(await store.apps.listApps({ developerEmail: developer.email }), [app]);
+      assert.deepEqual((await store.cache.findClient(key))?.app, app);
+      const confidential = await store.apps.createApp({
+        developerId: developer.id,
+        name: 'web',
+        product: 'orders',
+        key: newKey(),
+        secretHash: hash(),
+        now: T0,
+        redirectUris: ['https://web.example.com/cb'],
+      });
+      assert.equal(confidential.type, 'confidential');
+      assert.deepEqual(confidential.redirectUris, ['https://web.example.com/cb']);
+    });
+
+    it("replaces an app's redirect URIs; a client read through the cache is read again with them", async ({ store, seed }) => {
+      const { app, key } = await seed();
+      assert.deepEqual((await store.cache.findClient(key))?.app.redirectUris, [], 'cached');
+      const uris = ['https://b.example.com/cb', 'https://a.example.com/cb'];
+      assert.deepEqual(await store.apps.setRedirectUris(app.id, uris, T0 + 2), { ...app, redirectUris: uris });
+      assert.deepEqual((await store.cache.findClient(key))?.app.redirectUris, uris);
+      assert.deepEqual(await store.apps.findAppById(app.id), { ...app, redirectUris: uris });
+      assert.deepEqual(await store.apps.setRedirectUris(app.id, [], T0 + 3), app);
+      assert.deepEqual((await store.cache.findClient(key))?.app.redirectUris, []);
+      assert.equal(await store.apps.setRedirectUris('no-such-app', uris, T0 + 4), undefined);
     });
 
     it('disables and re-enables an app', async ({ store, seed }) => {

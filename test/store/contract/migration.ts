@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe } from 'node:test';
-import type { App, Change, Developer, ExportedApp, SigningKeyRecord, Store, StoreExport, TokenRecord } from '../../../src/store/port/index.ts';
+import type { App, Change, Developer, ExportedApp, NewApp, SigningKeyRecord, Store, StoreExport, TokenRecord } from '../../../src/store/port/index.ts';
 import { HOUR, MINUTE, T0, isConflict, itWithStore, newKey, rotation, signingKey, token, type Fixture, type OpenStore } from './fixture.ts';
 
 /** When the contract exports: after every change the seed makes. */
@@ -42,11 +42,11 @@ async function seedStore(store: Store): Promise<Seeded> {
   const gone = await accounts.createDeveloper({ email: 'gone@example.com', name: 'Gone', now: T0 + 2 });
 
   const secrets = new Map<string, Buffer>();
-  const register = async (developer: Developer, name: string, approval: App['approval'] = 'approved'): Promise<Fixture> => {
+  const register = async (developer: Developer, name: string, approval: App['approval'] = 'approved', more: Pick<NewApp, 'type' | 'redirectUris'> = {}): Promise<Fixture> => {
     const key = newKey();
     const secretHash = randomBytes(32);
     secrets.set(key, secretHash);
-    const app = await apps.createApp({ developerId: developer.id, name, product: 'orders', key, secretHash, now: T0 + 3, approval });
+    const app = await apps.createApp({ developerId: developer.id, name, product: 'orders', key, secretHash, now: T0 + 3, approval, ...more });
     return { developer, app, key, secretHash };
   };
   const save = async (...records: TokenRecord[]) => {
@@ -82,6 +82,10 @@ async function seedStore(store: Store): Promise<Seeded> {
   const ofNewKey = await grantOf(shopNew, { issuedAt: T0 + 6, subject: null, scope: '' });
 
   const review = await register(kept, 'review', 'pending');
+  // A public app, and a confidential one whose redirect URIs were replaced since.
+  const spa = await register(kept, 'spa', 'approved', { type: 'public', redirectUris: ['https://spa.example.com/cb', 'http://127.0.0.1/cb'] });
+  const web = await register(kept, 'web', 'approved', { redirectUris: ['https://web.example.com/old'] });
+  assert.ok(await apps.setRedirectUris(web.app.id, ['https://web.example.com/a', 'https://web.example.com/b'], T0 + 4));
   const off = await register(kept, 'off');
   const offGrant = await grantOf(off);
   await apps.setAppStatus(off.app.id, 'disabled', T0 + 10);
@@ -131,11 +135,22 @@ async function seedStore(store: Store): Promise<Seeded> {
         { id: unverified.id, email: unverified.email, name: 'New', status: 'active', createdAt: T0 + 1, verifiedAt: null, passwordHash: NEW_PASSWORD },
         { id: gone.id, email: gone.email, name: 'Gone', status: 'disabled', createdAt: T0 + 2, verifiedAt: T0 + 2, passwordHash: null },
       ],
-      apps: [exported(shop), exported(review), exported(off, { status: 'disabled' }), exported(back), exported(cut), exported(theirs)],
+      apps: [
+        exported(shop),
+        exported(review),
+        exported(spa),
+        exported(web, { redirectUris: ['https://web.example.com/a', 'https://web.example.com/b'] }),
+        exported(off, { status: 'disabled' }),
+        exported(back),
+        exported(cut),
+        exported(theirs),
+      ],
       credentials: [
         credential(shop, { expiresAt: T0 + HOUR }),
         credential(shopNew, { createdAt: T0 + 5 }),
         credential(review),
+        credential(spa),
+        credential(web),
         credential(off),
         credential(back),
         credential(cut, { status: 'revoked' }),
