@@ -2,7 +2,7 @@
 // (so a leaked one is easy to find), and the digests the store keeps instead of the values.
 import { createHmac, hash, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 
-export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', secret: 'gws_', invitation: 'gwi_', mailLink: 'gwm_' } as const;
+export const PREFIX = { access: 'gwat_', refresh: 'gwrt_', code: 'gwac_', secret: 'gws_', invitation: 'gwi_', mailLink: 'gwm_' } as const;
 
 // CSPRNG bytes drawn from a pool filled 12 KiB at a time: one randomBytes call per token costs
 // more than the token's whole hash. Each byte is handed out once.
@@ -36,20 +36,27 @@ const TOKEN_CHARS = 64;
  * makes the store's index grow at one end (random keys cost a random page write per token),
  * the 256 secret bits stay unknown to whoever reads the store.
  */
-export function newToken(prefix: string): { token: string; digest: Buffer } {
+export function newToken(prefix: string, binding?: string): { token: string; digest: Buffer } {
   const raw = random(TOKEN_BYTES);
   raw.writeUIntBE(Date.now(), 0, 6);
   const token = prefix + raw.toString('base64url');
-  return { token, digest: Buffer.concat([raw.subarray(0, 16), sha256(token)]) };
+  return { token, digest: Buffer.concat([raw.subarray(0, 16), sha256(bound(token, binding))]) };
 }
 
-/** The store digest of a presented token, or undefined when it cannot be one of ours. */
-export function tokenDigest(prefix: string, token: string): Buffer | undefined {
+/**
+ * The store digest of a presented token, or undefined when it cannot be one of ours. A token made
+ * with a binding (an authorization code's redirect URI and PKCE challenge) has the digest of that
+ * binding only: presented with any other, it is not found.
+ */
+export function tokenDigest(prefix: string, token: string, binding?: string): Buffer | undefined {
   if (token.length !== prefix.length + TOKEN_CHARS || !token.startsWith(prefix)) return undefined;
   const raw = Buffer.from(token.slice(prefix.length), 'base64url');
   if (raw.length !== TOKEN_BYTES) return undefined;
-  return Buffer.concat([raw.subarray(0, 16), sha256(token)]);
+  return Buffer.concat([raw.subarray(0, 16), sha256(bound(token, binding))]);
 }
+
+// A token never holds a line feed: the binding cannot be shifted into it.
+const bound = (token: string, binding: string | undefined) => (binding === undefined ? token : `${token}\n${binding}`);
 
 /** A generated app secret: 256 bits from the CSPRNG, base64url, behind its prefix. */
 export function newSecret(): string {

@@ -1,5 +1,6 @@
 // Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic or client_id and
-// client_secret in the form, never both.
+// client_secret in the form, never both; a public app (OAuth 2.1 §2.1) names itself with
+// client_id alone, and has no secret to send.
 import type { IncomingMessage } from 'node:http';
 import { CLIENT_KEY, safeEqual, secretHash } from '../crypto.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
@@ -9,13 +10,9 @@ import { invalidClient, invalidRequest } from './errors.ts';
 import { formDecode } from './form.ts';
 
 /** The client authentication methods presentedCredentials accepts (RFC 8414 names), and no other. */
-export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
-export interface PresentedCredentials {
-  id: string;
-  secret: string;
-  method: (typeof CLIENT_AUTH_METHODS)[number];
-}
+export type PresentedCredentials = { id: string; secret: string; method: 'client_secret_basic' | 'client_secret_post' } | { id: string; method: 'none' };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -40,7 +37,8 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
     if (formId !== undefined && formId !== id) throw invalidRequest('client_id differs from the Basic credentials');
     return { id, secret, method: 'client_secret_basic' };
   }
-  if (formId === undefined || formSecret === undefined) throw invalidClient('no client credentials');
+  if (formId === undefined) throw invalidClient('no client credentials');
+  if (formSecret === undefined) return { id: formId, method: 'none' };
   return { id: formId, secret: formSecret, method: 'client_secret_post' };
 }
 
@@ -50,9 +48,14 @@ const MISSING_HASH = Buffer.alloc(32);
 export async function authenticateClient(store: Store, secretKey: KeyObject, presented: PresentedCredentials, now: number): Promise<Client> {
   // Only the shapes of key this gateway makes or imports are looked up; the secret is hashed either way.
   const client = CLIENT_KEY.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
-  // Hash and compare even for an unknown key, so both failures cost the same.
-  const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
-  if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
+  if (presented.method === 'none') {
+    // Only a public app goes without a secret; a confidential one must prove it is itself.
+    if (client?.app.type !== 'public') throw invalidClient(client === undefined ? 'unknown client' : 'a confidential client must authenticate');
+  } else {
+    // Hash and compare even for an unknown key, so both failures cost the same.
+    const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
+    if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
+  }
   const { credential, app } = client;
   if (credential.status !== 'approved') throw invalidClient('credential revoked');
   if (credential.expiresAt !== null && credential.expiresAt <= now) throw invalidClient('credential expired');

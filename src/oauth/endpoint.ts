@@ -17,6 +17,13 @@ const BODY_LIMIT = 16 * 1024;
 /** Where the OAuth endpoints are served; the server routes to them and the metadata names them. */
 export const OAUTH_PATHS = {
   token: '/oauth2/token',
+  authorization: '/oauth2/authorize',
+  par: '/oauth2/par',
+  /** The authorization flow's own pages: the login form (authServer), the OpenID provider's return, consent, the stylesheet. */
+  login: '/oauth2/login',
+  callback: '/oauth2/callback',
+  consent: '/oauth2/consent',
+  stylesheet: '/oauth2/assets/portal.css',
   revocation: '/oauth2/revoke',
   introspection: '/oauth2/introspect',
   metadata: '/.well-known/oauth-authorization-server',

@@ -29,7 +29,9 @@ export function createIntrospectionEndpoint(
   const unknown = sha256('');
 
   function callerAuth(ctx: IntrospectionContext): void {
-    const { id, secret } = presentedCredentials(ctx.req, ctx.form);
+    const presented = presentedCredentials(ctx.req, ctx.form);
+    if (presented.method === 'none') throw invalidClient('no client credentials');
+    const { id, secret } = presented;
     const matches = safeEqual(sha256(secret), callers.get(id) ?? unknown);
     if (!callers.has(id) || !matches) throw invalidClient(callers.has(id) ? 'wrong introspection secret' : 'unknown introspection caller');
     ctx.caller = id;

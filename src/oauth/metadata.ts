@@ -25,12 +25,31 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    ...(introspectionServed(oauth) ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS } : {}),
+    // The introspection callers of oauth.introspection always have a secret.
+    ...(introspectionServed(oauth) ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none') } : {}),
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
     ...(oauth.signing.used ? { jwks_uri: `${issuer}${OAUTH_PATHS.jwks}` } : {}),
-    // Required by §2; there is no authorization endpoint, so no response type.
-    response_types_supported: [],
+    // Required by §2: none without an authorization endpoint.
+    response_types_supported: enabled.has('authorization_code') ? ['code'] : [],
+    ...(enabled.has('authorization_code') ? authorizationMetadata(issuer, products) : {}),
+  };
+}
+
+/** The authorization endpoint's part, when a product offers the authorization code grant. */
+function authorizationMetadata(issuer: string, products: readonly ProductSettings[]): Record<string, unknown> {
+  const offering = products.filter((p) => p.authorization !== undefined);
+  return {
+    authorization_endpoint: `${issuer}${OAUTH_PATHS.authorization}`,
+    // RFC 9126 §5.
+    pushed_authorization_request_endpoint: `${issuer}${OAUTH_PATHS.par}`,
+    // True only when every product says so: the field is the server's, not a product's.
+    require_pushed_authorization_requests: offering.every((p) => p.authorization!.requirePar),
+    response_modes_supported: ['query'],
+    // OAuth 2.1 §4.1.1: S256 only; plain would let a stolen challenge redeem the code.
+    code_challenge_methods_supported: ['S256'],
+    // RFC 9207.
+    authorization_response_iss_parameter_supported: true,
   };
 }
 

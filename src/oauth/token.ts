@@ -29,8 +29,14 @@ function stripGrantIrrelevantParameters(ctx: TokenContext): void {
   for (const name of ctx.form.keys()) if (!COMMON_PARAMETERS.has(name) && !parameters.has(name)) ctx.form.delete(name);
 }
 
+/** OAuth 2.1 §2.1: a public client cannot keep a secret, so only grants that bind a user's consent to it (with PKCE) are its. */
+const PUBLIC_CLIENT_GRANTS: ReadonlySet<string> = new Set(['authorization_code', 'refresh_token']);
+
 function allowedGrantType(products: ReadonlyMap<string, ProductSettings>): Step {
   return function allowedGrantType(ctx) {
+    if (ctx.client!.app.type === 'public' && !PUBLIC_CLIENT_GRANTS.has(ctx.grant!.grantType)) {
+      throw unauthorizedClient(`a public client (no secret) cannot use grant type '${ctx.grant!.grantType}'`);
+    }
     const product = products.get(ctx.client!.app.product);
     if (product === undefined) throw unauthorizedClient("the app's API product is not served by this gateway");
     if (!product.grants.has(ctx.grant!.grantType)) {
