@@ -22,3 +22,6 @@ export const Name = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$', 
 
 /** Seconds as an integer, or a string with a unit: 500ms, 30s, 5m, 1h, 1d. */
 export const Duration = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9]+(ms|s|m|h|d)$', title: 'duration', examples: ['30s', '5m'] })]);
+
+/** RFC 6749 §3.3: a scope-token. */
+export const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', title: 'scope', examples: ['orders:read', 'profile'] });

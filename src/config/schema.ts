@@ -3,11 +3,11 @@
 // `gateway config schema` and docs/configuration.md print its descriptions and defaults.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { policySchema, QuotaOptions } from '../policies/index.ts';
-import { about, Duration, Name, Strict } from '../fragments.ts';
+import { about, Duration, Name, Scope, Strict } from '../fragments.ts';
+import { AuthServer, AuthorizationCodeKeys, IdentityProvider } from './schema-logins.ts';
 
 export { Duration };
 
-const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', title: 'scope', examples: ['orders:read', 'profile'] }); // RFC 6749 §3.3 scope-token
 const Method = Type.Union(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].map((m) => Type.Literal(m)));
 const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('password'), Type.Literal('refresh_token'), Type.Literal('authorization_code')]);
 const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
@@ -271,35 +271,6 @@ const OAuth = Type.Object(
   Strict,
 );
 
-const AuthServer = Type.Object(
-  {
-    url: about(Type.String({ pattern: '^https?://', title: 'URL', examples: ['https://login.example.com/authenticate'] }), 'Where the password grant sends the username and password.'),
-    allowInsecureHttp: Type.Optional(about(Type.Boolean(), 'Plain HTTP is refused unless this is set (loopback demos and tests).', { default: false })),
-    timeout: Type.Optional(about(Duration, 'How long an answer may take before the token request gets 503.', { default: '5s' })),
-    clientId: Type.Optional(about(Type.String(), "The gateway's own client id at the server (HTTP Basic); absent: none is sent.")),
-    clientSecret: Type.Optional(about(Type.String(), 'Its secret.')),
-    subjectField: Type.Optional(about(Type.String({ minLength: 1 }), "Field of the server's JSON answer that names the subject; the username when the answer has none.", { default: 'sub' })),
-    ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the server's certificate, when not a public one.")),
-  },
-  Strict,
-);
-
-const IdentityProvider = Type.Object(
-  {
-    issuer: about(
-      Type.String({ pattern: '^https?://[^?#]+$', title: 'issuer URL', examples: ['https://login.example.com/realms/staff'] }),
-      "The OpenID provider's issuer: its metadata is read from /.well-known/openid-configuration under it.",
-    ),
-    clientId: about(Type.String({ minLength: 1 }), "The gateway's client id at the provider; its redirect URI there is the issuer of the gateway followed by /oauth2/callback."),
-    clientSecret: Type.Optional(about(Type.String({ minLength: 1 }), 'Its secret (client_secret_basic); absent: the gateway is a public client of the provider.')),
-    scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), 'Scopes asked of the provider; openid is always asked.', { default: ['openid'] })),
-    subjectClaim: Type.Optional(about(Type.String({ minLength: 1 }), "The ID token's claim that names the user: the subject of the gateway's tokens.", { default: 'sub' })),
-    allowInsecureHttp: Type.Optional(about(Type.Boolean(), 'Plain HTTP is refused unless this is set (loopback demos and tests).', { default: false })),
-    timeout: Type.Optional(about(Duration, 'How long an answer of the provider may take before the login fails with a page saying so.', { default: '5s' })),
-  },
-  Strict,
-);
-
 const Tls = Type.Object(
   {
     ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the upstream's certificate, when not a public one.")),
@@ -410,15 +381,7 @@ const Product = Type.Object(
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
     quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),
-    login: Type.Optional(about(Name, 'Who logs users in for the authorization code grant: a name under `identityProviders` (OpenID Connect), or under `authServers` (a login page on the gateway).')),
-    consent: Type.Optional(
-      about(Type.Unsafe<'required' | 'skip'>({ type: 'string', enum: ['required', 'skip'] }), "required: users approve each app's scopes on a consent page; skip: first-party apps, no page.", {
-        default: 'required',
-      }),
-    ),
-    consentLifetime: Type.Optional(about(Duration, 'How long a consent is remembered for the same user, app and scopes.', { default: '30d' })),
-    requirePushedAuthorizationRequests: Type.Optional(about(Type.Boolean(), 'RFC 9126: the authorization endpoint takes only requests pushed to /oauth2/par first.', { default: false })),
-    authorizationCodeLifetime: Type.Optional(about(Duration, 'How long an authorization code can be exchanged.', { default: '60s' })),
+    ...AuthorizationCodeKeys,
     portal: Type.Optional(about(Type.Boolean(), 'Shown in the developer portal, where developers register apps for it.', { default: false })),
     approval: Type.Optional(
       about(

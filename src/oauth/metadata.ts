@@ -26,7 +26,9 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     // The introspection callers of oauth.introspection always have a secret.
-    ...(introspectionServed(oauth) ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none') } : {}),
+    ...(introspectionServed(oauth)
+      ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none') }
+      : {}),
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
     ...(oauth.signing.used ? { jwks_uri: `${issuer}${OAUTH_PATHS.jwks}` } : {}),

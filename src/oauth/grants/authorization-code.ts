@@ -44,7 +44,10 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   });
   if (!result.ok) {
     if (result.reason === 'scope') throw invalidScope('the requested scope exceeds the scope the user granted');
-    throw invalidGrant(INVALID, result.reason === 'reused' ? 'authorization code used twice; the tokens issued from it are revoked' : "unknown, expired or another app's code, or another redirect_uri or code_verifier");
+    throw invalidGrant(
+      INVALID,
+      result.reason === 'reused' ? 'authorization code used twice; the tokens issued from it are revoked' : "unknown, expired or another app's code, or another redirect_uri or code_verifier",
+    );
   }
   const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
   return tokenBody(product, { ...minted, access }, result.scope, scope);
