@@ -8,7 +8,7 @@ import type { Config, PortalSettings, ProductSettings } from '../config/load.ts'
 import type { Message } from '../mail.ts';
 import type { Services } from '../services.ts';
 import type { Developer } from '../store/port/index.ts';
-import type { Html } from './html.ts';
+import type { Html } from '../html.ts';
 import type { PortalOrigins } from './origin.ts';
 import * as pages from './pages.ts';
 import type { Reveals } from './reveal.ts';

@@ -4,7 +4,7 @@ import type { ApiDocument } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import { isLive, type App, type Credential, type Developer, type HourCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
-import { html, type Html } from './html.ts';
+import { html, type Html } from '../html.ts';
 import { contents, documentSection, operationId, type ReferenceOperation } from './reference.ts';
 import { panelGrant, tokenLine, type TrySettings } from './try-it.ts';
 

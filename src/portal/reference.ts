@@ -5,7 +5,7 @@
 import type { RouteSettings } from '../config/load.ts';
 import type { ApiDocument, MediaType, Operation, Parameter } from '../openapi/document.ts';
 import { isDefaultStyle, serialization } from '../openapi/parameters.ts';
-import { html, type Html } from './html.ts';
+import { html, type Html } from '../html.ts';
 import { SchemaReader } from './schema-reader.ts';
 import { exampleText, tryPanel, type TrySettings } from './try-it.ts';
 

@@ -3,7 +3,7 @@
 // allOf merged, and turned into rows (nested properties under dotted names, array items under [],
 // alternatives noted), a type as a reader says it, and what it asks of a value besides its type.
 import { isObject, resolveSchema, type ApiDocument, type ObjectMap } from '../openapi/document.ts';
-import { html, type Html } from './html.ts';
+import { html, type Html } from '../html.ts';
 
 /** One line of a schema table. */
 export interface SchemaRow {

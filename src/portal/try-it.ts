@@ -6,7 +6,7 @@ import type { RouteSettings } from '../config/load.ts';
 import { isJsonType } from '../http/request.ts';
 import { isObject, type MediaType, type Operation, type Parameter } from '../openapi/document.ts';
 import { serialization } from '../openapi/parameters.ts';
-import { html, type Html } from './html.ts';
+import { html, type Html } from '../html.ts';
 
 /** The developer's apps of the product that can get a token now, each with its newest live key. */
 interface TryApp {

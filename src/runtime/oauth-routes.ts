@@ -2,6 +2,14 @@
 // route table: each takes its path whatever the method (the endpoint itself refuses the methods
 // it does not take), runs oauth.policies first, and writes its failures in RFC 6749 §5.2 terms.
 import type { AuthServerClient } from '../authserver/client.ts';
+import { flowFailure, type FlowEnv } from '../oauth/authorize/flow.ts';
+import { createIdentityProviderClient } from '../oauth/authorize/identity-provider.ts';
+import { createParEndpoint } from '../oauth/authorize/par.ts';
+import { createPushedRequests, type PushedRequests } from '../oauth/authorize/pushed.ts';
+import { authorizeStep, callbackStep, consentStep, loginStep, stylesheetStep } from '../oauth/authorize/routes.ts';
+import { createTransactions } from '../oauth/authorize/transaction.ts';
+import { checkPassword } from '../oauth/password-check.ts';
+import { PORTAL_CSS } from '../portal/browser/generated.ts';
 import type { Config } from '../config/load.ts';
 import type { Metrics } from '../metrics.ts';
 import { OAUTH_PATHS, type FormEndpoint } from '../oauth/endpoint.ts';
@@ -12,7 +20,7 @@ import { createJwksEndpoint } from '../oauth/signing/jwks.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import type { Documents } from '../openapi/validators.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
+import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
@@ -69,9 +77,45 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   if (config.oauth.signing.used) {
     paths.set(OAUTH_PATHS.jwks, { route: { name: OAUTH_PATHS.jwks, upstream: undefined, steps: [requestIdHeader, createJwksEndpoint(keys, config.oauth.signing, clock)] }, preflight: undefined });
   }
+  if ([...config.products.values()].some((p) => p.authorization !== undefined)) {
+    const pushed = createPushedRequests(secretKey);
+    for (const [path, step] of authorizationFlow(config, services, authServers, pushed)) {
+      paths.set(path, { route: { name: path, upstream: undefined, steps: [...policies, step.step], fail: step.fail }, preflight: undefined });
+    }
+    serve(OAUTH_PATHS.par, createParEndpoint({ ...oauth, products: config.products, pushed }));
+  }
   const metadata = createMetadataEndpoint(config.oauth, config.products.values());
   if (metadata !== undefined) paths.set(OAUTH_PATHS.metadata, { route: { name: OAUTH_PATHS.metadata, upstream: undefined, steps: [requestIdHeader, metadata] }, preflight: undefined });
   return paths;
+}
+
+/**
+ * The authorization code flow's pages (src/oauth/authorize/): compiled when a product offers the
+ * grant, which the config allows only with oauth.issuer.
+ */
+function authorizationFlow(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, pushed: PushedRequests): Map<string, { step: Step; fail: Failure }> {
+  const { store, secretKey, clock, logger } = services;
+  const issuer = config.oauth.issuer!;
+  const callback = `${issuer}${OAUTH_PATHS.callback}`;
+  const env: FlowEnv = {
+    store,
+    secretKey,
+    clock,
+    logger,
+    issuer,
+    products: config.products,
+    identityProviders: new Map([...config.identityProviders].map(([name, settings]) => [name, createIdentityProviderClient(settings, callback)])),
+    checkPassword: (attempt) => checkPassword({ store, secretKey, authServers }, attempt),
+    transactions: createTransactions({ store, secretKey, secure: issuer.startsWith('https:') }),
+  };
+  const fail = flowFailure(env);
+  return new Map([
+    [OAUTH_PATHS.authorization, { step: authorizeStep(env, pushed), fail }],
+    [OAUTH_PATHS.login, { step: loginStep(env), fail }],
+    [OAUTH_PATHS.callback, { step: callbackStep(env), fail }],
+    [OAUTH_PATHS.consent, { step: consentStep(env), fail }],
+    [OAUTH_PATHS.stylesheet, { step: stylesheetStep(PORTAL_CSS), fail }],
+  ]);
 }
 
 /** gateway_tokens_issued_total, by the grant the token endpoint's access line names. */

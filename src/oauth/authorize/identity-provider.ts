@@ -100,7 +100,8 @@ function classify(provider: string, err: unknown): ProviderLoginError {
   if (err instanceof oidc.AuthorizationResponseError) {
     return new ProviderLoginError(err.error === 'access_denied' ? 'denied' : 'failed', `identity provider ${provider} answered ${err.error}`, err);
   }
-  if (err instanceof oidc.ResponseBodyError) return new ProviderLoginError(err.status >= 500 ? 'unavailable' : 'failed', `identity provider ${provider}: token endpoint answered ${err.status} ${err.error}`, err);
+  if (err instanceof oidc.ResponseBodyError)
+    return new ProviderLoginError(err.status >= 500 ? 'unavailable' : 'failed', `identity provider ${provider}: token endpoint answered ${err.status} ${err.error}`, err);
   // fetch's network failures are TypeErrors; a deadline is a TimeoutError; a 5xx page is not a conforming answer.
   const code = (err as { code?: unknown }).code;
   const name = (err as { name?: unknown }).name;
