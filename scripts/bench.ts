@@ -35,6 +35,7 @@ import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 import { checkpointLines } from './bench/checkpoints.ts';
 import { signingLines } from './bench/signing.ts';
+import { BENCH_REDIRECT_URI, mintCodes } from './bench/codes.ts';
 import { LINE_BODY, LINE_DOCUMENT, LINE_REFUSED_BODY, LINE_TARGET, lineRoutes, type LineRoute } from './bench/openapi.ts';
 
 const { values: args } = parseArgs({
@@ -47,7 +48,8 @@ const { values: args } = parseArgs({
     million: { type: 'string' },
     /**
      * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
-     * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures.
+     * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures; `--only code`: the
+     * authorization_code grant beside client_credentials.
      */
     only: { type: 'string' },
   },
@@ -123,6 +125,8 @@ interface Load {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** A body of its own for each request (an authorization code is spent once). */
+  next?: () => string;
   amount?: number;
 }
 
@@ -145,6 +149,7 @@ async function measure(load: Load, child: ChildProcess, seconds = duration): Pro
     method: load.method ?? 'GET',
     headers: load.headers ?? {},
     ...(load.body === undefined ? {} : { body: load.body }),
+    ...(load.next === undefined ? {} : { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: load.next!() }) }] }),
     connections,
     ...(load.amount === undefined ? { duration: seconds } : { amount: load.amount }),
   });
@@ -219,6 +224,13 @@ function table(results: Record<string, Figures>): string[] {
 }
 
 /** The openapi pair's ratios: by req/s (the target), and by CPU per request, which the VM's stalls do not move. */
+/** The authorization_code grant against client_credentials, in the same run and process. */
+function codeLines(results: Record<string, Figures>): string[] {
+  return [
+    `issue-code / issue-cc       ${(results['issue-code']!.rps / results['issue-cc']!.rps).toFixed(3)}   (token endpoint: an authorization code with its PKCE verifier redeemed, against client_credentials; by CPU per request ${(results['issue-cc']!.cpu_us / results['issue-code']!.cpu_us).toFixed(3)})`,
+  ];
+}
+
 /** The JWT cases against the same cases with opaque tokens, in the same run. */
 function jwtLines(results: Record<string, Figures>): string[] {
   return [
@@ -384,6 +396,37 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
+    /**
+     * The token endpoint's authorization_code grant against client_credentials on the same process:
+     * a fixed number of requests each, a code of its own for each (minted beforehand for the warm-up
+     * and every round), no refresh token (client_credentials issues none).
+     */
+    async function authorizationCodeCases(): Promise<Record<string, Case>> {
+      const product = '  bench-code: { routes: [bench], grants: [authorization_code], login: users, authorizationCodeLifetime: 10m }\n';
+      const extra = `${product}oauth: { issuer: 'http://127.0.0.1' }\nauthServers:\n  users: { url: 'http://127.0.0.1:9/authenticate', allowInsecureHttp: true }\n`;
+      const codeCase = await startGatewayCase('code', 0, extra);
+      const app = JSON.parse(cli(codeCase.file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench-code', '--product', 'bench-code', '--json')) as {
+        key: string;
+        secret: string;
+      };
+      const amount = quick ? 2000 : 5000;
+      const { codes, verifier } = await mintCodes(codeCase.file, app.key, 'bench-code', amount * (rounds + 1));
+      const redirect = encodeURIComponent(BENCH_REDIRECT_URI);
+      return {
+        'issue-cc': { load: { ...tokenLoad(codeCase), amount }, child: codeCase.child },
+        'issue-code': {
+          load: {
+            url: `${codeCase.url}/oauth2/token`,
+            method: 'POST',
+            headers: { ...form, authorization: `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}` },
+            next: () => `grant_type=authorization_code&code=${codes.pop()}&redirect_uri=${redirect}&code_verifier=${verifier}`,
+            amount,
+          },
+          child: codeCase.child,
+        },
+      };
+    }
+
     const verifyLoad = (g: { url: string; token: string }): Load => ({ url: `${g.url}/v1/bench?q=tea`, headers: { authorization: `Bearer ${g.token}` } });
     const tokenLoad = (g: { url: string; basic: string }): Load => ({
       url: `${g.url}/oauth2/token`,
@@ -408,6 +451,12 @@ ${line?.openapi ?? ''}${extra}`,
       'issue-opaque': { load: tokenLoad(jwtCase), child: jwtCase.child },
       'issue-jwt': { load: tokenLoad(jwtSigned), child: jwtCase.child },
     };
+    const codeCases = await authorizationCodeCases();
+    if (args.only === 'code') {
+      const results = await alternate(codeCases);
+      process.stdout.write(`${[...table(results), '', ...codeLines(results)].join('\n')}\n`);
+      return;
+    }
     if (args.only === 'jwt') {
       const results = await alternate(jwtCases);
       process.stdout.write(`${[...table(results), '', ...jwtLines(results), '', ...(await signingLines())].join('\n')}\n`);
