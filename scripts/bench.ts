@@ -409,7 +409,7 @@ ${line?.openapi ?? ''}${extra}`,
         key: string;
         secret: string;
       };
-      const amount = quick ? 2000 : 5000;
+      const amount = quick ? 4000 : 10_000;
       const { codes, verifier } = await mintCodes(codeCase.file, app.key, 'bench-code', amount * (rounds + 1));
       const redirect = encodeURIComponent(BENCH_REDIRECT_URI);
       return {

@@ -62,7 +62,8 @@ export class SqliteApps implements AppStore {
          FROM credentials c JOIN apps a ON a.id = c.app_id JOIN developers d ON d.id = a.developer_id
         WHERE c.key = ?`,
     );
-    this.#deleteRows = [db.prepare('DELETE FROM credentials WHERE app_id = ?'), db.prepare('DELETE FROM apps WHERE id = ?')];
+    // An app's consents go with it; on Redis they expire by themselves (its ids are never used again).
+    this.#deleteRows = [db.prepare('DELETE FROM consents WHERE app_id = ?'), db.prepare('DELETE FROM credentials WHERE app_id = ?'), db.prepare('DELETE FROM apps WHERE id = ?')];
   }
 
   async createApp(input: NewApp): Promise<App> {
