@@ -89,6 +89,18 @@ describe('authorization code with the login page of an authorization server', ()
     assert.equal(refresh.status, 401);
   });
 
+  test('an authorization request without redirect_uri (the app has one): the code is exchanged without it, and not with it', async () => {
+    const { verifier, challenge } = pkce();
+    // An empty parameter is an absent one (RFC 6749 §3.1).
+    const back = await signIn(new UserAgent(), { code_challenge: challenge, scope: 'profile', redirect_uri: '' });
+    assert.equal(`${back.origin}${back.pathname}`, REDIRECT_URI, 'sent to the one registered');
+    const code = back.searchParams.get('code')!;
+    const named = await tokenRequest(gw.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, app);
+    assert.deepEqual([named.status, named.body.error], [401, 'invalid_grant']);
+    const unnamed = await tokenRequest(gw.url, { grant_type: 'authorization_code', code, code_verifier: verifier }, app);
+    assert.equal(unnamed.status, 200, unnamed.text);
+  });
+
   test('a wrong or missing verifier, another redirect URI by one character, another app: refused', async () => {
     const { verifier, challenge } = pkce();
     const code = (await signIn(new UserAgent(), { code_challenge: challenge, scope: 'profile' })).searchParams.get('code')!;

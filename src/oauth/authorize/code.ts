@@ -7,7 +7,10 @@ import { newToken, orderedId, PREFIX } from '../../crypto.ts';
 import type { ProductSettings } from '../../config/load.ts';
 import type { Store } from '../../store/port/index.ts';
 
-/** What a code is bound to besides its app: the token request must present the same. */
+/**
+ * What a code is bound to besides its app: the token request must present the same. `redirectUri`
+ * is '' when the authorization request named none (its app has one): the token request names none either.
+ */
 export const codeBinding = (redirectUri: string, challenge: string) => `${redirectUri}\n${challenge}`;
 
 export interface CodeGrant {
@@ -18,6 +21,7 @@ export interface CodeGrant {
   /** Space-delimited, as the user granted. */
   scope: string;
   subject: string;
+  /** As the authorization request named it; '' when it named none. */
   redirectUri: string;
   /** The S256 code_challenge. */
   challenge: string;

@@ -152,7 +152,7 @@ export async function answerWithCode(env: FlowEnv, tx: Transaction, now: number)
     product: productOf(env, tx),
     scope: request.scope.join(' '),
     subject: tx.subject!,
-    redirectUri: request.redirectUri,
+    redirectUri: request.redirectUriNamed ? request.redirectUri : '',
     challenge: request.challenge,
     now,
   });

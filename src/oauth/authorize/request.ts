@@ -16,6 +16,8 @@ export interface AuthorizationRequest {
   appId: string;
   product: string;
   redirectUri: string;
+  /** Whether the request named the redirect URI (OAuth 2.1 §4.1.3: then the token request must name it too). */
+  redirectUriNamed: boolean;
   /** The scopes asked for; the app's whole scope when none were. */
   scope: readonly string[];
   state: string | undefined;
@@ -96,7 +98,7 @@ export async function readAuthorizationRequest(params: ReadonlyMap<string, strin
   const scope = asked === undefined ? [...available] : [...new Set(asked.split(' ').filter((s) => s !== ''))];
   const unknown = scope.find((s) => !available.includes(s));
   if (unknown !== undefined) throw refuse('invalid_scope', `scope '${unknown.slice(0, 64)}' is not available to this app`);
-  return { request: { clientId, appId: app.id, product: product.name, redirectUri, scope, state, challenge }, client, product };
+  return { request: { clientId, appId: app.id, product: product.name, redirectUri, redirectUriNamed: presented !== undefined, scope, state, challenge }, client, product };
 }
 
 /** Where the app gets the answer (§4.1.2, RFC 9207 §2): its redirect URI with the parameters added to its query. */

@@ -22,10 +22,10 @@ const INVALID = 'the authorization code is invalid, expired or already used';
  */
 export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const code = form.get('code');
-  const redirectUri = form.get('redirect_uri');
+  // OAuth 2.1 §4.1.3: required when the authorization request named it; the code's binding says whether it did.
+  const redirectUri = form.get('redirect_uri') ?? '';
   const verifier = form.get('code_verifier');
   if (code === undefined) throw invalidRequest("parameter 'code' is required");
-  if (redirectUri === undefined) throw invalidRequest("parameter 'redirect_uri' is required");
   if (verifier === undefined) throw invalidRequest("parameter 'code_verifier' is required: every authorization code is bound to a PKCE challenge");
   if (!VERIFIER.test(verifier)) throw invalidRequest('code_verifier must be 43 to 128 unreserved characters (RFC 7636 section 4.1)');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
