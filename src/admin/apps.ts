@@ -2,21 +2,25 @@
 // developers alike. A developer reaches only their own apps (another's is as unknown as one that
 // does not exist), and may not do what only an operator may: register beyond the portal's limit,
 // skip the product's approval, or change an app an operator disabled.
+import { randomBytes } from 'node:crypto';
 import { newKey, newSecret, secretHash } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { StoreError, type App, type Approval, type Credential, type Developer } from '../store/port/index.ts';
+import { StoreError, type App, type Approval, type ClientType, type Credential, type Developer } from '../store/port/index.ts';
+import { requireRedirectUris, requireTypeFits } from './app-rules.ts';
 import { audit } from './audit.ts';
-import { asCaller, asDeveloper, asOperator, isDeveloper, ofApp, type AdminDeps, type CallerDeps, type DeveloperDeps, type OperatorDeps } from './deps.ts';
+import { asCaller, asOperator, isDeveloper, ofApp, type AdminDeps, type CallerDeps, type DeveloperDeps, type OperatorDeps } from './deps.ts';
 import { requireActiveDeveloper, requireDeveloper, requireSessionDeveloper } from './developers.ts';
 import { AdminError } from './errors.ts';
 import { normaliseEmail, requireName } from './inputs.ts';
 import { isReserved } from './management-clients.ts';
 
-export interface CreatedApp {
+/** A confidential app's secret: shown once, only its keyed hash is stored. A public app has none. */
+export type SecretOf<T extends ClientType> = T extends 'public' ? undefined : string;
+
+export interface CreatedApp<T extends ClientType = ClientType> {
   app: App;
   key: string;
-  /** Shown once; only its keyed hash is stored. */
-  secret: string;
+  secret: SecretOf<T>;
 }
 
 export interface AppDetails extends App {
@@ -42,19 +46,38 @@ function requireProduct(deps: AdminDeps, name: string): ProductSettings {
 
 const disabledApp = (app: App) => new AdminError('app_disabled', `the app "${app.name}" was disabled by the API team: it cannot be deleted or replaced here; ask the API team about it`);
 
-/** Inserts the app with a new key and secret; the store refuses a taken name, or an app beyond `maxApps`. */
-async function insertApp(deps: AdminDeps, dev: Developer, name: string, product: ProductSettings, options: { approval: Approval; maxApps?: number }): Promise<CreatedApp> {
-  const key = newKey();
+/**
+ * A new credential's secret, and the keyed hash the store keeps. A public app has none: its hash
+ * is of 32 random bytes thrown away at once, so that no secret ever matches it.
+ */
+function newCredentialSecret(deps: AdminDeps, type: ClientType): { secret: string | undefined; hash: Buffer } {
+  if (type === 'public') return { secret: undefined, hash: secretHash(deps.secretKey, randomBytes(32).toString('base64url')) };
   const secret = newSecret();
+  return { secret, hash: secretHash(deps.secretKey, secret) };
+}
+
+interface InsertOptions {
+  approval: Approval;
+  maxApps?: number;
+  type: ClientType;
+  redirectUris: readonly string[];
+}
+
+/** Inserts the app with a new key (and secret, if confidential); the store refuses a taken name, or an app beyond `maxApps`. */
+async function insertApp(deps: AdminDeps, dev: Developer, name: string, product: ProductSettings, options: InsertOptions): Promise<CreatedApp> {
+  const key = newKey();
+  const { secret, hash } = newCredentialSecret(deps, options.type);
   try {
     const app = await deps.store.apps.createApp({
       developerId: dev.id,
       name,
       product: product.name,
       key,
-      secretHash: secretHash(deps.secretKey, secret),
+      secretHash: hash,
       now: deps.clock(),
       approval: options.approval,
+      type: options.type,
+      redirectUris: options.redirectUris,
       ...(options.maxApps === undefined ? {} : { maxAppsOfDeveloper: options.maxApps }),
     });
     return { app, key, secret };
@@ -76,28 +99,43 @@ function requireSelf(deps: DeveloperDeps, email: string): void {
   if (normaliseEmail(email) !== deps.developer.email) throw new AdminError('unknown_developer', `no developer ${email.trim().toLowerCase()}`);
 }
 
+/** What registers an app: confidential unless `type` says otherwise, with the redirect URIs its product asks for. */
+export interface NewAppInput<T extends ClientType = ClientType> {
+  developer: string;
+  name: string;
+  product: string;
+  type?: T | undefined;
+  redirectUris?: readonly string[] | undefined;
+}
+
 /**
  * Registers an app for `developer`. An operator's is approved at once, whatever the product's
  * approval, and not bound by the portal's limit. A developer's own: at most
  * portal.maxAppsPerDeveloper of them, never under the name of an app an operator disabled (a new
- * app would stand in for it), and pending an operator's approval when the product's approval is manual.
+ * app would stand in for it), and pending an operator's approval when the product's approval is
+ * manual. A public app gets a key and no secret.
  */
-export async function createApp(deps: CallerDeps, input: { developer: string; name: string; product: string }): Promise<CreatedApp> {
+export async function createApp<T extends ClientType = 'confidential'>(deps: CallerDeps, input: NewAppInput<T>): Promise<CreatedApp<T>> {
   const product = requireProduct(deps, input.product);
   const name = requireName(input.name, 'the app name');
+  const type = input.type ?? 'confidential';
+  requireTypeFits(product, type);
+  const redirectUris = requireRedirectUris(product, input.redirectUris ?? []);
+  let created: CreatedApp;
   if (!isDeveloper(deps)) {
-    const created = await insertApp(deps, await requireActiveDeveloper(deps, input.developer), name, product, { approval: 'approved' });
-    audit(deps.logger, 'app.register', { actor: asOperator(deps), ...ofApp(created.app), key: created.key, approval: created.app.approval });
-    return created;
+    created = await insertApp(deps, await requireActiveDeveloper(deps, input.developer), name, product, { approval: 'approved', type, redirectUris });
+  } else {
+    requireSelf(deps, input.developer);
+    const dev = await requireSessionDeveloper(deps, deps.developer);
+    const held = await deps.store.apps.findApp(dev.email, name);
+    if (held?.status === 'disabled') throw disabledApp(held);
+    const approval = product.approval === 'manual' ? 'pending' : 'approved';
+    created = await insertApp(deps, dev, name, product, { approval, maxApps: deps.portal.maxAppsPerDeveloper, type, redirectUris });
   }
-  requireSelf(deps, input.developer);
-  const dev = await requireSessionDeveloper(deps, deps.developer);
-  const held = await deps.store.apps.findApp(dev.email, name);
-  if (held?.status === 'disabled') throw disabledApp(held);
-  const approval = product.approval === 'manual' ? 'pending' : 'approved';
-  const created = await insertApp(deps, dev, name, product, { approval, maxApps: deps.portal.maxAppsPerDeveloper });
-  audit(deps.logger, 'app.register', { actor: asDeveloper(dev), ...ofApp(created.app), key: created.key, approval: created.app.approval });
-  return created;
+  const { app, key } = created;
+  audit(deps.logger, 'app.register', { actor: asCaller(deps), ...ofApp(app), key, approval: app.approval, redirectUris: app.redirectUris });
+  // The secret is there exactly when the type asked for is confidential.
+  return created as CreatedApp<T>;
 }
 
 /** Apps, each with its keys (`show`, `disable` and `revoke` take a key): all, or one developer's; a developer's own. */
@@ -175,22 +213,37 @@ export async function deleteApp(deps: CallerDeps, ref: AppRef): Promise<App> {
   return app;
 }
 
-/** A new key and secret for the app; the earlier ones keep working for the configured overlap, then stop. */
+/** A new key and secret (a public app: a key only) for the app; the earlier ones keep working for the configured overlap, then stop. */
 export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedKey> {
   const app = await findApp(deps, ref);
   if (isDeveloper(deps)) await requireChangeable(deps, app);
   const now = deps.clock();
   const overlapUntil = now + deps.keyOverlapMs;
   const key = newKey();
-  const secret = newSecret();
+  const { secret, hash } = newCredentialSecret(deps, app.type);
   // False: deleted since it was read (a DELETE racing this rotation).
-  if (!(await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: secretHash(deps.secretKey, secret), now, overlapUntil }))) {
+  if (!(await deps.store.apps.rotateCredential({ appId: app.id, key, secretHash: hash, now, overlapUntil }))) {
     throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
   }
   audit(deps.logger, 'key.rotate', { actor: asCaller(deps), ...ofApp(app), key, overlapUntil });
   // The app without its keys as they were before the rotation.
   const { credentials: _before, ...rotated } = app;
   return { app: rotated, key, secret, overlapUntil };
+}
+
+/**
+ * Replaces the app's redirect URIs, as its product's grants ask (./app-rules.ts). A developer may
+ * not change an app an operator disabled.
+ */
+export async function setRedirectUris(deps: CallerDeps, ref: AppRef, uris: readonly string[]): Promise<AppDetails> {
+  const app = await findApp(deps, ref);
+  if (isDeveloper(deps)) await requireChangeable(deps, app);
+  const redirectUris = requireRedirectUris(requireProduct(deps, app.product), uris);
+  const updated = await deps.store.apps.setRedirectUris(app.id, redirectUris, deps.clock());
+  // Deleted since it was read (a DELETE racing this change).
+  if (updated === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
+  audit(deps.logger, 'app.redirect_uris', { actor: asCaller(deps), ...ofApp(updated), redirectUris: updated.redirectUris });
+  return { ...updated, credentials: app.credentials };
 }
 
 /** Revoking a key stops token issuance with it and invalidates the tokens issued through it; to a developer, another's key is as unknown as one that does not exist. */

@@ -4,7 +4,7 @@
 // and to what. Fields name things by their public ids only: never a secret, password, token,
 // invitation code, mailed link or session id; the logger's redaction is not relied on.
 import type { Logger } from 'pino';
-import type { Approval } from '../store/port/index.ts';
+import type { Approval, ClientType } from '../store/port/index.ts';
 
 /**
  * Who did it. `operator`: whoever ran `gateway admin`, by their OS account. `management`: a
@@ -22,7 +22,8 @@ export type VisitorActor = { kind: 'visitor'; ip: string };
 
 /** The developer acted on, or whose app or key it is. */
 export type DeveloperRef = { id: string; email: string };
-export type AppRef = { id: string; name: string; product: string };
+/** An app; `type`: confidential (key and secret) or public (key only). */
+export type AppRef = { id: string; name: string; product: string; type: ClientType };
 type AppLine<A extends Actor> = { actor: A; developer: DeveloperRef; app: AppRef };
 
 /** A store, by what names it without a secret: a Redis URL may hold a password. */
@@ -56,7 +57,9 @@ interface Lines {
   /** Written once the link is made, or known not to be: after the visitor has had the answer. */
   'developer.reset_request': { actor: VisitorActor; developer: DeveloperRef; result: 'link_made' } | { actor: VisitorActor; email: string; result: 'no_active_account' };
   'developer.reset': { actor: VisitorActor; developer: DeveloperRef };
-  'app.register': AppLine<OperatorActor | DeveloperActor> & { key: string; approval: Approval };
+  'app.register': AppLine<OperatorActor | DeveloperActor> & { key: string; approval: Approval; redirectUris: readonly string[] };
+  /** The app's redirect URIs, replaced: all of them, as they are now. */
+  'app.redirect_uris': AppLine<OperatorActor | DeveloperActor> & { redirectUris: readonly string[] };
   'app.approve': AppLine<OperatorActor>;
   'app.disable': AppLine<OperatorActor>;
   'app.enable': AppLine<OperatorActor>;
@@ -99,6 +102,7 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'app.disable': 'app disabled',
   'app.enable': 'app enabled',
   'app.delete': 'app deleted',
+  'app.redirect_uris': 'app redirect URIs replaced',
   'key.rotate': 'key rotated',
   'key.revoke': 'key revoked',
   'key.import': 'key imported',

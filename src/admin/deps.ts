@@ -59,5 +59,5 @@ export const developerRef = (dev: Developer): DeveloperRef => ({ id: dev.id, ema
 /** The audit fields of a line about an app: its developer and the app. */
 export const ofApp = (app: App): { developer: DeveloperRef; app: AppRef } => ({
   developer: { id: app.developerId, email: app.developerEmail },
-  app: { id: app.id, name: app.name, product: app.product },
+  app: { id: app.id, name: app.name, product: app.product, type: app.type },
 });

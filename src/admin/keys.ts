@@ -22,6 +22,8 @@ export async function importKey(deps: OperatorDeps, ref: AppRef, input: { key: s
     throw new AdminError('invalid_secret', 'an imported secret is 16 to 512 printable ASCII characters');
   }
   const app = await findApp(deps, ref);
+  // A public app authenticates by its key alone: an imported secret would be one it is not meant to have.
+  if (app.type === 'public') throw new AdminError('public_client_secret', `the app "${app.name}" is public: it holds no secret, so no key with a secret can be imported for it`);
   let credential: Credential | undefined;
   try {
     credential = await deps.store.apps.addCredential({ appId: app.id, key: input.key, secretHash: secretHash(deps.secretKey, input.secret), now: deps.clock() });

@@ -54,7 +54,7 @@ async function owner(deps: OperatorDeps): Promise<Developer> {
 }
 
 /** A new management client with the scopes it may have; its key and secret are shown once. */
-export async function createManagementClient(deps: OperatorDeps, input: { name: string; scopes: readonly string[] }): Promise<CreatedApp> {
+export async function createManagementClient(deps: OperatorDeps, input: { name: string; scopes: readonly string[] }): Promise<CreatedApp<'confidential'>> {
   const name = requireName(input.name, 'the client name');
   const scopes = requireScopes(input.scopes);
   const dev = await owner(deps);
@@ -67,7 +67,7 @@ export async function createManagementClient(deps: OperatorDeps, input: { name: 
     if (err instanceof StoreError && err.code === 'conflict') throw new AdminError('duplicate_client', `there is already a management client named "${name}"`);
     throw err;
   }
-  audit(deps.logger, 'app.register', { actor: asOperator(deps), ...ofApp(app), key, approval: app.approval });
+  audit(deps.logger, 'app.register', { actor: asOperator(deps), ...ofApp(app), key, approval: app.approval, redirectUris: app.redirectUris });
   return { app, key, secret };
 }
 

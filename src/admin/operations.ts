@@ -15,7 +15,7 @@ export {
   resetPassword,
 } from './accounts.ts';
 export type { Login, SignUpResult } from './accounts.ts';
-export { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus } from './apps.ts';
+export { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris } from './apps.ts';
 export type { AppDetails, AppRef, CreatedApp, RotatedKey } from './apps.ts';
 export { actingAs } from './deps.ts';
 export type { AdminDeps, CallerDeps, DeveloperDeps, OperatorDeps, PortalDeps } from './deps.ts';

@@ -2,7 +2,7 @@
 // config names (src/admin, as the portal does), or, with --url, over the management API. Both give
 // back the same objects, so every command prints the same whichever way it went.
 import { invitationLink, inviteDeveloper } from '../admin/accounts.ts';
-import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, type AppDetails, type AppRef } from '../admin/apps.ts';
+import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris, type AppDetails, type AppRef, type NewAppInput } from '../admin/apps.ts';
 import type { OperatorDeps } from '../admin/deps.ts';
 import { createDeveloper, deleteDeveloper, listDevelopers, requireDeveloper, setDeveloperStatus } from '../admin/developers.ts';
 import { AdminError } from '../admin/errors.ts';
@@ -13,15 +13,19 @@ import type { SigningKeyView } from '../oauth/signing/key-ring.ts';
 import { StoreUnavailable, type App, type Credential, type Developer } from '../store/port/index.ts';
 import { CliError } from './io.ts';
 
-/** A registered app with its key and secret (shown once), as `apps create --json` prints it. */
-export type CreatedView = App & { key: string; secret: string };
-/** A rotation: the app, its new key and secret, and until when the earlier keys work. */
-export type RotatedView = App & { key: string; secret: string; overlapUntil: number };
+/** A registered app with its key and secret (shown once; a public app has none), as `apps create --json` prints it. */
+export type CreatedView = App & { key: string; secret?: string };
+/** A rotation: the app, its new key and secret (a public app: none), and until when the earlier keys work. */
+export type RotatedView = App & { key: string; secret?: string; overlapUntil: number };
 export interface InvitationView {
   email: string;
   code: string;
   expiresAt: number;
   link?: string;
+}
+export interface ProductView {
+  name: string;
+  grants: readonly string[];
 }
 export type TokensTarget = { app: AppRef } | { subject: string };
 
@@ -32,18 +36,19 @@ export interface AdminApi {
   setDeveloperStatus(email: string, status: Developer['status']): Promise<Developer>;
   deleteDeveloper(email: string): Promise<Developer>;
   inviteDeveloper(email: string, validDays: number): Promise<InvitationView>;
-  createApp(input: { developer: string; name: string; product: string }): Promise<CreatedView>;
+  createApp(input: NewAppInput): Promise<CreatedView>;
   listApps(filter?: { developer?: string }): Promise<AppDetails[]>;
   findApp(ref: AppRef): Promise<AppDetails>;
   setAppStatus(ref: AppRef, status: App['status']): Promise<AppDetails>;
   approveApp(ref: AppRef): Promise<AppDetails>;
+  setRedirectUris(ref: AppRef, uris: readonly string[]): Promise<AppDetails>;
   deleteApp(ref: AppRef): Promise<App>;
   rotateKey(ref: AppRef): Promise<RotatedView>;
   revokeKey(key: string): Promise<void>;
   importKey(ref: AppRef, input: { key: string; secret: string }): Promise<Credential>;
   revokeTokens(target: TokensTarget): Promise<{ revoked: number }>;
-  /** The API products the gateway declares; undefined when the caller may not read them. */
-  productNames(): Promise<readonly string[] | undefined>;
+  /** The API products the gateway declares, with their grants; undefined when the caller may not read them. */
+  products(): Promise<readonly ProductView[] | undefined>;
   /** The gateway's signing keys (JWT access tokens, upstream identities). */
   listSigningKeys(): Promise<SigningKeyView[]>;
   rotateSigningKeys(): Promise<SigningKeyView>;
@@ -67,26 +72,30 @@ export function localApi(deps: OperatorDeps): AdminApi {
     },
     async createApp(input) {
       const created = await createApp(deps, input);
-      return { ...created.app, key: created.key, secret: created.secret };
+      return { ...created.app, key: created.key, ...secretOf(created) };
     },
     listApps: (filter = {}) => listApps(deps, filter),
     findApp: (ref) => findApp(deps, ref),
     setAppStatus: (ref, status) => setAppStatus(deps, ref, status),
     approveApp: (ref) => approveApp(deps, ref),
+    setRedirectUris: (ref, uris) => setRedirectUris(deps, ref, uris),
     deleteApp: (ref) => deleteApp(deps, ref),
     async rotateKey(ref) {
       const rotated = await rotateKey(deps, ref);
-      return { ...rotated.app, key: rotated.key, secret: rotated.secret, overlapUntil: rotated.overlapUntil };
+      return { ...rotated.app, key: rotated.key, ...secretOf(rotated), overlapUntil: rotated.overlapUntil };
     },
     revokeKey: (key) => revokeKey(deps, key),
     importKey: (ref, input) => importKey(deps, ref, input),
     revokeTokens: (target) => revokeTokens(deps, target),
-    productNames: async () => [...deps.products.keys()],
+    products: async () => [...deps.products.values()].map((p) => ({ name: p.name, grants: [...p.grants] })),
     listSigningKeys: () => listSigningKeys(deps, signingOf(deps)),
     rotateSigningKeys: () => rotateSigningKeys(deps, signingOf(deps)),
     revokeSigningKey: (kid) => revokeSigningKeyByKid(deps, signingOf(deps), kid),
   };
 }
+
+/** As the management API's JSON has it: a public app's answer holds no `secret`. */
+const secretOf = (made: { secret: string | undefined }): { secret?: string } => (made.secret === undefined ? {} : { secret: made.secret });
 
 function signingOf(deps: OperatorDeps): SigningSettings {
   if (deps.signing === undefined) throw new TypeError("the signing key operations need the config's oauth.signing");
@@ -198,6 +207,7 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
     findApp: async (ref) => json('GET', `/apps/${seg(await appId(ref))}`),
     setAppStatus: async (ref, status) => json('PATCH', `/apps/${seg(await appId(ref))}`, { status }),
     approveApp: async (ref) => json('PATCH', `/apps/${seg(await appId(ref))}`, { approval: 'approved' }),
+    setRedirectUris: async (ref, uris) => json('PATCH', `/apps/${seg(await appId(ref))}`, { redirectUris: uris }),
     async deleteApp(ref) {
       const id = await appId(ref);
       const app = await json<AppDetails>('GET', `/apps/${seg(id)}`);
@@ -211,9 +221,9 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
     importKey: async (ref, input) => json('POST', `/apps/${seg(await appId(ref))}/keys/import`, input),
     revokeTokens: async (target) => json('POST', '/tokens/revoke', 'subject' in target ? { subject: target.subject } : { app: await appId(target.app) }),
     // A client without products:read can still apply: the API then refuses an unknown product itself.
-    productNames: () =>
-      all<{ name: string }>('/products').then(
-        (products) => products.map((p) => p.name),
+    products: () =>
+      all<ProductView>('/products').then(
+        (products) => products.map((p) => ({ name: p.name, grants: p.grants })),
         (err: unknown) => {
           if (err instanceof AdminError && err.code === 'insufficient_scope') return undefined;
           throw err;

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { AppDetails, AppRef } from '../admin/apps.ts';
+import { requireClientType } from '../admin/app-rules.ts';
 import { AdminError } from '../admin/errors.ts';
 import { isLive, type App, type Developer } from '../store/port/index.ts';
 import type { Common, Leaves } from './admin.ts';
@@ -13,7 +14,13 @@ import { CliError, isoDate, table, type CliIo } from './io.ts';
 const devRow = (d: Developer) => ({ email: d.email, name: d.name, status: d.status, verified: d.verified ? 'yes' : 'no', created: isoDate(d.createdAt) });
 // A pending app (registered in the portal, not yet approved) shows as such until it is approved.
 const appStatus = (a: App) => (a.status === 'active' && a.approval === 'pending' ? 'pending' : a.status);
-const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, status: appStatus(a), created: isoDate(a.createdAt) });
+const appRow = (a: App) => ({ developer: a.developerEmail, name: a.name, product: a.product, type: a.type, status: appStatus(a), created: isoDate(a.createdAt) });
+const APP_COLUMNS = ['developer', 'name', 'product', 'type', 'status', 'created'];
+/** commander's way of a repeatable option: each one adds to the list. */
+const collect = (value: string, list: string[] = []): string[] => [...list, value];
+/** The lines that name a new key's secret, or say that a public app has none. */
+const secretLines = (made: { secret?: string }, after: string): string[] =>
+  made.secret === undefined ? ['public app: no secret'] : [`secret: ${made.secret}`, `${after}The secret is shown only now; store it safely.`];
 const appRef = (args: string[], opts: { developer?: string; name?: string }): AppRef => {
   if (args[0] !== undefined) return { key: args[0] };
   if (opts.developer !== undefined && opts.name !== undefined) return { developer: opts.developer, name: opts.name };
@@ -68,20 +75,33 @@ export function registerDevelopers(admin: Command, { leaf, show }: Leaves): void
 
 export function registerApps(admin: Command, { leaf, show }: Leaves): void {
   const apps = admin.command('apps').description('developer apps');
-  leaf<Common & { developer: string; name: string; product: string }>(apps, 'create', 'register an app; prints its key and secret once', async (api, opts) => {
-    const created = await api.createApp({ developer: opts.developer, name: opts.name, product: opts.product });
-    show(opts, created, () =>
-      [
-        `created app "${created.name}" for ${created.developerEmail}, API product ${created.product}`,
-        `key:    ${created.key}`,
-        `secret: ${created.secret}`,
-        'The secret is shown only now; store it safely.',
-      ].join('\n'),
-    );
-  })
+  leaf<Common & { developer: string; name: string; product: string; type?: string; redirectUri?: string[] }>(
+    apps,
+    'create',
+    'register an app; prints its key and, for a confidential app, its secret once',
+    async (api, opts) => {
+      const created = await api.createApp({
+        developer: opts.developer,
+        name: opts.name,
+        product: opts.product,
+        type: opts.type === undefined ? undefined : requireClientType(opts.type),
+        redirectUris: opts.redirectUri ?? [],
+      });
+      show(opts, created, () =>
+        [
+          `created ${created.type} app "${created.name}" for ${created.developerEmail}, API product ${created.product}`,
+          `key:    ${created.key}`,
+          ...secretLines(created, ''),
+          ...created.redirectUris.map((uri) => `redirect URI: ${uri}`),
+        ].join('\n'),
+      );
+    },
+  )
     .requiredOption('--developer <email>', "the developer's email")
     .requiredOption('--name <name>', 'app name (unique per developer)')
-    .requiredOption('--product <product>', 'API product');
+    .requiredOption('--product <product>', 'API product')
+    .option('--type <type>', 'confidential (a key and a secret: a server) or public (a key only: a single-page, mobile or command-line app)', 'confidential')
+    .option('--redirect-uri <uri>', 'where users are sent back after signing in (products with the authorization_code grant); repeat for more', collect);
   leaf<Common & { developer?: string }>(apps, 'list', 'list apps', async (api, opts) => {
     const list = await api.listApps(opts.developer === undefined ? {} : { developer: opts.developer });
     const now = Date.now();
@@ -94,7 +114,7 @@ export function registerApps(admin: Command, { leaf, show }: Leaves): void {
     show(opts, list, () =>
       table(
         list.map((app) => ({ ...appRow(app), keys: keys(app) })),
-        ['developer', 'name', 'product', 'status', 'created', 'keys'],
+        [...APP_COLUMNS, 'keys'],
       ),
     );
   }).option('--developer <email>', "only this developer's apps");
@@ -103,7 +123,8 @@ export function registerApps(admin: Command, { leaf, show }: Leaves): void {
       const app = await api.findApp(appRef(args, opts));
       show(opts, app, () =>
         [
-          table([appRow(app)], ['developer', 'name', 'product', 'status', 'created']),
+          table([appRow(app)], APP_COLUMNS),
+          ...(app.redirectUris.length === 0 ? [] : ['', ...app.redirectUris.map((uri) => `redirect URI: ${uri}`)]),
           '',
           table(
             app.credentials.map((c) => ({ key: c.key, status: c.status, created: isoDate(c.createdAt), expires: isoDate(c.expiresAt) })),
@@ -116,7 +137,7 @@ export function registerApps(admin: Command, { leaf, show }: Leaves): void {
   registerAppChanges(apps, { leaf, show });
 }
 
-/** The commands that change an app: disable, enable, approve, delete. */
+/** The commands that change an app: disable, enable, approve, redirect-uris, delete. */
 function registerAppChanges(apps: Command, { leaf, show }: Pick<Leaves, 'leaf' | 'show'>): void {
   for (const [verb, status] of [
     ['disable', 'disabled'],
@@ -144,6 +165,24 @@ function registerAppChanges(apps: Command, { leaf, show }: Pick<Leaves, 'leaf' |
         show(opts, app, () => `app "${app.name}" of ${app.developerEmail} is approved${app.status === 'disabled' ? ' (and still disabled)' : ''}`);
       },
     ),
+  );
+  byName(
+    leaf<Common & { developer?: string; name?: string; set?: string[]; none?: boolean }>(
+      apps,
+      'redirect-uris [key]',
+      "replace the app's redirect URIs with those given by --set (repeat it for each), or with none (--none)",
+      async (api, opts, args) => {
+        if ((opts.set === undefined) === (opts.none !== true)) throw new AdminError('usage', 'give the redirect URIs with --set <uri> (repeat it for each), or --none');
+        const app = await api.setRedirectUris(appRef(args, opts), opts.set ?? []);
+        show(opts, app, () =>
+          app.redirectUris.length === 0
+            ? `app "${app.name}" of ${app.developerEmail} has no redirect URIs`
+            : [`redirect URIs of app "${app.name}" of ${app.developerEmail}:`, ...app.redirectUris].join('\n'),
+        );
+      },
+    )
+      .option('--set <uri>', 'a redirect URI; repeat for more (the list replaces the old one)', collect)
+      .option('--none', 'no redirect URIs at all'),
   );
   byName(
     leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (api, opts, args) => {
@@ -189,8 +228,8 @@ export function registerKeys(admin: Command, { leaf, show }: Leaves, io: CliIo):
           [
             `new key for app "${rotated.name}" of ${rotated.developerEmail}`,
             `key:    ${rotated.key}`,
-            `secret: ${rotated.secret}`,
-            `The earlier keys work until ${isoDate(rotated.overlapUntil)}. The secret is shown only now; store it safely.`,
+            ...secretLines(rotated, `The earlier keys work until ${isoDate(rotated.overlapUntil)}. `),
+            ...(rotated.secret === undefined ? [`The earlier keys work until ${isoDate(rotated.overlapUntil)}.`] : []),
           ].join('\n'),
         );
       },

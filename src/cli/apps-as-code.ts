@@ -15,16 +15,21 @@ import { CliError, terminalText, type CliIo } from './io.ts';
 
 /** One change of the plan: what it does, in words, and the call that makes it. */
 interface Change {
-  action: 'create' | 'enable' | 'approve' | 'disable' | 'delete';
+  action: 'create' | 'enable' | 'approve' | 'redirect-uris' | 'disable' | 'delete';
   kind: 'developer' | 'app';
   developer: string;
   app?: string;
   product?: string;
+  /** A new app's, when public. */
+  type?: 'public';
+  /** A new app's, or what the app's are replaced with. */
+  redirectUris?: readonly string[];
   make: (api: AdminApi) => Promise<CreatedView | undefined>;
 }
 
-const ING = { create: 'creating', enable: 'enabling', approve: 'approving', disable: 'disabling', delete: 'deleting' } as const;
-const line = (c: Change) => `${ING[c.action]} ${c.kind} ${c.developer}${c.app === undefined ? '' : `/${c.app}`}${c.action === 'create' && c.product !== undefined ? ` (product ${c.product})` : ''}`;
+const ING = { create: 'creating', enable: 'enabling', approve: 'approving', 'redirect-uris': 'replacing the redirect URIs of', disable: 'disabling', delete: 'deleting' } as const;
+const created = (c: Change) => (c.product === undefined ? '' : ` (product ${c.product}${c.type === undefined ? '' : `, ${c.type}`})`);
+const line = (c: Change) => `${ING[c.action]} ${c.kind} ${c.developer}${c.app === undefined ? '' : `/${c.app}`}${c.action === 'create' ? created(c) : ''}`;
 
 /** The plan's changes in the order they are made. */
 interface Steps {
@@ -37,8 +42,8 @@ interface Steps {
 /**
  * The changes that bring the store to the file: developers first, then their apps, then what is
  * switched off, then (with prune) what the file does not name. What cannot be made fails the
- * whole plan, before any change: an app whose product differs (an app has one product for good),
- * a new app for a developer who is and stays disabled.
+ * whole plan, before any change: an app whose product or type differs (an app has one of each for
+ * good), a new app for a developer who is and stays disabled.
  */
 export function plan(declared: readonly DeclaredDeveloper[], developers: readonly Developer[], apps: readonly AppDetails[], prune: boolean): Change[] {
   const byEmail = new Map(developers.map((d) => [d.email, d]));
@@ -76,6 +81,8 @@ function planApps(email: string, declared: readonly DeclaredApp[], held: Readonl
     const ref = { developer: email, name: app.name };
     const status = app.status ?? 'active';
     const setStatus = async (api: AdminApi) => void (await api.setAppStatus(ref, status));
+    const type = app.type ?? 'confidential';
+    const redirectUris = app.redirectUris ?? [];
     if (have === undefined) {
       steps.first.push({
         action: 'create',
@@ -83,14 +90,20 @@ function planApps(email: string, declared: readonly DeclaredApp[], held: Readonl
         developer: email,
         app: app.name,
         product: app.product,
-        make: (api) => api.createApp({ developer: email, name: app.name, product: app.product }),
+        ...(type === 'public' && { type }),
+        ...(redirectUris.length > 0 && { redirectUris }),
+        make: (api) => api.createApp({ developer: email, name: app.name, product: app.product, type, redirectUris }),
       });
       if (status === 'disabled') steps.next.push({ action: 'disable', kind: 'app', developer: email, app: app.name, make: setStatus });
       continue;
     }
     if (have.product !== app.product)
       steps.conflicts.push(`${email}/${app.name} is an app of product ${have.product}, not ${app.product}: an app keeps its product; declare a new app (and delete this one)`);
+    if (have.type !== type) steps.conflicts.push(`${email}/${app.name} is a ${have.type} app, not ${type}: an app keeps its type; declare a new app (and delete this one)`);
     if (have.approval === 'pending') steps.next.push({ action: 'approve', kind: 'app', developer: email, app: app.name, make: async (api) => void (await api.approveApp(ref)) });
+    if (!sameList(have.redirectUris, redirectUris)) {
+      steps.next.push({ action: 'redirect-uris', kind: 'app', developer: email, app: app.name, redirectUris, make: async (api) => void (await api.setRedirectUris(ref, redirectUris)) });
+    }
     if (have.status !== status) steps.next.push({ action: status === 'active' ? 'enable' : 'disable', kind: 'app', developer: email, app: app.name, make: setStatus });
   }
   if (!prune) return;
@@ -100,13 +113,16 @@ function planApps(email: string, declared: readonly DeclaredApp[], held: Readonl
   }
 }
 
-/** A new app's key and secret, as the secrets file holds them. */
+/** Redirect URIs are matched as written, in the order registered: the same list is the same strings in the same order. */
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** A new app's key and secret (a public app: none), as the secrets file holds them. */
 interface NewSecret {
   developer: string;
   app: string;
   product: string;
   key: string;
-  secret: string;
+  secret?: string;
 }
 
 export function registerAppsAsCode(admin: Command, { leaf, show }: Leaves, io: CliIo): void {
@@ -128,7 +144,7 @@ export function registerAppsAsCode(admin: Command, { leaf, show }: Leaves, io: C
         opts,
         done,
         () =>
-          `${summary(changes, 'changed', false)}${secrets.length > 0 && opts.secretsFile !== undefined ? `; the new keys and secrets are in ${opts.secretsFile}` : secrets.length > 0 ? '; the secrets are shown only now' : ''}`,
+          `${summary(changes, 'changed', false)}${secrets.length > 0 && opts.secretsFile !== undefined ? `; the new keys and secrets are in ${opts.secretsFile}` : secrets.some((n) => n.secret !== undefined) ? '; the secrets are shown only now' : ''}`,
       );
     },
   )
@@ -140,7 +156,7 @@ export function registerAppsAsCode(admin: Command, { leaf, show }: Leaves, io: C
 async function planned(api: AdminApi, opts: { file: string; prune?: boolean }): Promise<Change[]> {
   let declared: DeclaredDeveloper[];
   try {
-    declared = await readAppsFile(opts.file, () => api.productNames());
+    declared = await readAppsFile(opts.file, async () => (await api.products())?.map((p) => ({ name: p.name, grants: new Set(p.grants) })));
   } catch (err) {
     throw err instanceof ConfigError ? new CliError(`invalid apps file:\n${err.message}`, 2) : err;
   }
@@ -164,10 +180,10 @@ async function applyChanges(api: AdminApi, changes: readonly Change[], opts: { j
       const created = await change.make(api);
       made += 1;
       if (created === undefined) continue;
-      secrets.push({ developer: change.developer, app: change.app!, product: created.product, key: created.key, secret: created.secret });
+      secrets.push({ developer: change.developer, app: change.app!, product: created.product, key: created.key, ...(created.secret === undefined ? {} : { secret: created.secret }) });
       // At once: an app made before a later failure (or an interruption) keeps its secret, shown nowhere else.
       file?.write(secrets);
-      if (file === undefined && opts.json !== true) io.out(`  key:    ${created.key}\n  secret: ${created.secret}`);
+      if (file === undefined && opts.json !== true) io.out(`  key:    ${created.key}\n  ${created.secret === undefined ? 'public app: no secret' : `secret: ${created.secret}`}`);
     }
   } catch (err) {
     if (opts.json === true && made > 0) io.out(JSON.stringify({ changes: changes.slice(0, made).map(view), ...(file === undefined ? { secrets } : { secretsFile: opts.secretsFile }) }, null, 2));
@@ -209,7 +225,15 @@ function claimSecretsFile(file: string): { write(secrets: readonly NewSecret[]):
   };
 }
 
-const view = (c: Change) => ({ action: c.action, kind: c.kind, developer: c.developer, ...(c.app === undefined ? {} : { app: c.app }), ...(c.product === undefined ? {} : { product: c.product }) });
+const view = (c: Change) => ({
+  action: c.action,
+  kind: c.kind,
+  developer: c.developer,
+  ...(c.app === undefined ? {} : { app: c.app }),
+  ...(c.product === undefined ? {} : { product: c.product }),
+  ...(c.type === undefined ? {} : { type: c.type }),
+  ...(c.redirectUris === undefined ? {} : { redirectUris: c.redirectUris }),
+});
 
 function summary(changes: readonly Change[], verb: string, list = true): string {
   if (changes.length === 0) return 'no changes';

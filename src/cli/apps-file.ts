@@ -3,12 +3,14 @@
 // anything, with the entry's YAML path and line.
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
+import { CLIENT_TYPES, requireRedirectUris, requireTypeFits, type ProductGrants } from '../admin/app-rules.ts';
 import { AdminError } from '../admin/errors.ts';
 import { normaliseEmail, requireName } from '../admin/inputs.ts';
 import { MANAGEMENT_DEVELOPER } from '../admin/management-clients.ts';
 import { ConfigError, inLineOrder, type ConfigIssue, type Segments } from '../config/errors.ts';
 import { schemaIssues } from '../config/messages.ts';
 import { readYaml } from '../config/yaml.ts';
+import type { ClientType } from '../store/port/index.ts';
 import { CliError } from './io.ts';
 
 const Status = { enum: ['active', 'disabled'] };
@@ -33,7 +35,13 @@ const FILE_SCHEMA = {
               type: 'object',
               additionalProperties: false,
               required: ['name', 'product'],
-              properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, product: { type: 'string', minLength: 1 }, status: Status },
+              properties: {
+                name: { type: 'string', minLength: 1, maxLength: 100 },
+                product: { type: 'string', minLength: 1 },
+                status: Status,
+                type: { enum: CLIENT_TYPES },
+                redirectUris: { type: 'array', items: { type: 'string' } },
+              },
             },
           },
         },
@@ -46,6 +54,10 @@ export interface DeclaredApp {
   name: string;
   product: string;
   status?: 'active' | 'disabled';
+  /** Absent: confidential. */
+  type?: ClientType;
+  /** Absent: none. */
+  redirectUris?: string[];
 }
 export interface DeclaredDeveloper {
   email: string;
@@ -57,10 +69,11 @@ export interface DeclaredDeveloper {
 /**
  * The file's developers, checked against its schema, then entry by entry: emails and names as
  * src/admin checks them, no repeats, no reserved developer; then, once the file is sound and when
- * the gateway's products can be read, no product it does not declare. Every problem with its YAML
+ * the gateway's products can be read, no product it does not declare, and each app's type and
+ * redirect URIs as its product's grants ask (src/admin/app-rules.ts). Every problem with its YAML
  * path and line.
  */
-export async function readAppsFile(file: string, knownProducts: () => Promise<readonly string[] | undefined>): Promise<DeclaredDeveloper[]> {
+export async function readAppsFile(file: string, knownProducts: () => Promise<readonly ProductGrants[] | undefined>): Promise<DeclaredDeveloper[]> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -92,9 +105,19 @@ export async function readAppsFile(file: string, knownProducts: () => Promise<re
   });
   if (issues.length > 0) throw new ConfigError(file, inLineOrder(issues));
   const products = await knownProducts();
-  for (const [i, dev] of developers.entries()) {
-    for (const [j, app] of (dev.apps ?? []).entries()) {
-      if (products !== undefined && !products.includes(app.product)) report(['developers', i, 'apps', j, 'product'], `no API product "${app.product}" (known: ${products.join(', ')})`);
+  if (products !== undefined) {
+    const byName = new Map(products.map((p) => [p.name, p]));
+    for (const [i, dev] of developers.entries()) {
+      for (const [j, app] of (dev.apps ?? []).entries()) {
+        const at: Segments = ['developers', i, 'apps', j];
+        const product = byName.get(app.product);
+        if (product === undefined) {
+          report([...at, 'product'], `no API product "${app.product}" (known: ${[...byName.keys()].join(', ')})`);
+          continue;
+        }
+        checked(() => requireTypeFits(product, app.type ?? 'confidential'), [...at, app.type === undefined ? 'product' : 'type'], report);
+        checked(() => requireRedirectUris(product, app.redirectUris ?? []), app.redirectUris === undefined ? at : [...at, 'redirectUris'], report);
+      }
     }
   }
   if (issues.length > 0) throw new ConfigError(file, issues);

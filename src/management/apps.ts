@@ -1,6 +1,6 @@
 // The management API's operations on apps, their keys and their tokens: each a thin call of
 // src/admin, as `gateway admin apps|keys|tokens` is.
-import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, type AppDetails } from '../admin/apps.ts';
+import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris, type AppDetails, type NewAppInput } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
 import { importKey, revokeTokens } from '../admin/keys.ts';
 import type { App } from '../store/port/index.ts';
@@ -37,9 +37,9 @@ export const appOperations: Record<string, ManagementOperation> = {
     return { status: 200, body: page(await selected(call), (app) => `${app.developerEmail}\u0000${app.name}`, call.query) };
   },
   async createApp(call) {
-    const input = call.body as { developer: string; name: string; product: string };
+    const input = call.body as NewAppInput;
     const dev = await developerOf(call, input.developer);
-    const created = await createApp(call.deps, { developer: dev.email, name: input.name, product: input.product });
+    const created = await createApp(call.deps, { ...input, developer: dev.email });
     return { status: 201, body: { ...created.app, key: created.key, secret: created.secret }, headers: { location: `/v1/apps/${created.app.id}` } };
   },
   async getApp(call) {
@@ -48,7 +48,9 @@ export const appOperations: Record<string, ManagementOperation> = {
   async updateApp(call) {
     const app = await appOf(call);
     requireMatch(call, app);
-    const { status, approval } = call.body as { status?: App['status']; approval?: 'approved' };
+    const { status, approval, redirectUris } = call.body as { status?: App['status']; approval?: 'approved'; redirectUris?: string[] };
+    // First: the one change that may be refused, so that a refusal leaves the others unmade.
+    if (redirectUris !== undefined) await setRedirectUris(call.deps, { id: app.id }, redirectUris);
     if (approval !== undefined) await approveApp(call.deps, { id: app.id });
     if (status !== undefined) await setAppStatus(call.deps, { id: app.id }, status);
     return { status: 200, body: await appOf(call), etag: true };

@@ -2,6 +2,7 @@
 // listener's routes, their scopes and their request validation are compiled (./routes.ts), which
 // it serves at /openapi.json, and from which docs/management-api.md is generated.
 import { MANAGEMENT_SCOPES, type ManagementScope } from '../admin/management-clients.ts';
+import { MAX_REDIRECT_URIS } from '../oauth/redirect-uris.ts';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
@@ -27,6 +28,12 @@ function op(tag: string, operationId: string, summary: string, scope: Management
 
 const Timestamp = { type: 'integer', description: 'Epoch milliseconds.' };
 const Name = { type: 'string', minLength: 1, maxLength: 100 };
+const ClientType = {
+  enum: ['confidential', 'public'],
+  description: 'confidential: a key and a secret (a server); public: a key only (a single-page, mobile or command-line app, which cannot keep a secret).',
+};
+// The limits are src/admin's to check, so that its message (naming the URI) is the answer, as from the CLI.
+const RedirectUris = { type: 'array', items: { type: 'string' }, description: `At most ${MAX_REDIRECT_URIS}, each at most 2000 characters.` };
 
 const schemas = {
   Developer: {
@@ -70,7 +77,7 @@ const schemas = {
   },
   AppFields: {
     type: 'object',
-    required: ['id', 'developerId', 'developerEmail', 'name', 'product', 'status', 'approval', 'createdAt'],
+    required: ['id', 'developerId', 'developerEmail', 'name', 'product', 'status', 'approval', 'createdAt', 'type', 'redirectUris'],
     properties: {
       id: { type: 'string' },
       developerId: { type: 'string' },
@@ -80,6 +87,8 @@ const schemas = {
       status: { enum: ['active', 'disabled'] },
       approval: { enum: ['approved', 'pending'] },
       createdAt: Timestamp,
+      type: ClientType,
+      redirectUris: { ...RedirectUris, description: 'Where the authorization endpoint may send users back, in the order registered.' },
     },
   },
   App: {
@@ -89,7 +98,11 @@ const schemas = {
   CreatedApp: {
     allOf: [
       ref('AppFields'),
-      { type: 'object', required: ['key'], properties: { key: { type: 'string' }, secret: { type: 'string', description: 'Shown once (not in a replay): only its keyed hash is stored.' } } },
+      {
+        type: 'object',
+        required: ['key'],
+        properties: { key: { type: 'string' }, secret: { type: 'string', description: 'Shown once (not in a replay): only its keyed hash is stored. A public app has none.' } },
+      },
     ],
     unevaluatedProperties: false,
   },
@@ -101,7 +114,7 @@ const schemas = {
         required: ['key', 'overlapUntil'],
         properties: {
           key: { type: 'string' },
-          secret: { type: 'string', description: 'Shown once (not in a replay).' },
+          secret: { type: 'string', description: 'Shown once (not in a replay). A public app has none.' },
           overlapUntil: { ...Timestamp, description: 'Until when the earlier keys work.' },
         },
       },
@@ -112,9 +125,27 @@ const schemas = {
     type: 'object',
     additionalProperties: false,
     required: ['developer', 'name', 'product'],
-    properties: { developer: { type: 'string', description: "The developer's id or email." }, name: Name, product: { type: 'string' } },
+    properties: {
+      developer: { type: 'string', description: "The developer's id or email." },
+      name: Name,
+      product: { type: 'string' },
+      type: { ...ClientType, default: 'confidential' },
+      redirectUris: {
+        ...RedirectUris,
+        description: `Required (at least one) for a product with the authorization_code grant, refused for any other: https, http on a loopback address, or a private-use scheme; no fragment; at most ${MAX_REDIRECT_URIS}.`,
+      },
+    },
   },
-  AppUpdate: { type: 'object', additionalProperties: false, minProperties: 1, properties: { status: { enum: ['active', 'disabled'] }, approval: { const: 'approved' } } },
+  AppUpdate: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: {
+      status: { enum: ['active', 'disabled'] },
+      approval: { const: 'approved' },
+      redirectUris: { ...RedirectUris, description: 'Replaces every redirect URI of the app, under the rules of registration.' },
+    },
+  },
   KeyImport: {
     type: 'object',
     additionalProperties: false,
@@ -247,7 +278,7 @@ const paths = {
       ],
       responses: { '200': ok('A page of apps.', ref('AppList')), ...problems(400, 401, 403, 404) },
     }),
-    post: op('Apps', 'createApp', 'Register an app for a product: approved at once; its key and secret are in the answer, once', 'apps:write', {
+    post: op('Apps', 'createApp', 'Register an app for a product: approved at once; its key and (unless public) secret are in the answer, once', 'apps:write', {
       parameters: [param('idempotencyKey')],
       requestBody: body(ref('NewApp')),
       responses: { '201': ok('The app with its key and secret.', ref('CreatedApp'), replayed), ...problems(400, 401, 403, 404, 409, 422) },
@@ -256,7 +287,7 @@ const paths = {
   '/apps/{app}': {
     parameters: [param('app')],
     get: op('Apps', 'getApp', 'Read an app and its keys (never a secret)', 'apps:read', { responses: { '200': ok('The app.', ref('App'), etag), ...problems(401, 403, 404) } }),
-    patch: op('Apps', 'updateApp', 'Approve, disable or enable an app: a disabled one’s tokens stop working at once', 'apps:write', {
+    patch: op('Apps', 'updateApp', 'Approve, disable or enable an app (a disabled one’s tokens stop working at once), or replace its redirect URIs', 'apps:write', {
       parameters: [param('ifMatch')],
       requestBody: body(ref('AppUpdate')),
       responses: { '200': ok('The app as it is now.', ref('App'), etag), ...problems(400, 401, 403, 404, 412) },

@@ -42,7 +42,7 @@ export async function registerForm(ctx: PortalContext, r: Request): Promise<Answ
   if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(ctx), { ...form, error: 'choose one of the API products' }));
   try {
     const { app, key, secret } = await createApp(asDeveloper(ctx, r), { developer: developerOf(r).email, name: form.name, product: product.name });
-    return toReveal(ctx, r, app.id, { key, secret });
+    return toReveal(ctx, r, app.id, { key, ...(secret === undefined ? {} : { secret }) });
   } catch (err) {
     return refused(err, (error) => pages.newAppPage(r.frame, visible(ctx), { ...form, error }));
   }
@@ -107,7 +107,7 @@ export const secretPage = withApp(async (ctx, r, app) => {
 export const rotateForm = withApp(async (ctx, r, app) => {
   try {
     const { key, secret, overlapUntil } = await rotateKey(asDeveloper(ctx, r), { id: app.id });
-    return toReveal(ctx, r, app.id, { key, secret, overlapUntil });
+    return toReveal(ctx, r, app.id, { key, ...(secret === undefined ? {} : { secret }), overlapUntil });
   } catch (err) {
     const view = await appView(ctx, app);
     return refused(err, (error) => pages.appPage(r.frame, view, { error }));

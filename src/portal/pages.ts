@@ -313,7 +313,7 @@ ${problem(form.error)}
 }
 
 /** The key and secret, shown once: after a registration or a rotation. */
-export function secretPage(frame: Frame, shown: { app: App; key: string; secret: string; overlapUntil?: number }): Html {
+export function secretPage(frame: Frame, shown: { app: App; key: string; secret?: string; overlapUntil?: number }): Html {
   return layout(
     frame,
     shown.overlapUntil === undefined ? 'App registered' : 'New secret',

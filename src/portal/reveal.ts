@@ -15,10 +15,10 @@ import { sha256 } from '../crypto.ts';
 import type { Store } from '../store/port/index.ts';
 import { readCookie } from './session.ts';
 
-/** What the reveal page shows; overlapUntil (epoch ms) after a rotation only. */
+/** What the reveal page shows: no secret for a public app; overlapUntil (epoch ms) after a rotation only. */
 export interface Shown {
   key: string;
-  secret: string;
+  secret?: string;
   overlapUntil?: number;
 }
 

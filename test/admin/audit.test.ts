@@ -32,7 +32,7 @@ const OPERATOR = { kind: 'operator', user: 'test' };
 const visitor = (ip: string) => ({ kind: 'visitor', ip });
 const ref = (dev: Developer) => ({ id: dev.id, email: dev.email });
 const asDeveloper = (dev: Developer) => ({ kind: 'developer', id: dev.id, email: dev.email });
-const appRef = (app: Pick<App, 'id' | 'name' | 'product'>) => ({ id: app.id, name: app.name, product: app.product });
+const appRef = (app: Pick<App, 'id' | 'name' | 'product'>) => ({ id: app.id, name: app.name, product: app.product, type: 'confidential' });
 /** A line at info (30), or at warn (40) for a failed login, as pino writes it, without its time. */
 const info = (audit: string, msg: string, fields: Line): Line => ({ level: 30, audit, ...fields, msg });
 const loginFailed = (fields: Line): Line => ({ level: 40, audit: 'developer.login_failed', ...fields, msg: 'portal login failed' });
@@ -140,7 +140,7 @@ describe('audit trail', () => {
   test('operator: an app registered, approved, disabled, enabled, its key rotated and revoked, and deleted', async () => {
     const created = await logsOne(
       () => ops.createApp(gw.admin, { developer: 'invitee@example.com', name: 'operator-app', product: 'public' }),
-      (c) => info('app.register', 'app registered', { actor: OPERATOR, developer: ref(invitee), app: appRef(c.app), key: c.key, approval: 'approved' }),
+      (c) => info('app.register', 'app registered', { actor: OPERATOR, developer: ref(invitee), app: appRef(c.app), key: c.key, approval: 'approved', redirectUris: [] }),
     );
     secrets.push(created.secret);
     const about = { actor: OPERATOR, developer: ref(invitee), app: appRef(created.app) };
@@ -163,7 +163,7 @@ describe('audit trail', () => {
       () => ops.rotateKey(gw.admin, { key: created.key }),
       (r) => info('key.rotate', 'key rotated', { ...about, key: r.key, overlapUntil: NOW + OVERLAP_MS }),
     );
-    secrets.push(rotated.secret);
+    secrets.push(rotated.secret!);
     await logsOne(
       () => ops.revokeKey(gw.admin, created.key),
       () => info('key.revoke', 'key revoked', { ...about, key: created.key }),
@@ -355,11 +355,11 @@ describe('audit trail', () => {
       const secret = /id="app-secret">([^<]+)</.exec(page.text)![1]!;
       const id = /href="\/apps\/([^"]+)">Go to the app/.exec(page.text)![1]!;
       secrets.push(secret);
-      assert.deepEqual(auditSince(mark), [info('app.register', 'app registered', { ...byAda, app: { id, name, product }, key, approval })]);
+      assert.deepEqual(auditSince(mark), [info('app.register', 'app registered', { ...byAda, app: { id, name, product, type: 'confidential' }, key, approval, redirectUris: [] })]);
       return { id, key, secret };
     };
     const app = await register('ada-app', 'public', 'approved');
-    const about = { ...byAda, app: { id: app.id, name: 'ada-app', product: 'public' } };
+    const about = { ...byAda, app: { id: app.id, name: 'ada-app', product: 'public', type: 'confidential' } };
     const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
     assert.equal(res.status, 200, res.text);
     secrets.push((res.body as { access_token: string }).access_token);
@@ -388,7 +388,7 @@ describe('audit trail', () => {
     const pending = await register('ada-reviewed', 'reviewed', 'pending');
     await logsOne(
       () => ops.approveApp(gw.admin, { key: pending.key }),
-      () => info('app.approve', 'app approved', { actor: OPERATOR, developer: ref(ada), app: { id: pending.id, name: 'ada-reviewed', product: 'reviewed' } }),
+      () => info('app.approve', 'app approved', { actor: OPERATOR, developer: ref(ada), app: { id: pending.id, name: 'ada-reviewed', product: 'reviewed', type: 'confidential' } }),
     );
   });
 
@@ -407,7 +407,10 @@ describe('audit trail', () => {
     assert.equal(created.code, 0, created.stderr);
     const app = JSON.parse(created.stdout) as App & { key: string; secret: string };
     secrets.push(app.secret);
-    assert.deepEqual(stderrLine(created.stderr), info('app.register', 'app registered', { actor: operator, developer: ref(invitee), app: appRef(app), key: app.key, approval: 'approved' }));
+    assert.deepEqual(
+      stderrLine(created.stderr),
+      info('app.register', 'app registered', { actor: operator, developer: ref(invitee), app: appRef(app), key: app.key, approval: 'approved', redirectUris: [] }),
+    );
 
     const invited = await gateway(['admin', 'developers', 'invite', 'invitee@example.com', '--json', '--config', gw.configFile]);
     assert.equal(invited.code, 0, invited.stderr);

@@ -227,7 +227,7 @@ describe('gateway admin apps', () => {
 
   test('create --json prints the app with its key and secret', async () => {
     first = await addApp(ws, 'DEV@example.com', 'first-app');
-    assert.deepEqual(Object.keys(first).sort(), ['approval', 'createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'secret', 'status']);
+    assert.deepEqual(Object.keys(first).sort(), ['approval', 'createdAt', 'developerEmail', 'developerId', 'id', 'key', 'name', 'product', 'redirectUris', 'secret', 'status', 'type']);
     assert.equal(first.approval, 'approved', "an operator's app needs no approval");
     assert.equal(first.developerEmail, 'dev@example.com');
     assert.equal(first.name, 'first-app');
@@ -239,9 +239,10 @@ describe('gateway admin apps', () => {
 
   test('create without --json prints key and secret once, with a warning', async () => {
     const r = changed(await ws.cli('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'second-app', '--product', 'orders'), 'app.register');
-    const m = /^created app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(
-      r.stdout,
-    );
+    const m =
+      /^created confidential app "second-app" for dev@example\.com, API product orders\nkey: {4}([A-Za-z0-9]{32})\nsecret: (gws_[A-Za-z0-9_-]{43})\nThe secret is shown only now; store it safely\.\n$/.exec(
+        r.stdout,
+      );
     assert.ok(m, r.stdout);
   });
 
@@ -264,9 +265,9 @@ describe('gateway admin apps', () => {
     assert.equal(
       list.stdout,
       [
-        'DEVELOPER        NAME        PRODUCT  STATUS  CREATED               KEYS',
-        `dev@example.com  first-app   hello    active  ${c1}  ${k1}`,
-        `dev@example.com  second-app  orders   active  ${c2}  ${k2}`,
+        'DEVELOPER        NAME        PRODUCT  TYPE          STATUS  CREATED               KEYS',
+        `dev@example.com  first-app   hello    confidential  active  ${c1}  ${k1}`,
+        `dev@example.com  second-app  orders   confidential  active  ${c2}  ${k2}`,
         '',
       ].join('\n'),
     );
@@ -276,8 +277,8 @@ describe('gateway admin apps', () => {
     assert.equal(
       show.stdout,
       [
-        'DEVELOPER        NAME       PRODUCT  STATUS  CREATED',
-        `dev@example.com  first-app  hello    active  ${c1}`,
+        'DEVELOPER        NAME       PRODUCT  TYPE          STATUS  CREATED',
+        `dev@example.com  first-app  hello    confidential  active  ${c1}`,
         '',
         `${'KEY'.padEnd(first.key.length)}  STATUS    CREATED               EXPIRES`,
         `${first.key}  approved  ${c1}`,

@@ -12,6 +12,7 @@ import { main } from '../../src/cli/program.ts';
 import { createLogger } from '../../src/log.ts';
 import { adminDeps, bearer, call, configYaml, tempDir, tokenRequest } from '../helpers.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
+import { SIGN_IN } from '../sign-in-products.ts';
 import { ALL_SCOPES } from './client.ts';
 
 interface Run {
@@ -176,6 +177,151 @@ describe('gateway admin, on the store and through --url', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.err, /^error: invalid apps file:\ndevelopers\[0\]/);
     assert.match(bad.err, /\(apps\.yaml:3\)/);
+  });
+});
+
+describe('gateway admin: public apps and redirect URIs, on the store and through --url', () => {
+  const dir = tempDir();
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  before(async () => {
+    ws = await workspace(withManagement(configYaml(SIGN_IN)), dir.dir);
+  });
+  after(async () => {
+    await ws.gw.close();
+    dir.remove();
+  });
+
+  test('public apps and redirect URIs: create, show, list, replace, and the refusals, alike on the store and over the API', async () => {
+    for (const [run, who] of [
+      [ws.local, 'local'],
+      [ws.remote, 'remote'],
+    ] as const) {
+      const email = `spa-${who}@example.com`;
+      await run('developers', 'create', '--email', email, '--name', who);
+      const create = [
+        'apps',
+        'create',
+        '--developer',
+        email,
+        '--name',
+        'spa',
+        '--product',
+        'signin',
+        '--type',
+        'public',
+        '--redirect-uri',
+        'https://spa.example.com/cb',
+        '--redirect-uri',
+        'http://127.0.0.1/cb',
+      ];
+      const created = await run(...create);
+      assert.equal(created.code, 0, created.err);
+      const key = /^key: {4}([A-Za-z0-9]{32})$/m.exec(created.out)?.[1];
+      assert.equal(
+        created.out,
+        [`created public app "spa" for ${email}, API product signin`, `key:    ${key}`, 'public app: no secret', 'redirect URI: https://spa.example.com/cb', 'redirect URI: http://127.0.0.1/cb'].join(
+          '\n',
+        ),
+      );
+      const json = JSON.parse((await run('apps', 'show', key!, '--json')).out);
+      assert.deepEqual({ type: json.type, redirectUris: json.redirectUris }, { type: 'public', redirectUris: ['https://spa.example.com/cb', 'http://127.0.0.1/cb'] });
+      const made = JSON.parse((await run('apps', 'create', '--developer', email, '--name', 'web', '--product', 'signin', '--redirect-uri', 'https://web.example.com/cb', '--json')).out);
+      assert.deepEqual([made.type, made.redirectUris, typeof made.secret], ['confidential', ['https://web.example.com/cb'], 'string']);
+
+      const shown = (await run('apps', 'show', '--developer', email, '--name', 'spa')).out.split('\n');
+      assert.match(shown[0]!, /^DEVELOPER +NAME +PRODUCT +TYPE +STATUS +CREATED$/);
+      assert.match(shown[1]!, new RegExp(`^${email} +spa +signin +public +active `));
+      assert.deepEqual(shown.slice(2, 6), ['', 'redirect URI: https://spa.example.com/cb', 'redirect URI: http://127.0.0.1/cb', '']);
+      const listed = (await run('apps', 'list', '--developer', email)).out.split('\n');
+      assert.match(listed[0]!, /^DEVELOPER +NAME +PRODUCT +TYPE +STATUS +CREATED +KEYS$/);
+      assert.match(listed[1]!, new RegExp(`^${email} +spa +signin +public +active `));
+      assert.match(listed[2]!, new RegExp(`^${email} +web +signin +confidential +active `));
+
+      assert.deepEqual(await run('apps', 'redirect-uris', key!, '--set', 'com.example.spa:/cb', '--set', 'https://spa.example.com/cb'), {
+        code: 0,
+        out: [`redirect URIs of app "spa" of ${email}:`, 'com.example.spa:/cb', 'https://spa.example.com/cb'].join('\n'),
+        err: '',
+      });
+      assert.deepEqual(await run('apps', 'redirect-uris', key!, '--set', 'https://spa.example.com/cb#top'), {
+        code: 1,
+        out: '',
+        err: 'error: the redirect URI "https://spa.example.com/cb#top" must not have a fragment',
+      });
+      assert.deepEqual(await run('apps', 'redirect-uris', key!, '--none'), {
+        code: 1,
+        out: '',
+        err: 'error: product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in',
+      });
+      assert.deepEqual(await run('apps', 'redirect-uris', key!), { code: 1, out: '', err: 'error: give the redirect URIs with --set <uri> (repeat it for each), or --none' });
+      assert.deepEqual(await run('apps', 'create', '--developer', email, '--name', 'x', '--product', 'hello', '--type', 'public'), {
+        code: 1,
+        out: '',
+        err: 'error: a public app holds no secret, so it needs the authorization_code grant, and product "hello" offers client_credentials only: register a confidential app',
+      });
+      assert.deepEqual(await run('apps', 'create', '--developer', email, '--name', 'x', '--product', 'signin', '--type', 'native'), {
+        code: 1,
+        out: '',
+        err: 'error: an app\'s type is confidential or public, not "native"',
+      });
+      const rotated = await run('keys', 'rotate', key!);
+      assert.match(rotated.out, /^new key for app "spa" of .+\nkey: {4}[A-Za-z0-9]{32}\npublic app: no secret\nThe earlier keys work until .+\.$/);
+    }
+  });
+
+  test('apps as code: a public app with redirect URIs, the list replaced, a changed type refused, bad entries named with their line', async () => {
+    const apps = path.join(dir.dir, 'spa-apps.yaml');
+    const file = (type: string, uris: string[]) =>
+      writeFileSync(
+        apps,
+        [
+          'developers:',
+          '  - email: cy@example.com',
+          '    name: Cy',
+          '    apps:',
+          '      - name: spa',
+          '        product: signin',
+          `        type: ${type}`,
+          '        redirectUris:',
+          ...uris.map((u) => `          - ${u}`),
+          '',
+        ].join('\n'),
+      );
+    file('public', ['https://spa.example.com/cb']);
+    const expected = ['creating developer cy@example.com', 'creating app cy@example.com/spa (product signin, public)'];
+    assert.deepEqual(await ws.local('diff', '-f', apps), { code: 0, out: [...expected, '2 changes to make'].join('\n'), err: '' });
+    const applied = await ws.remote('apply', '-f', apps);
+    assert.equal(applied.code, 0, applied.err);
+    assert.match(
+      applied.out,
+      /^creating developer cy@example\.com\ncreating app cy@example\.com\/spa \(product signin, public\)\n {2}key: {4}[A-Za-z0-9]{32}\n {2}public app: no secret\n2 changes made$/,
+    );
+    assert.deepEqual(await ws.remote('apply', '-f', apps), { code: 0, out: 'no changes', err: '' });
+
+    file('public', ['https://spa.example.com/cb', 'http://127.0.0.1/cb']);
+    assert.deepEqual(JSON.parse((await ws.remote('diff', '-f', apps, '--json')).out), [
+      { action: 'redirect-uris', kind: 'app', developer: 'cy@example.com', app: 'spa', redirectUris: ['https://spa.example.com/cb', 'http://127.0.0.1/cb'] },
+    ]);
+    assert.deepEqual(await ws.local('apply', '-f', apps), { code: 0, out: ['replacing the redirect URIs of app cy@example.com/spa', '1 change made'].join('\n'), err: '' });
+    assert.deepEqual(JSON.parse((await ws.local('apps', 'show', '--developer', 'cy@example.com', '--name', 'spa', '--json')).out).redirectUris, ['https://spa.example.com/cb', 'http://127.0.0.1/cb']);
+
+    file('confidential', ['https://spa.example.com/cb', 'http://127.0.0.1/cb']);
+    assert.deepEqual(await ws.remote('apply', '-f', apps), {
+      code: 1,
+      out: '',
+      err: 'error: nothing was changed:\ncy@example.com/spa is a public app, not confidential: an app keeps its type; declare a new app (and delete this one)',
+    });
+    file('public', ['http://spa.example.com/cb']);
+    assert.deepEqual(await ws.local('diff', '-f', apps), {
+      code: 2,
+      out: '',
+      err: 'error: invalid apps file:\ndevelopers[0].apps[0].redirectUris: the redirect URI "http://spa.example.com/cb" must be https, or http on a loopback address (127.0.0.1, [::1], localhost) (spa-apps.yaml:8)',
+    });
+    writeFileSync(apps, ['developers:', '  - email: cy@example.com', '    name: Cy', '    apps:', '      - name: other', '        product: hello', '        type: public', ''].join('\n'));
+    assert.deepEqual(await ws.remote('diff', '-f', apps), {
+      code: 2,
+      out: '',
+      err: 'error: invalid apps file:\ndevelopers[0].apps[0].type: a public app holds no secret, so it needs the authorization_code grant, and product "hello" offers client_credentials only: register a confidential app (spa-apps.yaml:7)',
+    });
   });
 });
 

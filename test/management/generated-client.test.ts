@@ -66,6 +66,8 @@ describe('management API through a client generated from its document', () => {
       status: 'active' as const,
       approval: 'approved' as const,
       createdAt: created.createdAt,
+      type: 'confidential' as const,
+      redirectUris: [],
     };
     assert.deepEqual(created, { ...fields, key: created.key, secret: created.secret });
     assert.match(created.key, /^[A-Za-z0-9]{32}$/);

@@ -191,7 +191,7 @@ describe('password grant brute force', () => {
     // A new key for the same app does not bring a new budget.
     const { rotateKey } = await import('../../src/admin/operations.ts');
     const rotated = await rotateKey(gw.admin, { key: app.key });
-    assert.equal((await attempt({ key: rotated.key, secret: rotated.secret }, 'bob', 'builder')).status, 429);
+    assert.equal((await attempt({ key: rotated.key, secret: rotated.secret! }, 'bob', 'builder')).status, 429);
     assert.equal((await attempt(await gw.client('orders'), 'bob', 'builder')).status, 200, 'another client is not throttled');
   });
 });

@@ -71,7 +71,7 @@ export interface paths {
         /** List apps with their keys, by developer email and name */
         get: operations["listApps"];
         put?: never;
-        /** Register an app for a product: approved at once; its key and secret are in the answer, once */
+        /** Register an app for a product: approved at once; its key and (unless public) secret are in the answer, once */
         post: operations["createApp"];
         delete?: never;
         options?: never;
@@ -97,7 +97,7 @@ export interface paths {
         delete: operations["deleteApp"];
         options?: never;
         head?: never;
-        /** Approve, disable or enable an app: a disabled one’s tokens stop working at once */
+        /** Approve, disable or enable an app (a disabled one’s tokens stop working at once), or replace its redirect URIs */
         patch: operations["updateApp"];
         trace?: never;
     };
@@ -290,18 +290,25 @@ export interface components {
             approval: "approved" | "pending";
             /** @description Epoch milliseconds. */
             createdAt: number;
+            /**
+             * @description confidential: a key and a secret (a server); public: a key only (a single-page, mobile or command-line app, which cannot keep a secret).
+             * @enum {unknown}
+             */
+            type: "confidential" | "public";
+            /** @description Where the authorization endpoint may send users back, in the order registered. */
+            redirectUris: string[];
         };
         App: components["schemas"]["AppFields"] & {
             credentials: components["schemas"]["Credential"][];
         };
         CreatedApp: components["schemas"]["AppFields"] & {
             key: string;
-            /** @description Shown once (not in a replay): only its keyed hash is stored. */
+            /** @description Shown once (not in a replay): only its keyed hash is stored. A public app has none. */
             secret?: string;
         };
         RotatedKey: components["schemas"]["AppFields"] & {
             key: string;
-            /** @description Shown once (not in a replay). */
+            /** @description Shown once (not in a replay). A public app has none. */
             secret?: string;
             /** @description Until when the earlier keys work. */
             overlapUntil: number;
@@ -311,12 +318,22 @@ export interface components {
             developer: string;
             name: string;
             product: string;
+            /**
+             * @description confidential: a key and a secret (a server); public: a key only (a single-page, mobile or command-line app, which cannot keep a secret).
+             * @default confidential
+             * @enum {unknown}
+             */
+            type?: "confidential" | "public";
+            /** @description Required (at least one) for a product with the authorization_code grant, refused for any other: https, http on a loopback address, or a private-use scheme; no fragment; at most 10. */
+            redirectUris?: string[];
         };
         AppUpdate: {
             /** @enum {unknown} */
             status?: "active" | "disabled";
             /** @constant */
             approval?: "approved";
+            /** @description Replaces every redirect URI of the app, under the rules of registration. */
+            redirectUris?: string[];
         };
         KeyImport: {
             /** @description The client id the other gateway issued. */
