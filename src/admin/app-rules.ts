@@ -39,11 +39,12 @@ export function requireTypeFits(product: ProductGrants, type: ClientType): void 
 
 /**
  * The app's redirect URIs, each one an app may register (src/oauth/redirect-uris.ts), none twice,
- * at most MAX_REDIRECT_URIS: at least one for a product with the authorization code grant (RFC
- * 6749 §3.1.2.2 as OAuth 2.1 makes it: registration is required), none for any other, where
- * nothing would ever send a user to them.
+ * at most MAX_REDIRECT_URIS. A public app, which has no grant but the authorization code, needs at
+ * least one (RFC 6749 §3.1.2.2 as OAuth 2.1 makes it: registration is required); a confidential
+ * app of a product with several grants may register none and use the others; an app of a product
+ * without the authorization code grant takes none, since nothing would ever send a user to them.
  */
-export function requireRedirectUris(product: ProductGrants, uris: readonly string[]): readonly string[] {
+export function requireRedirectUris(product: ProductGrants, uris: readonly string[], type: ClientType): readonly string[] {
   if (uris.length > MAX_REDIRECT_URIS) throw new AdminError('invalid_redirect_uri', `an app has at most ${MAX_REDIRECT_URIS} redirect URIs, not ${uris.length}`);
   const seen = new Set<string>();
   for (const uri of uris) {
@@ -52,10 +53,10 @@ export function requireRedirectUris(product: ProductGrants, uris: readonly strin
     if (seen.has(uri)) throw new AdminError('invalid_redirect_uri', `the redirect URI ${named(uri)} is listed twice`);
     seen.add(uri);
   }
-  if (signsUsersIn(product) && uris.length === 0) {
+  if (type === 'public' && uris.length === 0) {
     throw new AdminError(
       'redirect_uri_required',
-      `product "${product.name}" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in`,
+      'a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in',
     );
   }
   if (!signsUsersIn(product) && uris.length > 0) {

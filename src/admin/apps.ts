@@ -120,7 +120,7 @@ export async function createApp<T extends ClientType = 'confidential'>(deps: Cal
   const name = requireName(input.name, 'the app name');
   const type = input.type ?? 'confidential';
   requireTypeFits(product, type);
-  const redirectUris = requireRedirectUris(product, input.redirectUris ?? []);
+  const redirectUris = requireRedirectUris(product, input.redirectUris ?? [], type);
   let created: CreatedApp;
   if (!isDeveloper(deps)) {
     created = await insertApp(deps, await requireActiveDeveloper(deps, input.developer), name, product, { approval: 'approved', type, redirectUris });
@@ -238,7 +238,7 @@ export async function rotateKey(deps: CallerDeps, ref: AppRef): Promise<RotatedK
 export async function setRedirectUris(deps: CallerDeps, ref: AppRef, uris: readonly string[]): Promise<AppDetails> {
   const app = await findApp(deps, ref);
   if (isDeveloper(deps)) await requireChangeable(deps, app);
-  const redirectUris = requireRedirectUris(requireProduct(deps, app.product), uris);
+  const redirectUris = requireRedirectUris(requireProduct(deps, app.product), uris, app.type);
   const updated = await deps.store.apps.setRedirectUris(app.id, redirectUris, deps.clock());
   // Deleted since it was read (a DELETE racing this change).
   if (updated === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);

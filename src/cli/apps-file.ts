@@ -115,8 +115,9 @@ export async function readAppsFile(file: string, knownProducts: () => Promise<re
           report([...at, 'product'], `no API product "${app.product}" (known: ${[...byName.keys()].join(', ')})`);
           continue;
         }
-        checked(() => requireTypeFits(product, app.type ?? 'confidential'), [...at, app.type === undefined ? 'product' : 'type'], report);
-        checked(() => requireRedirectUris(product, app.redirectUris ?? []), app.redirectUris === undefined ? at : [...at, 'redirectUris'], report);
+        // One problem per app: a type that does not fit its product says it all.
+        const fits = checked(() => (requireTypeFits(product, app.type ?? 'confidential'), true), [...at, app.type === undefined ? 'product' : 'type'], report);
+        if (fits) checked(() => requireRedirectUris(product, app.redirectUris ?? [], app.type ?? 'confidential'), app.redirectUris === undefined ? at : [...at, 'redirectUris'], report);
       }
     }
   }

@@ -82,7 +82,7 @@ const CODES: readonly (readonly [code: string, meaning: string, status?: number]
     'invalid_redirect_uri',
     'A redirect URI an app may not register (not https, http on a loopback address or a private-use scheme; a fragment; another spelling of the same URI), one listed twice, or more than 10.',
   ],
-  ['redirect_uri_required', 'The product has the authorization_code grant: the app needs at least one redirect URI.'],
+  ['redirect_uri_required', 'A public app signs users in (the authorization_code grant): it needs at least one redirect URI.'],
   ['redirect_uri_not_allowed', 'The product does not have the authorization_code grant: its apps take no redirect URIs.'],
   ['public_client_grants', 'A public app for a product without the authorization_code grant: a public app holds no secret, so it can use no other.'],
   ['public_client_secret', 'A key with a secret imported for a public app, which holds none.'],

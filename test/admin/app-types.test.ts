@@ -79,8 +79,8 @@ describe('public and confidential apps with redirect URIs (src/admin)', () => {
       ),
     );
     await assert.rejects(
-      create('signin', {}),
-      refusal('redirect_uri_required', 'product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in'),
+      create('signin', { type: 'public' }),
+      refusal('redirect_uri_required', 'a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in'),
     );
     await assert.rejects(
       create('hello', { redirectUris: ['https://a.example.com/cb'] }),
@@ -135,7 +135,7 @@ describe('public and confidential apps with redirect URIs (src/admin)', () => {
     ]);
     await assert.rejects(
       ops.setRedirectUris(gw.admin, { key }, []),
-      refusal('redirect_uri_required', 'product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in'),
+      refusal('redirect_uri_required', 'a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in'),
     );
     await assert.rejects(ops.setRedirectUris(gw.admin, { key }, ['https://x.example.com/#']), refusal('invalid_redirect_uri', 'the redirect URI "https://x.example.com/#" must not have a fragment'));
     assert.deepEqual((await ops.findApp(gw.admin, { key })).redirectUris, uris, 'unchanged by a refusal');

@@ -73,9 +73,9 @@ describe('management API: public and confidential apps, redirect URIs', () => {
         'a public app holds no secret, so it needs the authorization_code grant, and product "hello" offers client_credentials only: register a confidential app',
       ],
       [
-        { product: 'signin' },
+        { product: 'signin', type: 'public' },
         'redirect_uri_required',
-        'product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in',
+        'a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in',
       ],
       [
         { product: 'hello', redirectUris: ['https://a.example.com/cb'] },

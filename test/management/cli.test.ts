@@ -250,7 +250,7 @@ describe('gateway admin: public apps and redirect URIs, on the store and through
       assert.deepEqual(await run('apps', 'redirect-uris', key!, '--none'), {
         code: 1,
         out: '',
-        err: 'error: product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in',
+        err: 'error: a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in',
       });
       assert.deepEqual(await run('apps', 'redirect-uris', key!), { code: 1, out: '', err: 'error: give the redirect URIs with --set <uri> (repeat it for each), or --none' });
       assert.deepEqual(await run('apps', 'create', '--developer', email, '--name', 'x', '--product', 'hello', '--type', 'public'), {
