@@ -1,19 +1,23 @@
 // A developer's apps: the list, registering one, an app's page with its usage, and its actions
-// (rotate the key, revoke a key, delete), each through src/admin as the developer.
-import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, type AppDetails } from '../admin/apps.ts';
+// (rotate the key, revoke a key, replace the redirect URIs, delete), each through src/admin as the developer.
+import { CLIENT_TYPES } from '../admin/app-rules.ts';
+import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setRedirectUris, type AppDetails } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { isLive } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { asDeveloper, developerOf, notFound, page, refused, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
-import * as pages from './pages.ts';
+import * as pages from './app-pages.ts';
 import type { Shown } from './reveal.ts';
 
 const NOTICES = new Map([
   ['verified', 'Your email address is confirmed: you can register apps.'],
   ['revoked', 'The key is revoked.'],
   ['deleted', 'The app is deleted; its tokens no longer work.'],
+  ['redirect-uris', 'The redirect URIs are saved.'],
 ]);
+/** The notices an app's own page shows. */
+const APP_NOTICES = new Set(['revoked', 'redirect-uris']);
 
 /** An app page's id, and its key's (in the order of the route patterns' groups). */
 const ID = '(?<id>[A-Za-z0-9_-]{1,64})';
@@ -21,9 +25,10 @@ export const APP = new RegExp(`^/apps/${ID}$`);
 export const APP_DELETE = new RegExp(`^/apps/${ID}/delete$`);
 export const APP_SECRET = new RegExp(`^/apps/${ID}/secret$`);
 export const APP_ROTATE = new RegExp(`^/apps/${ID}/rotate$`);
+export const APP_REDIRECT_URIS = new RegExp(`^/apps/${ID}/redirect-uris$`);
 export const KEY_REVOKE = new RegExp(`^/apps/${ID}/keys/(?<key>[A-Za-z0-9]{1,64})/revoke$`);
 /** Every path under an app, whichever the method: a developer's, so that a visitor is sent to log in. */
-export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/keys/[A-Za-z0-9]{1,64}/revoke)?$`);
+export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/redirect-uris|/keys/[A-Za-z0-9]{1,64}/revoke)?$`);
 
 export async function appsPage(ctx: PortalContext, r: Request): Promise<Answer> {
   const { clock } = ctx.services;
@@ -37,14 +42,23 @@ export async function appsPage(ctx: PortalContext, r: Request): Promise<Answer> 
 export const newAppPage = async (ctx: PortalContext, r: Request) => page(200, pages.newAppPage(r.frame, visible(ctx), r.query.has('product') ? { product: r.query.get('product')! } : {}));
 
 export async function registerForm(ctx: PortalContext, r: Request): Promise<Answer> {
-  const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '' };
+  const form = { name: r.form.get('name') ?? '', product: r.form.get('product') ?? '', type: r.form.get('type') ?? 'confidential', redirectUris: r.form.get('redirect_uris') ?? '' };
+  const again = (error: string) => pages.newAppPage(r.frame, visible(ctx), { ...form, error });
   const product = visibleProduct(ctx, form.product);
-  if (product === undefined) return page(400, pages.newAppPage(r.frame, visible(ctx), { ...form, error: 'choose one of the API products' }));
+  if (product === undefined) return page(400, again('choose one of the API products'));
+  const type = CLIENT_TYPES.find((t) => t === form.type);
+  if (type === undefined) return page(400, again('choose the type of the app: confidential or public'));
   try {
-    const { app, key, secret } = await createApp(asDeveloper(ctx, r), { developer: developerOf(r).email, name: form.name, product: product.name });
+    const { app, key, secret } = await createApp(asDeveloper(ctx, r), {
+      developer: developerOf(r).email,
+      name: form.name,
+      product: product.name,
+      type,
+      redirectUris: pages.redirectUrisOf(form.redirectUris),
+    });
     return toReveal(ctx, r, app.id, { key, ...(secret === undefined ? {} : { secret }) });
   } catch (err) {
-    return refused(err, (error) => pages.newAppPage(r.frame, visible(ctx), { ...form, error }));
+    return refused(err, again);
   }
 }
 
@@ -89,7 +103,10 @@ async function appView(ctx: PortalContext, app: AppDetails): Promise<pages.AppVi
  */
 const toReveal = (ctx: PortalContext, r: Request, appId: string, shown: Shown): Answer => ({ redirect: ctx.reveals.path(appId), cookies: [ctx.reveals.seal(r.visitor.id, appId, shown)] });
 
-export const appPage = withApp(async (ctx, r, app) => page(200, pages.appPage(r.frame, await appView(ctx, app), { notice: NOTICES.get(r.query.get('done') === 'revoked' ? 'revoked' : '') })));
+export const appPage = withApp(async (ctx, r, app) => {
+  const done = r.query.get('done') ?? '';
+  return page(200, pages.appPage(r.frame, await appView(ctx, app), { notice: APP_NOTICES.has(done) ? NOTICES.get(done) : undefined }));
+});
 
 export const deletePage = withApp(async (_ctx, r, app) => page(200, pages.deletePage(r.frame, app)));
 
@@ -112,6 +129,18 @@ export const rotateForm = withApp(async (ctx, r, app) => {
     const view = await appView(ctx, app);
     return refused(err, (error) => pages.appPage(r.frame, view, { error }));
   }
+});
+
+/** Replaces the app's redirect URIs with the textarea's lines; refused, the form comes back as typed, the URI named. */
+export const redirectUrisForm = withApp(async (ctx, r, app) => {
+  const text = r.form.get('redirect_uris') ?? '';
+  try {
+    await setRedirectUris(asDeveloper(ctx, r), { id: app.id }, pages.redirectUrisOf(text));
+  } catch (err) {
+    const view = await appView(ctx, app);
+    return refused(err, (error) => pages.appPage(r.frame, view, { redirectUris: { text, error } }));
+  }
+  return { redirect: `/apps/${app.id}?done=redirect-uris` };
 });
 
 export const deleteForm = withApp(async (ctx, r, app) => {

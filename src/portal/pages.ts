@@ -1,9 +1,9 @@
-// The portal's pages. Each takes what it shows and returns Html; the layout wraps them.
+// The portal's pages. Each takes what it shows and returns Html; the layout wraps them. A
+// developer's apps have theirs in ./app-pages.ts.
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
 import type { ApiDocument } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
-import { isLive, type App, type Credential, type Developer, type HourCount } from '../store/port/index.ts';
-import { HOUR_MS } from '../usage.ts';
+import type { Developer } from '../store/port/index.ts';
 import { html, type Html } from '../html.ts';
 import { contents, documentSection, operationId, type ReferenceOperation } from './reference.ts';
 import { panelGrant, tokenLine, type TrySettings } from './try-it.ts';
@@ -16,14 +16,14 @@ export interface Frame {
   csrf: string;
 }
 
-const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`;
+export const plural = (n: number, unit: string) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`;
 /** A duration in the largest whole unit: "24 hours", "90 minutes". */
-const span = (ms: number) =>
+export const span = (ms: number) =>
   ms % 86_400_000 === 0 && ms > 86_400_000 ? plural(ms / 86_400_000, 'day') : ms % 3_600_000 === 0 ? plural(ms / 3_600_000, 'hour') : plural(Math.round(ms / 60_000), 'minute');
-const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const dateTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+export const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export const dateTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-function layout(frame: Frame, title: string, body: Html): Html {
+export function layout(frame: Frame, title: string, body: Html): Html {
   const { portal, developer } = frame;
   return html`<!doctype html>
 <html lang="en">
@@ -55,18 +55,11 @@ ${body}
 `;
 }
 
-const csrfField = (frame: Frame) => html`<input type="hidden" name="csrf" value="${frame.csrf}">`;
-const problem = (message: string | undefined) => (message === undefined ? '' : html`<p class="error" role="alert">${message}</p>`);
-const notice = (message: string | undefined) => (message === undefined ? '' : html`<p class="notice" role="status">${message}</p>`);
+export const csrfField = (frame: Frame) => html`<input type="hidden" name="csrf" value="${frame.csrf}">`;
+export const problem = (message: string | undefined) => (message === undefined ? '' : html`<p class="error" role="alert">${message}</p>`);
+export const notice = (message: string | undefined) => (message === undefined ? '' : html`<p class="notice" role="status">${message}</p>`);
 
-/** An app's state as its developer reads it. */
-const appState = (app: App) => (app.status === 'disabled' ? 'disabled by the API team' : app.approval === 'pending' ? 'waiting for approval' : 'active');
-
-const PENDING_NOTE = "The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint.";
-
-const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
-
-function quotaText(q: QuotaSettings): string {
+export function quotaText(q: QuotaSettings): string {
   return `${q.limit.toLocaleString('en')} calls per ${q.interval}${q.window === 'rolling' ? ' (rolling)' : ''}`;
 }
 
@@ -268,166 +261,6 @@ ${problem(form.error)}
   );
 }
 
-export function appsPage(frame: Frame, apps: readonly { app: App; key: string | undefined; product: ProductSettings | undefined }[], message?: string): Html {
-  return layout(
-    frame,
-    'My apps',
-    html`<h1>My apps</h1>
-${notice(message)}
-<p><a class="button" href="/apps/new">Register a new app</a></p>
-${
-  apps.length === 0
-    ? html`<p>You have no apps yet.</p>`
-    : html`<table class="reflow">
-<thead><tr><th>App</th><th>API product</th><th>Status</th><th>Key</th><th>Created</th></tr></thead>
-<tbody>
-${apps.map(
-  ({ app, key, product }) =>
-    html`<tr><td data-label="App"><a href="/apps/${app.id}">${app.name}</a></td><td data-label="API product">${product?.displayName ?? app.product}</td><td data-label="Status">${appState(app)}</td><td data-label="Key"><code>${key ?? 'none'}</code></td><td data-label="Created">${date(app.createdAt)}</td></tr>`,
-)}
-</tbody>
-</table>`
-}`,
-  );
-}
-
-export function newAppPage(frame: Frame, products: readonly ProductSettings[], form: { name?: string; product?: string; error?: string }): Html {
-  return layout(
-    frame,
-    'Register an app',
-    html`<h1>Register an app</h1>
-${problem(form.error)}
-<form method="post" action="/apps" class="stack">
-  ${csrfField(frame)}
-  <label>App name <input type="text" name="name" required maxlength="100" value="${form.name ?? ''}"></label>
-  <fieldset>
-    <legend>API product</legend>
-    ${products.map(
-      (p, i) =>
-        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <span><strong>${p.displayName}</strong> <span class="hint">${p.description}</span></span></label>`,
-    )}
-  </fieldset>
-  <button type="submit">Register app</button>
-</form>`,
-  );
-}
-
-/** The key and secret, shown once: after a registration or a rotation. */
-export function secretPage(frame: Frame, shown: { app: App; key: string; secret?: string; overlapUntil?: number }): Html {
-  return layout(
-    frame,
-    shown.overlapUntil === undefined ? 'App registered' : 'New secret',
-    html`<h1>${shown.overlapUntil === undefined ? html`App <q>${shown.app.name}</q> registered` : html`New key and secret for <q>${shown.app.name}</q>`}</h1>
-<p class="warning" role="alert"><strong>Copy the secret now: it will not be shown again.</strong> The gateway keeps only a hash of it.</p>
-<dl class="secrets">
-  <dt>Key</dt><dd><code id="app-key">${shown.key}</code> <button type="button" class="copy" data-copy="app-key" hidden>Copy</button></dd>
-  <dt>Secret</dt><dd><code id="app-secret">${shown.secret}</code> <button type="button" class="copy" data-copy="app-secret" hidden>Copy</button></dd>
-</dl>
-${shown.overlapUntil === undefined ? '' : html`<p>The previous key and secret keep working until ${dateTime(shown.overlapUntil)}.</p>`}
-${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PENDING_NOTE}</p>` : ''}
-<p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
-  );
-}
-
-/** The reveal page once its secret was shown (or never reached this browser): the way to a new one. */
-export function secretGonePage(frame: Frame, app: App): Html {
-  return layout(
-    frame,
-    'Secret no longer available',
-    html`<h1>Secret no longer available</h1>
-<p>This secret was shown once and is no longer available: the gateway keeps only a hash of it. If you did not copy it, rotate the key to get a new one.</p>
-<p><a href="/apps/${app.id}">Go to the app <q>${app.name}</q></a></p>`,
-  );
-}
-
-export interface AppView {
-  app: App;
-  product: ProductSettings | undefined;
-  credentials: readonly Credential[];
-  usage: readonly HourCount[];
-  /** The product's quota and how much of it the app used in the current window. */
-  quota: { settings: QuotaSettings; used: number } | undefined;
-  now: number;
-}
-
-export function appPage(frame: Frame, view: AppView, notes: { notice?: string | undefined; error?: string } = {}): Html {
-  const { app, product, credentials, now } = view;
-  const keyState = (c: Credential) => (c.status === 'revoked' ? 'revoked' : c.expiresAt === null ? 'active' : c.expiresAt > now ? `works until ${dateTime(c.expiresAt)}` : 'expired');
-  return layout(
-    frame,
-    app.name,
-    html`<h1>${app.name}</h1>
-${notice(notes.notice)}
-${problem(notes.error)}
-${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) : ''}
-<dl class="facts">
-  <dt>API product</dt><dd>${product === undefined ? app.product : html`<a href="/products/${encodeURIComponent(product.name)}">${product.displayName}</a>`}</dd>
-  <dt>Status</dt><dd>${appState(app)}</dd>
-  <dt>Created</dt><dd>${date(app.createdAt)}</dd>
-</dl>
-<h2>Keys</h2>
-<table class="reflow">
-<thead><tr><th>Key</th><th>State</th><th>Created</th><th><span class="visually-hidden">Action</span></th></tr></thead>
-<tbody>
-${credentials.map(
-  (c) =>
-    html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
-      isLive(c, now) ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>` : ''
-    }</td></tr>`,
-)}
-</tbody>
-</table>
-<form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">Rotate secret</button></form>
-<p class="hint">Rotating gives a new key and secret; the current ones keep working for ${span(frame.portal.keyOverlapMs)}, then stop.</p>
-<h2>Usage</h2>
-${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}
-${usageChart(view.usage, now)}
-<h2>Delete</h2>
-${app.status === 'disabled' ? html`<p>${DISABLED_NOTE}</p>` : html`<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app&hellip;</a></p>`}`,
-  );
-}
-
-export function deletePage(frame: Frame, app: App): Html {
-  if (app.status === 'disabled') return layout(frame, `Delete ${app.name}`, html`<h1>Delete <q>${app.name}</q></h1><p>${DISABLED_NOTE}</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
-  return layout(
-    frame,
-    `Delete ${app.name}`,
-    html`<h1>Delete <q>${app.name}</q>?</h1>
-<p>Its keys stop working, and so do the tokens issued with them, at once. This cannot be undone.</p>
-<form method="post" action="/apps/${app.id}/delete" class="actions">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button> <a href="/apps/${app.id}">Cancel</a></form>`,
-  );
-}
-
 export function messagePage(frame: Frame, title: string, message: string): Html {
   return layout(frame, title, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the portal</a></p>`);
-}
-
-/** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
-function usageChart(usage: readonly HourCount[], now: number): Html {
-  const current = now - (now % HOUR_MS);
-  const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
-  const byHour = new Map(usage.map((u) => [u.hour, u.count]));
-  const counts = hours.map((h) => byHour.get(h) ?? 0);
-  const total = counts.reduce((a, b) => a + b, 0);
-  const max = Math.max(1, ...counts);
-  const [width, height, bar, top, bottom] = [480, 140, 20, 16, 20];
-  const plot = height - top - bottom;
-  return html`<figure class="chart">
-<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="usage-title" width="100%">
-<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${total === 0 ? 0 : max} in an hour</title>
-<line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"/>
-<text x="0" y="11" class="label">${total === 0 ? 'no calls yet' : plural(max, 'call')}</text>
-${hours.map((h, i) => {
-  const size = Math.round((counts[i]! / max) * plot);
-  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
-})}
-${hours.map((h, i) => {
-  if (i % 6 !== 0 && i !== 23) return '';
-  // The first and last labels are anchored inside the chart, not centred past its edges.
-  const [x, anchor] = i === 0 ? [2, 'start'] : i === 23 ? [width - 2, 'end'] : [i * bar + bar / 2, 'middle'];
-  return html`<text x="${x}" y="${height - 5}" class="label" text-anchor="${anchor}">${new Date(h).toISOString().slice(11, 16)}</text>`;
-})}
-</svg>
-<figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
-</figure>`;
 }

@@ -34,6 +34,7 @@ export function portalRoutes(): PortalRoute[] {
     { method: 'GET', path: apps.APP_DELETE, access: 'developer', handler: apps.deletePage },
     { method: 'GET', path: apps.APP_SECRET, access: 'developer', handler: apps.secretPage },
     { method: 'POST', path: apps.APP_ROTATE, access: 'developer', handler: apps.rotateForm },
+    { method: 'POST', path: apps.APP_REDIRECT_URIS, access: 'developer', handler: apps.redirectUrisForm },
     { method: 'POST', path: apps.APP_DELETE, access: 'developer', handler: apps.deleteForm },
     { method: 'POST', path: apps.KEY_REVOKE, access: 'developer', handler: apps.revokeForm },
     { method: 'GET', path: apps.ANY_APP_PATH, access: 'developer', handler: apps.nothingHere },

@@ -450,3 +450,90 @@ portal:
     await context.close();
   });
 });
+
+describe('public apps and redirect URIs in Chromium', { skip: missing }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+
+  before(async () => {
+    gw = await startTestGateway({
+      products: `
+  signin:
+    displayName: Sign-in API
+    description: Calls on behalf of your users.
+    routes: [hello]
+    grants: [authorization_code, refresh_token]
+    login: users
+    portal: true
+`,
+      oauth: '  issuer: http://127.0.0.1',
+      extra: 'portal:\n  listen: { port: 0 }\n  title: Test portal\n  signup: invited\n',
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+  });
+
+  test('without JavaScript: register a public app with two redirect URIs, see its key and no secret, then edit its redirect URIs (a refusal on the form first)', async () => {
+    const base = gw.gateway.portalUrl!;
+    await createDeveloper(gw.admin, { email: 'mary@example.com', name: 'Mary' });
+    const { code } = await inviteDeveloper(gw.admin, 'mary@example.com');
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${base}/signup?${new URLSearchParams({ email: 'mary@example.com', invitation: code })}`);
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button:has-text("Sign up")');
+    await page.waitForURL(`${base}/apps`);
+
+    await page.click('text=Register a new app');
+    await page.fill('input[name=name]', 'Mary <spa>');
+    await page.check('input[name=product][value=signin]');
+    await page.check('input[name=type][value=public]');
+    await page.fill('textarea[name=redirect_uris]', 'https://spa.example.com/callback\nhttp://127.0.0.1/callback');
+    await assertRadiosBesideTheirNames(page);
+    await screenshot(page, 'register-public');
+    await page.click('button:has-text("Register app")');
+    await page.waitForURL(REVEAL_URL);
+    assert.equal(await page.locator('h1').textContent(), 'App Mary <spa> registered');
+    assert.equal(await page.locator('#app-no-secret').textContent(), 'none: a public app has no secret');
+    assert.equal(await page.locator('#app-secret').count(), 0);
+    assert.equal(await page.locator('.warning').count(), 0, 'no secret to copy, no warning');
+    const key = (await page.locator('#app-key').textContent())!;
+    await screenshot(page, 'public-registered');
+
+    await page.click('text=Go to the app');
+    assert.equal(await page.locator('#app-type').textContent(), 'public: a key, no secret');
+    assert.deepEqual(await page.locator('#redirect-uris li').allTextContents(), ['https://spa.example.com/callback', 'http://127.0.0.1/callback']);
+    assert.equal(await page.locator(`td code:text-is("${key}")`).count(), 1);
+    await screenshot(page, 'public-app');
+
+    await page.fill('#redirect-uris-form textarea', 'https://spa.example.com/callback#done');
+    await page.click('button:has-text("Save redirect URIs")');
+    assert.equal(await page.locator('#redirect-uris-form .error').textContent(), 'the redirect URI "https://spa.example.com/callback#done" must not have a fragment');
+    assert.equal(await page.locator('#redirect-uris-form textarea').inputValue(), 'https://spa.example.com/callback#done', 'the form keeps what was typed');
+    await screenshot(page, 'redirect-uris-refused');
+
+    await page.fill('#redirect-uris-form textarea', 'https://spa.example.com/signed-in\ncom.example.spa:/callback');
+    await page.click('button:has-text("Save redirect URIs")');
+    assert.equal(await page.locator('.notice').textContent(), 'The redirect URIs are saved.');
+    assert.deepEqual(await page.locator('#redirect-uris li').allTextContents(), ['https://spa.example.com/signed-in', 'com.example.spa:/callback']);
+    await screenshot(page, 'redirect-uris-saved');
+    const [app] = await listApps(gw.admin, { developer: 'mary@example.com' });
+    assert.deepEqual({ type: app?.type, redirectUris: app?.redirectUris }, { type: 'public', redirectUris: ['https://spa.example.com/signed-in', 'com.example.spa:/callback'] });
+    await context.close();
+  });
+});
+
+/** Each radio button of the page's choices sits left of its name, on its line, at desktop and at phone width. */
+async function assertRadiosBesideTheirNames(page: Page): Promise<void> {
+  for (const viewport of [PHONE, DESKTOP]) {
+    await page.setViewportSize(viewport);
+    for (const choice of await page.locator('label.choice').all()) {
+      const radio = (await choice.locator('input[type=radio]').boundingBox())!;
+      const name = (await choice.locator('strong').boundingBox())!;
+      assert.ok(radio.x + radio.width <= name.x && radio.y < name.y + name.height && name.y < radio.y + radio.height, `${viewport.width}px: the radio is left of its name, on its line`);
+    }
+  }
+}

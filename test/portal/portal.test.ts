@@ -661,7 +661,9 @@ describe('portal', () => {
     const created = await createApp(gw.admin, { developer: who, name: 'from-the-cli', product: 'public' });
     assert.match(
       (await visitor.get('/apps')).text,
-      new RegExp(`from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`),
+      new RegExp(
+        `from-the-cli</a></td><td data-label="API product">Public &lt;API&gt;</td><td data-label="Type">confidential</td><td data-label="Status">active</td><td data-label="Key"><code>${created.key}</code>`,
+      ),
     );
   });
 });

@@ -1,0 +1,273 @@
+// The pages of a developer's apps: the list, registering one, the one-time page of a new key (and
+// secret), an app's own page with its redirect URIs and usage, and deleting it.
+import type { ProductSettings } from '../config/load.ts';
+import { MAX_REDIRECT_URIS } from '../oauth/redirect-uris.ts';
+import type { QuotaSettings } from '../policies/quota.ts';
+import { isLive, type App, type Credential, type HourCount } from '../store/port/index.ts';
+import { HOUR_MS } from '../usage.ts';
+import { html, type Html } from '../html.ts';
+import { csrfField, date, dateTime, layout, notice, plural, problem, quotaText, span, type Frame } from './pages.ts';
+
+/** An app's state as its developer reads it. */
+const appState = (app: App) => (app.status === 'disabled' ? 'disabled by the API team' : app.approval === 'pending' ? 'waiting for approval' : 'active');
+
+const PENDING_NOTE = "The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint.";
+
+const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
+
+/** Whether the product signs users in (the authorization code grant), so that its apps have redirect URIs. */
+const signsUsersIn = (product: ProductSettings | undefined) => product?.grants.has('authorization_code') === true;
+
+const TYPES = {
+  confidential: { name: 'Confidential', gets: 'a key and a secret', hint: 'A server, which keeps a secret where no user can read it: it gets a key and a secret.' },
+  public: {
+    name: 'Public',
+    gets: 'a key, no secret',
+    hint: 'A single-page, mobile or command-line app, which cannot keep a secret: it gets a key only, and signs users in (for products that sign users in).',
+  },
+} as const;
+
+/** What a redirect URI may be, in a sentence (src/oauth/redirect-uris.ts decides). */
+const URI_RULES = html`One per line, at most ${MAX_REDIRECT_URIS}: <code>https://</code>, <code>http://</code> on 127.0.0.1, [::1] or localhost (any port), or your app's own scheme (<code>com.example.app:/callback</code>); no <code>#</code> fragment.`;
+
+/** The textarea's lines as redirect URIs: each trimmed, blank ones left out. */
+export const redirectUrisOf = (text: string): string[] =>
+  text
+    .split(/\r\n|\r|\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+
+export function appsPage(frame: Frame, apps: readonly { app: App; key: string | undefined; product: ProductSettings | undefined }[], message?: string): Html {
+  return layout(
+    frame,
+    'My apps',
+    html`<h1>My apps</h1>
+${notice(message)}
+<p><a class="button" href="/apps/new">Register a new app</a></p>
+${
+  apps.length === 0
+    ? html`<p>You have no apps yet.</p>`
+    : html`<table class="reflow">
+<thead><tr><th>App</th><th>API product</th><th>Type</th><th>Status</th><th>Key</th><th>Created</th></tr></thead>
+<tbody>
+${apps.map(
+  ({ app, key, product }) =>
+    html`<tr><td data-label="App"><a href="/apps/${app.id}">${app.name}</a></td><td data-label="API product">${product?.displayName ?? app.product}</td><td data-label="Type">${app.type}</td><td data-label="Status">${appState(app)}</td><td data-label="Key"><code>${key ?? 'none'}</code></td><td data-label="Created">${date(app.createdAt)}</td></tr>`,
+)}
+</tbody>
+</table>`
+}`,
+  );
+}
+
+/** What the registration form holds: as typed, when it comes back with an error. */
+export interface NewAppForm {
+  name?: string;
+  product?: string;
+  type?: string;
+  redirectUris?: string;
+  error?: string;
+}
+
+/**
+ * The type and redirect URI fields are always there (the form works without a script); each
+ * product that signs users in says so, and that its apps need redirect URIs.
+ */
+export function newAppPage(frame: Frame, products: readonly ProductSettings[], form: NewAppForm): Html {
+  const type = form.type ?? 'confidential';
+  return layout(
+    frame,
+    'Register an app',
+    html`<h1>Register an app</h1>
+${problem(form.error)}
+<form method="post" action="/apps" class="stack">
+  ${csrfField(frame)}
+  <label>App name <input type="text" name="name" required maxlength="100" value="${form.name ?? ''}"></label>
+  <fieldset>
+    <legend>API product</legend>
+    ${products.map(
+      (p, i) =>
+        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <span><strong>${p.displayName}</strong> <span class="hint">${p.description}${signsUsersIn(p) ? html` Signs users in: its apps need redirect URIs.` : ''}</span></span></label>`,
+    )}
+  </fieldset>
+  <fieldset>
+    <legend>Type of app</legend>
+    ${(['confidential', 'public'] as const).map(
+      (t) =>
+        html`<label class="choice"><input type="radio" name="type" value="${t}" ${type === t ? html`checked` : ''}> <span><strong>${TYPES[t].name}</strong> <span class="hint">${TYPES[t].hint}</span></span></label>`,
+    )}
+  </fieldset>
+  <label>Redirect URIs <span class="hint">Only for products that sign users in: where users are sent back after signing in. ${URI_RULES}</span>
+    <textarea name="redirect_uris" rows="3" spellcheck="false" autocapitalize="off">${form.redirectUris ?? ''}</textarea></label>
+  <button type="submit">Register app</button>
+</form>`,
+  );
+}
+
+/** The key and secret (a public app: the key only), shown once: after a registration or a rotation. */
+export function secretPage(frame: Frame, shown: { app: App; key: string; secret?: string; overlapUntil?: number }): Html {
+  const rotated = shown.overlapUntil !== undefined;
+  const key = html`<dt>Key</dt><dd><code id="app-key">${shown.key}</code> <button type="button" class="copy" data-copy="app-key" hidden>Copy</button></dd>`;
+  return layout(
+    frame,
+    rotated ? (shown.secret === undefined ? 'New key' : 'New secret') : 'App registered',
+    html`<h1>${rotated ? html`New key${shown.secret === undefined ? '' : ' and secret'} for <q>${shown.app.name}</q>` : html`App <q>${shown.app.name}</q> registered`}</h1>
+${
+  shown.secret === undefined
+    ? html`<dl class="secrets">${key}<dt>Secret</dt><dd id="app-no-secret">none: a public app has no secret</dd></dl>
+<p>The key is no secret: it names your app, which signs users in with it alone. It is on the app's page too.</p>`
+    : html`<p class="warning" role="alert"><strong>Copy the secret now: it will not be shown again.</strong> The gateway keeps only a hash of it.</p>
+<dl class="secrets">
+  ${key}
+  <dt>Secret</dt><dd><code id="app-secret">${shown.secret}</code> <button type="button" class="copy" data-copy="app-secret" hidden>Copy</button></dd>
+</dl>`
+}
+${rotated ? html`<p>The previous key${shown.secret === undefined ? '' : ' and secret'} keep${shown.secret === undefined ? 's' : ''} working until ${dateTime(shown.overlapUntil!)}.</p>` : ''}
+${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PENDING_NOTE}</p>` : ''}
+<p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
+  );
+}
+
+/** The reveal page once its secret was shown (or never reached this browser): the way to a new one. */
+export function secretGonePage(frame: Frame, app: App): Html {
+  if (app.type === 'public') {
+    return layout(
+      frame,
+      'Already shown',
+      html`<h1>Already shown</h1>
+<p>This page was shown once. A public app has no secret: its keys are on its page.</p>
+<p><a href="/apps/${app.id}">Go to the app <q>${app.name}</q></a></p>`,
+    );
+  }
+  return layout(
+    frame,
+    'Secret no longer available',
+    html`<h1>Secret no longer available</h1>
+<p>This secret was shown once and is no longer available: the gateway keeps only a hash of it. If you did not copy it, rotate the key to get a new one.</p>
+<p><a href="/apps/${app.id}">Go to the app <q>${app.name}</q></a></p>`,
+  );
+}
+
+export interface AppView {
+  app: App;
+  product: ProductSettings | undefined;
+  credentials: readonly Credential[];
+  usage: readonly HourCount[];
+  /** The product's quota and how much of it the app used in the current window. */
+  quota: { settings: QuotaSettings; used: number } | undefined;
+  now: number;
+}
+
+/** What an app's page says besides the app: a notice, an error of an action, or the redirect URI form as typed with its error. */
+export interface AppNotes {
+  notice?: string | undefined;
+  error?: string;
+  redirectUris?: { text: string; error: string };
+}
+
+export function appPage(frame: Frame, view: AppView, notes: AppNotes = {}): Html {
+  const { app, product, credentials, now } = view;
+  const keyState = (c: Credential) => (c.status === 'revoked' ? 'revoked' : c.expiresAt === null ? 'active' : c.expiresAt > now ? `works until ${dateTime(c.expiresAt)}` : 'expired');
+  const rotating = app.type === 'public' ? 'Rotating gives a new key; the current one keeps' : 'Rotating gives a new key and secret; the current ones keep';
+  return layout(
+    frame,
+    app.name,
+    html`<h1>${app.name}</h1>
+${notice(notes.notice)}
+${problem(notes.error)}
+${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) : ''}
+<dl class="facts">
+  <dt>API product</dt><dd>${product === undefined ? app.product : html`<a href="/products/${encodeURIComponent(product.name)}">${product.displayName}</a>`}</dd>
+  <dt>Type</dt><dd id="app-type">${app.type}: ${TYPES[app.type].gets}</dd>
+  <dt>Status</dt><dd>${appState(app)}</dd>
+  <dt>Created</dt><dd>${date(app.createdAt)}</dd>
+</dl>
+<h2>Keys</h2>
+<table class="reflow">
+<thead><tr><th>Key</th><th>State</th><th>Created</th><th><span class="visually-hidden">Action</span></th></tr></thead>
+<tbody>
+${credentials.map(
+  (c) =>
+    html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
+      isLive(c, now) ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>` : ''
+    }</td></tr>`,
+)}
+</tbody>
+</table>
+<form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">${app.type === 'public' ? 'Rotate key' : 'Rotate secret'}</button></form>
+<p class="hint">${rotating} working for ${span(frame.portal.keyOverlapMs)}, then stop${app.type === 'public' ? 's' : ''}.</p>
+${redirectUrisSection(frame, view, notes.redirectUris)}
+<h2>Usage</h2>
+${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}
+${usageChart(view.usage, now)}
+<h2>Delete</h2>
+${app.status === 'disabled' ? html`<p>${DISABLED_NOTE}</p>` : html`<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app&hellip;</a></p>`}`,
+  );
+}
+
+/**
+ * The app's redirect URIs, and the form that replaces them while the product signs users in and
+ * the app is not disabled; the form comes back as typed, with its error, when they are refused.
+ */
+function redirectUrisSection(frame: Frame, view: AppView, typed: AppNotes['redirectUris']): Html {
+  const { app, product } = view;
+  const editable = signsUsersIn(product) && app.status === 'active';
+  if (!signsUsersIn(product) && app.redirectUris.length === 0) {
+    return html`<h2>Redirect URIs</h2>
+<p>This product does not sign users in: the app needs no redirect URIs.</p>`;
+  }
+  return html`<h2>Redirect URIs</h2>
+${app.redirectUris.length === 0 ? html`<p>None yet: users cannot sign in to this app until it has one.</p>` : html`<ul id="redirect-uris">${app.redirectUris.map((uri) => html`<li><code>${uri}</code></li>`)}</ul>`}
+${
+  editable
+    ? html`<form method="post" action="/apps/${app.id}/redirect-uris" class="stack" id="redirect-uris-form">
+  ${csrfField(frame)}
+  ${problem(typed?.error)}
+  <label>Redirect URIs <span class="hint">${URI_RULES} Saving replaces them all.</span>
+    <textarea name="redirect_uris" rows="${Math.max(3, app.redirectUris.length + 1)}" spellcheck="false" autocapitalize="off">${typed?.text ?? app.redirectUris.join('\n')}</textarea></label>
+  <button type="submit">Save redirect URIs</button>
+</form>`
+    : problem(typed?.error)
+}`;
+}
+
+export function deletePage(frame: Frame, app: App): Html {
+  if (app.status === 'disabled') return layout(frame, `Delete ${app.name}`, html`<h1>Delete <q>${app.name}</q></h1><p>${DISABLED_NOTE}</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
+  return layout(
+    frame,
+    `Delete ${app.name}`,
+    html`<h1>Delete <q>${app.name}</q>?</h1>
+<p>Its keys stop working, and so do the tokens issued with them, at once. This cannot be undone.</p>
+<form method="post" action="/apps/${app.id}/delete" class="actions">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button> <a href="/apps/${app.id}">Cancel</a></form>`,
+  );
+}
+
+/** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
+function usageChart(usage: readonly HourCount[], now: number): Html {
+  const current = now - (now % HOUR_MS);
+  const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
+  const byHour = new Map(usage.map((u) => [u.hour, u.count]));
+  const counts = hours.map((h) => byHour.get(h) ?? 0);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const max = Math.max(1, ...counts);
+  const [width, height, bar, top, bottom] = [480, 140, 20, 16, 20];
+  const plot = height - top - bottom;
+  return html`<figure class="chart">
+<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="usage-title" width="100%">
+<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${total === 0 ? 0 : max} in an hour</title>
+<line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"/>
+<text x="0" y="11" class="label">${total === 0 ? 'no calls yet' : plural(max, 'call')}</text>
+${hours.map((h, i) => {
+  const size = Math.round((counts[i]! / max) * plot);
+  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
+})}
+${hours.map((h, i) => {
+  if (i % 6 !== 0 && i !== 23) return '';
+  // The first and last labels are anchored inside the chart, not centred past its edges.
+  const [x, anchor] = i === 0 ? [2, 'start'] : i === 23 ? [width - 2, 'end'] : [i * bar + bar / 2, 'middle'];
+  return html`<text x="${x}" y="${height - 5}" class="label" text-anchor="${anchor}">${new Date(h).toISOString().slice(11, 16)}</text>`;
+})}
+</svg>
+<figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
+</figure>`;
+}
