@@ -33,13 +33,15 @@ export async function referencePage(ctx: PortalContext, r: Request): Promise<Ans
   if (docs.length === 0) return notFound(r);
   const dev = r.frame.developer;
   const { clock } = ctx.services;
-  // Only apps that can get a token now, each by its newest live key; never a secret (the store has only their hashes).
+  // Only apps that can get a token now, each by its newest live key; never a secret (the store has
+  // only their hashes). Not a public app: the panels' grants (client_credentials, password) take a secret.
   const apps =
     dev === undefined
       ? undefined
       : (await listApps(asDeveloper(ctx, r))).flatMap((app) => {
           const key = app.credentials.filter((c) => isLive(c, clock())).at(-1)?.key;
-          return app.product === product.name && app.status === 'active' && app.approval !== 'pending' && key !== undefined ? [{ name: app.name, key }] : [];
+          const usable = app.product === product.name && app.type === 'confidential' && app.status === 'active' && app.approval !== 'pending';
+          return usable && key !== undefined ? [{ name: app.name, key }] : [];
         });
   return page(200, pages.referencePage(r.frame, product, docs, { gatewayUrl: ctx.gatewayOrigin, grants: product.grants, apps, productName: product.name }));
 }

@@ -70,7 +70,13 @@ portal:
     authServer: users
     approval: auto
     portal: true
+  signin-pets:
+    openapi: [pets]
+    grants: [authorization_code, client_credentials]
+    login: users
+    portal: true
 `,
+        oauth: '  issuer: http://127.0.0.1',
       },
       { dir: temp.dir },
     );
@@ -271,6 +277,16 @@ portal:
     assert.doesNotMatch(get, /data-field="username"/, 'client_credentials: no user');
     for (const secret of [mine.secret, pending.secret, other.secret]) assert.ok(!page.text.includes(secret));
     assert.ok(!page.text.includes(pending.key) && !page.text.includes(other.key));
+  });
+
+  test('a public app is not offered: the panels get their tokens with a secret (client_credentials or password), which it does not have', async () => {
+    const visitor = await loggedIn('public@example.com');
+    const redirectUris = ['https://app.example.com/cb'];
+    const server = await createApp(gw.admin, { developer: 'public@example.com', name: 'Server', product: 'signin-pets', redirectUris });
+    const spa = await createApp(gw.admin, { developer: 'public@example.com', name: 'Spa', product: 'signin-pets', type: 'public', redirectUris });
+    const get = operation((await visitor.get('/products/signin-pets/reference')).text, 'getPet');
+    assert.ok(get.includes(`<select data-field="app"><option value="${server.key}">Server (${server.key})</option></select>`), get);
+    assert.ok(!get.includes(spa.key));
   });
 
   test("an operation that requires a user asks for a user's token (the password grant) even where the product has client_credentials", async () => {
