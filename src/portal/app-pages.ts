@@ -87,7 +87,7 @@ ${problem(form.error)}
     <legend>API product</legend>
     ${products.map(
       (p, i) =>
-        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <span><strong>${p.displayName}</strong> <span class="hint">${p.description}${signsUsersIn(p) ? html` Signs users in: its apps need redirect URIs.` : ''}</span></span></label>`,
+        html`<label class="choice"><input type="radio" name="product" value="${p.name}" required ${form.product === p.name || (form.product === undefined && i === 0) ? html`checked` : ''}> <span><strong>${p.displayName}</strong> <span class="hint">${p.description}${signsUsersIn(p) ? html` Signs users in: an app that does (a public app always) needs redirect URIs.` : ''}</span></span></label>`,
     )}
   </fieldset>
   <fieldset>

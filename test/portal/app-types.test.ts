@@ -67,7 +67,7 @@ describe('portal: public and confidential apps, redirect URIs', () => {
     assert.match(form.text, /<input type="radio" name="type" value="public" >/);
     assert.match(form.text, /<textarea name="redirect_uris" rows="3" spellcheck="false" autocapitalize="off"><\/textarea>/);
     const text = visible(form);
-    assert.match(text, /Sign-in API Calls on behalf of your users\. Signs users in: its apps need redirect URIs\./);
+    assert.match(text, /Sign-in API Calls on behalf of your users\. Signs users in: an app that does \(a public app always\) needs redirect URIs\./);
     assert.match(text, /Plain API Calls of your own server\. Type of app/, 'no such hint for a product that does not sign users in');
     assert.match(text, /Public A single-page, mobile or command-line app, which cannot keep a secret: it gets a key only/);
   });
@@ -125,7 +125,7 @@ describe('portal: public and confidential apps, redirect URIs', () => {
         'the redirect URI "javascript:alert(document.cookie)" must be https, http on a loopback address, or a private-use scheme in reverse domain order (com.example.app:/callback)',
       ],
       [eleven, 'an app has at most 10 redirect URIs, not 11'],
-      ['', 'product "signin" signs users in (the authorization_code grant): the app needs at least one redirect URI, where users are sent back after signing in'],
+      ['https://web.example.com/a\nhttps://web.example.com/a', 'the redirect URI "https://web.example.com/a" is listed twice'],
     ];
     for (const [typed, message] of refusals) {
       const refused = await visitor.submit(appPath, `${appPath}/redirect-uris`, { redirect_uris: typed });
@@ -160,6 +160,10 @@ describe('portal: public and confidential apps, redirect URIs', () => {
         'product "plain" does not offer the authorization_code grant, the only one that sends users to a redirect URI: its apps take none',
       ],
       [{ name: 'p', product: 'signin', type: 'public', redirect_uris: 'https://a.example.com/cb#x' }, 'the redirect URI "https://a.example.com/cb#x" must not have a fragment'],
+      [
+        { name: 'p', product: 'signin', type: 'public', redirect_uris: '' },
+        'a public app signs users in (the authorization_code grant, its only one): it needs at least one redirect URI, where users are sent back after signing in',
+      ],
       [
         { name: 'p', product: 'signin', type: 'public', redirect_uris: 'javascript:alert(1)' },
         'the redirect URI "javascript:alert(1)" must be https, http on a loopback address, or a private-use scheme in reverse domain order (com.example.app:/callback)',
