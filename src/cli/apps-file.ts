@@ -116,7 +116,14 @@ export async function readAppsFile(file: string, knownProducts: () => Promise<re
           continue;
         }
         // One problem per app: a type that does not fit its product says it all.
-        const fits = checked(() => (requireTypeFits(product, app.type ?? 'confidential'), true), [...at, app.type === undefined ? 'product' : 'type'], report);
+        const fits = checked(
+          () => {
+            requireTypeFits(product, app.type ?? 'confidential');
+            return true;
+          },
+          [...at, app.type === undefined ? 'product' : 'type'],
+          report,
+        );
         if (fits) checked(() => requireRedirectUris(product, app.redirectUris ?? [], app.type ?? 'confidential'), app.redirectUris === undefined ? at : [...at, 'redirectUris'], report);
       }
     }
