@@ -514,6 +514,7 @@ describe('gateway config check', () => {
     assert.deepEqual(Object.keys(schema.properties).sort(), [
       'admin',
       'authServers',
+      'identityProviders',
       'listen',
       'log',
       'mail',
