@@ -40,7 +40,9 @@ export type FlowAnswer = ({ status: number; page: Html; formTo?: string } | { re
 /**
  * No page can be framed (clickjacking) or load anything from elsewhere; forms go to the gateway,
  * and to the app's redirect URI that the consent's answer redirects to (form-action applies to
- * redirects). No referrer: a page's URL holds its transaction.
+ * redirects). A page's URL holds its transaction, so it goes to no other site as a referrer; but
+ * same-origin, not no-referrer: under no-referrer a browser sends `Origin: null` with the page's
+ * own form (the Fetch standard, "serializing a request origin"), which readOwnForm refuses.
  */
 function securityHeaders(formTo: string | undefined): Record<string, string> {
   const forms = formTo === undefined ? "'self'" : `'self' ${formTo}`;
@@ -48,7 +50,7 @@ function securityHeaders(formTo: string | undefined): Record<string, string> {
     'content-security-policy': `default-src 'none'; style-src 'self'; img-src 'self'; form-action ${forms}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
     'cache-control': 'no-store',
   };
 }
