@@ -55,10 +55,11 @@ export const REDIRECT_URI = 'http://127.0.0.1:7777/callback';
 
 /**
  * A gateway whose product `people` signs users in with the authorization code grant (login:
- * `login`, default the authorization server `users`), its route /v1/me needing a user.
+ * `login`, default the authorization server `users`), its route /v1/me needing a user; on `port`
+ * when the test must name the gateway's address before it starts (an OpenID provider's redirect URI).
  */
-export async function startFlowGateway(parts: ConfigParts & { login?: string; people?: string } = {}): Promise<TestGateway & { issuer: string }> {
-  const port = await freePort('127.0.0.1');
+export async function startFlowGateway(parts: ConfigParts & { login?: string; people?: string; port?: number } = {}): Promise<TestGateway & { issuer: string }> {
+  const port = parts.port ?? (await freePort('127.0.0.1'));
   const issuer = `http://127.0.0.1:${port}`;
   const gw = await startTestGateway(
     {
