@@ -19,6 +19,9 @@ const missing = !existsSync(CHROMIUM);
 if (missing) process.stderr.write(`\n!!! BROWSER TESTS SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, as .ci/run does) !!!\n\n`);
 
 const PHONE = { width: 375, height: 667 };
+/** A subject and an app name (the longest the gateway takes) of one word each, wider than a phone. */
+const CAROL = 'carol.of.the.users.directory@accounts.subsidiary.examplecompany.com';
+const LONG_NAME = `An${'AppNameOfOneWord'.repeat(7)}`.slice(0, 100);
 
 /** Products besides `people` (login: the provider `idp`), each signing users in another way. */
 const PRODUCTS = `  staff:
@@ -68,7 +71,7 @@ before(async () => {
   // A provider the gateway never reached: down before its first login.
   const down = await startOidcProvider([callback]);
   await down.close();
-  auth = await startAuthServer({ carol: { password: 'c4rol-password', sub: 'carol-at-users' } });
+  auth = await startAuthServer({ carol: { password: 'c4rol-password', sub: CAROL } });
   upstream = await startUpstream();
   appSite = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('back at the app'));
   const providers = `identityProviders:\n${idp.yaml('idp')}${idp.yaml('idp-staff', '    subjectClaim: employee_id\n')}${down.yaml('idp-down')}${flaky.yaml('idp-flaky')}`;
@@ -98,9 +101,8 @@ interface TestApp {
 let apps = 0;
 
 /** An app of `product` registered with the redirect URI of `appSite`, and openid-client configured for it by discovery. */
-async function registerApp(product: string, type: 'confidential' | 'public' = 'confidential'): Promise<TestApp> {
+async function registerApp(product: string, type: 'confidential' | 'public' = 'confidential', name = `${type}-app-${++apps}`): Promise<TestApp> {
   const { store, secretKey } = gw.gateway.services;
-  const name = `${type}-app-${++apps}`;
   let key: string;
   let secret: string | undefined;
   if (type === 'confidential') {
@@ -246,8 +248,8 @@ describe('pushed authorization requests (RFC 9126) with openid-client', { skip: 
 });
 
 describe("the gateway's own login page, for an authorization server's users", { skip: missing }, () => {
-  test('without JavaScript, at phone width: a wrong password, then login, consent, code and tokens; no page scrolls sideways', async () => {
-    const app = await registerApp('local');
+  test('without JavaScript, at phone width: a wrong password, then login, consent, code and tokens; no page scrolls sideways, even for names of one long word', async () => {
+    const app = await registerApp('local', 'confidential', LONG_NAME);
     const context = await newContext({ javaScriptEnabled: false, viewport: PHONE });
     const page = await context.newPage();
     const asked = await authorization(app, 'profile');
@@ -264,9 +266,9 @@ describe("the gateway's own login page, for an authorization server's users", { 
     await assertFitsPhone(page, ['Sign in']);
     await page.fill('input[name=password]', 'c4rol-password');
     await page.click('button:has-text("Sign in")');
-    await assertConsentPage(page, app, { scopes: ['profile'], subject: 'carol-at-users', product: 'local' });
+    await assertConsentPage(page, app, { scopes: ['profile'], subject: CAROL, product: 'local' });
     await assertFitsPhone(page, ['Allow', 'Deny']);
-    await assertTokensWork(app, await decide(page, 'Allow'), asked, 'carol-at-users');
+    await assertTokensWork(app, await decide(page, 'Allow'), asked, CAROL);
     await context.close();
   });
 });
