@@ -5,6 +5,7 @@
 // gateway's consent page; the app's redirect URI is a real HTTP server that records what it gets.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -45,6 +46,11 @@ const PRODUCTS = `  staff:
     scopes: [profile]
     grants: [authorization_code]
     login: idp-down
+  silent:
+    routes: [me]
+    scopes: [profile]
+    grants: [authorization_code]
+    login: idp-silent
   flaky:
     routes: [me]
     scopes: [profile]
@@ -53,6 +59,8 @@ const PRODUCTS = `  staff:
 `;
 
 let idp: OidcProvider;
+/** Takes connections and never answers: a provider that hangs. */
+let silent: { url: string; close(): Promise<void> };
 /** Up until a test stops it between its login and its answer reaching the gateway. */
 let flaky: OidcProvider;
 let auth: AuthServer;
@@ -71,10 +79,16 @@ before(async () => {
   // A provider the gateway never reached: down before its first login.
   const down = await startOidcProvider([callback]);
   await down.close();
+  silent = await startSilentServer();
   auth = await startAuthServer({ carol: { password: 'c4rol-password', sub: CAROL } });
   upstream = await startUpstream();
   appSite = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('back at the app'));
-  const providers = `identityProviders:\n${idp.yaml('idp')}${idp.yaml('idp-staff', '    subjectClaim: employee_id\n')}${down.yaml('idp-down')}${flaky.yaml('idp-flaky')}`;
+  const providers = `identityProviders:\n${idp.yaml('idp')}${idp.yaml('idp-staff', '    subjectClaim: employee_id\n')}${down.yaml('idp-down')}${flaky.yaml('idp-flaky')}  idp-silent:
+    issuer: ${silent.url}
+    clientId: token-gateway
+    allowInsecureHttp: true
+    timeout: 200ms
+`;
   gw = await startFlowGateway({ port, login: 'idp', upstreamUrl: upstream.url, authServerUrl: auth.url, products: PRODUCTS, extra: providers });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
@@ -83,10 +97,24 @@ after(async () => {
   await gw?.close();
   await idp?.close();
   await flaky?.close();
+  await silent?.close();
   await auth?.close();
   await upstream?.close();
   await appSite?.close();
 });
+
+async function startSilentServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => void sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 const redirectUri = () => `${appSite.url}/callback`;
 
@@ -205,7 +233,7 @@ async function assertTokensWork(app: TestApp, back: URL, asked: { verifier: stri
 
 describe('the app is openid-client, the user logs in at oidc-provider', { skip: missing }, () => {
   for (const type of ['confidential', 'public'] as const) {
-    test(`a ${type} app: login at the provider, consent at the gateway, code, tokens, /v1/me as the provider's subject, refresh`, async () => {
+    test(`a ${type} app: login at the provider, consent at the gateway, code, tokens, /v1/me as the provider's subject, refresh; again in that browser, the code at once`, async () => {
       const app = await registerApp('people', type);
       const context = await newContext();
       const page = await context.newPage();
@@ -216,35 +244,43 @@ describe('the app is openid-client, the user logs in at oidc-provider', { skip: 
       const back = await decide(page, 'Allow');
       assert.equal(back.searchParams.get('iss'), gw.issuer);
       await assertTokensWork(app, back, asked, 'alice');
+
+      // Again in this browser: signed in at the provider, the scopes granted at the gateway: no page, the code at once.
+      const again = await authorization(app, 'profile');
+      const code = await landAtApp(page, () => page.goto(again.url.href));
+      assert.deepEqual([...code.searchParams.keys()], ['code', 'state', 'iss']);
+      await assertTokensWork(app, code, again, 'alice');
       await context.close();
     });
   }
 });
 
 describe('pushed authorization requests (RFC 9126) with openid-client', { skip: missing }, () => {
-  test('buildAuthorizationUrlWithPAR: a request_uri, then login, consent and tokens; a plain request is refused at the redirect URI', async () => {
-    const app = await registerApp('pushed');
-    const context = await newContext();
-    const page = await context.newPage();
-    const { params, ...asked } = await authorizationParams('profile');
-    const url = await client.buildAuthorizationUrlWithPAR(app.config, params);
-    assert.deepEqual([...url.searchParams.keys()].sort(), ['client_id', 'request_uri']);
-    assert.match(url.searchParams.get('request_uri')!, /^urn:ietf:params:oauth:request_uri:/);
-    await page.goto(url.href);
-    await logInAtProvider(page, 'bob');
-    await assertConsentPage(page, app, { scopes: ['profile'], subject: 'bob', product: 'pushed' });
-    await assertTokensWork(app, await decide(page, 'Allow'), asked, 'bob');
+  for (const type of ['confidential', 'public'] as const) {
+    test(`a ${type} app: buildAuthorizationUrlWithPAR, a request_uri, then login, consent and tokens; a plain request is refused at the redirect URI`, async () => {
+      const app = await registerApp('pushed', type);
+      const context = await newContext();
+      const page = await context.newPage();
+      const { params, ...asked } = await authorizationParams('profile');
+      const url = await client.buildAuthorizationUrlWithPAR(app.config, params);
+      assert.deepEqual([...url.searchParams.keys()].sort(), ['client_id', 'request_uri']);
+      assert.match(url.searchParams.get('request_uri')!, /^urn:ietf:params:oauth:request_uri:/);
+      await page.goto(url.href);
+      await logInAtProvider(page, 'bob');
+      await assertConsentPage(page, app, { scopes: ['profile'], subject: 'bob', product: 'pushed' });
+      await assertTokensWork(app, await decide(page, 'Allow'), asked, 'bob');
 
-    const plain = await authorization(app, 'profile');
-    const refused = await landAtApp(page, () => page.goto(plain.url.href));
-    assert.deepEqual(Object.fromEntries(refused.searchParams), {
-      error: 'invalid_request',
-      error_description: 'this app must push its authorization requests to /oauth2/par first (RFC 9126)',
-      state: plain.state,
-      iss: gw.issuer,
+      const plain = await authorization(app, 'profile');
+      const refused = await landAtApp(page, () => page.goto(plain.url.href));
+      assert.deepEqual(Object.fromEntries(refused.searchParams), {
+        error: 'invalid_request',
+        error_description: 'this app must push its authorization requests to /oauth2/par first (RFC 9126)',
+        state: plain.state,
+        iss: gw.issuer,
+      });
+      await context.close();
     });
-    await context.close();
-  });
+  }
 });
 
 describe("the gateway's own login page, for an authorization server's users", { skip: missing }, () => {
@@ -304,21 +340,26 @@ describe('refusals and failures, as the app and the user see them', { skip: miss
     await context.close();
   });
 
-  test('the provider down before its first login: a 503 page saying the sign-in service cannot be reached, at phone width', async () => {
-    const app = await registerApp('offline');
-    const context = await newContext({ javaScriptEnabled: false, viewport: PHONE });
-    const page = await context.newPage();
-    const before = landings().length;
-    const answer = (await page.goto((await authorization(app, 'profile')).url.href))!;
-    assert.equal(answer.status(), 503);
-    assert.equal(answer.headers()['retry-after'], '30');
-    assert.equal(page.url().split('?')[0], `${gw.issuer}/oauth2/authorize`);
-    assert.equal(await page.locator('h1').textContent(), 'Sign-in unavailable');
-    assert.match((await page.locator('main').textContent())!, /The sign-in service cannot be reached right now\. Try again in a few minutes\./);
-    await assertFitsPhone(page, []);
-    assert.equal(landings().length, before);
-    await context.close();
-  });
+  for (const [product, how] of [
+    ['offline', 'down (connections refused)'],
+    ['silent', 'hanging (no answer within its timeout)'],
+  ] as const) {
+    test(`the provider ${how} at its first login: a 503 page saying the sign-in service cannot be reached, at phone width`, async () => {
+      const app = await registerApp(product);
+      const context = await newContext({ javaScriptEnabled: false, viewport: PHONE });
+      const page = await context.newPage();
+      const before = landings().length;
+      const answer = (await page.goto((await authorization(app, 'profile')).url.href))!;
+      assert.equal(answer.status(), 503);
+      assert.equal(answer.headers()['retry-after'], '30');
+      assert.equal(page.url().split('?')[0], `${gw.issuer}/oauth2/authorize`);
+      assert.equal(await page.locator('h1').textContent(), 'Sign-in unavailable');
+      assert.match((await page.locator('main').textContent())!, /The sign-in service cannot be reached right now\. Try again in a few minutes\./);
+      await assertFitsPhone(page, []);
+      assert.equal(landings().length, before);
+      await context.close();
+    });
+  }
 
   test('the provider down between the login and its code reaching the gateway: a 503 page, the code exchange having failed', async () => {
     const app = await registerApp('flaky');
