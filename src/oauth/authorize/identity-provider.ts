@@ -95,10 +95,21 @@ export function createIdentityProviderClient(settings: IdentityProviderSettings,
   };
 }
 
+/**
+ * The provider's error at the redirect URI (RFC 6749 §4.1.2.1): the user's refusal goes to the
+ * app; the provider's own failure is one to try again later, like one it has at its token
+ * endpoint; any other says the request or the provider is wrong, which no retry mends.
+ */
+const PROVIDER_ERRORS: Readonly<Record<string, ProviderLoginError['kind']>> = {
+  access_denied: 'denied',
+  server_error: 'unavailable',
+  temporarily_unavailable: 'unavailable',
+};
+
 /** A provider's failure as the flow answers it. */
 function classify(provider: string, err: unknown): ProviderLoginError {
   if (err instanceof oidc.AuthorizationResponseError) {
-    return new ProviderLoginError(err.error === 'access_denied' ? 'denied' : 'failed', `identity provider ${provider} answered ${err.error}`, err);
+    return new ProviderLoginError(PROVIDER_ERRORS[err.error] ?? 'failed', `identity provider ${provider} answered ${err.error}`, err);
   }
   if (err instanceof oidc.ResponseBodyError)
     return new ProviderLoginError(err.status >= 500 ? 'unavailable' : 'failed', `identity provider ${provider}: token endpoint answered ${err.status} ${err.error}`, err);
