@@ -1,7 +1,8 @@
 // A real OpenID provider for the gateway to log users in with: panva's oidc-provider (v9) over
 // real HTTP on a loopback port, one confidential client (the gateway), accounts with a custom
 // claim for `subjectClaim`, and its development login page (any password; "[ Cancel ]" aborts
-// with access_denied), which a browser can fill in. Its own consent is skipped: the gateway is its
+// with access_denied; the page's URL followed by /unavailable ends it with temporarily_unavailable),
+// which a browser can fill in. Its own consent is skipped: the gateway is its
 // first-party client, and the user consents to the app at the gateway.
 import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -30,7 +31,17 @@ export async function startOidcProvider(redirectUris: readonly string[]): Promis
   const issuer = await listenOn(server);
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, configuration({ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' }, redirectUris));
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req, res) => {
+    // A provider under maintenance ends the login it is showing with temporarily_unavailable
+    // (RFC 6749 §4.1.2.1), sent to the gateway's redirect URI: GET <interaction page>/unavailable.
+    if (req.method === 'GET' && /^\/interaction\/[^/]+\/unavailable$/.test(req.url ?? '')) {
+      const result = { error: 'temporarily_unavailable', error_description: 'down for maintenance' };
+      provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false }).catch((err: unknown) => res.destroy(err as Error));
+      return;
+    }
+    void handle(req, res);
+  });
   return {
     issuer,
     yaml: (name, more = '') =>

@@ -328,6 +328,20 @@ describe('refusals and failures, as the app and the user see them', { skip: miss
     await context.close();
   });
 
+  test('the provider answers temporarily_unavailable: a 503 page saying the sign-in service cannot be reached', async () => {
+    const app = await registerApp('people');
+    const context = await newContext();
+    const page = await context.newPage();
+    await page.goto((await authorization(app)).url.href);
+    await page.waitForURL(`${idp.issuer}/interaction/**`);
+    const answer = page.waitForResponse(`${gw.issuer}/oauth2/callback?**`);
+    await page.goto(`${page.url()}/unavailable`);
+    assert.equal((await answer).status(), 503);
+    assert.equal(await page.locator('h1').textContent(), 'Sign-in unavailable');
+    assert.match((await page.locator('main').textContent())!, /The sign-in service cannot be reached right now\./);
+    await context.close();
+  });
+
   test('the user cancels at the provider (access_denied from it): the app gets access_denied', async () => {
     const app = await registerApp('people');
     const context = await newContext();
