@@ -309,7 +309,7 @@ describe("the gateway's own login page, for an authorization server's users", { 
   });
 });
 
-describe('refusals and failures, as the app and the user see them', { skip: missing }, () => {
+describe('refusals, as the app sees them', { skip: missing }, () => {
   test('a denied consent: the app gets access_denied with its state and the issuer, and openid-client reports it', async () => {
     const app = await registerApp('people');
     const context = await newContext();
@@ -328,6 +328,20 @@ describe('refusals and failures, as the app and the user see them', { skip: miss
     await context.close();
   });
 
+  test('the user cancels at the provider (access_denied from it): the app gets access_denied', async () => {
+    const app = await registerApp('people');
+    const context = await newContext();
+    const page = await context.newPage();
+    const asked = await authorization(app);
+    await page.goto(asked.url.href);
+    await page.waitForURL(`${idp.issuer}/interaction/**`);
+    const back = await landAtApp(page, () => page.click('text=[ Cancel ]'));
+    assert.deepEqual(Object.fromEntries(back.searchParams), { error: 'access_denied', error_description: 'the user did not sign in', state: asked.state, iss: gw.issuer });
+    await context.close();
+  });
+});
+
+describe('the provider failing: the user gets a page that says so, never a 500', { skip: missing }, () => {
   test('the provider answers temporarily_unavailable: a 503 page saying the sign-in service cannot be reached', async () => {
     const app = await registerApp('people');
     const context = await newContext();
@@ -339,18 +353,6 @@ describe('refusals and failures, as the app and the user see them', { skip: miss
     assert.equal((await answer).status(), 503);
     assert.equal(await page.locator('h1').textContent(), 'Sign-in unavailable');
     assert.match((await page.locator('main').textContent())!, /The sign-in service cannot be reached right now\./);
-    await context.close();
-  });
-
-  test('the user cancels at the provider (access_denied from it): the app gets access_denied', async () => {
-    const app = await registerApp('people');
-    const context = await newContext();
-    const page = await context.newPage();
-    const asked = await authorization(app);
-    await page.goto(asked.url.href);
-    await page.waitForURL(`${idp.issuer}/interaction/**`);
-    const back = await landAtApp(page, () => page.click('text=[ Cancel ]'));
-    assert.deepEqual(Object.fromEntries(back.searchParams), { error: 'access_denied', error_description: 'the user did not sign in', state: asked.state, iss: gw.issuer });
     await context.close();
   });
 
