@@ -199,7 +199,10 @@ async function landAtApp(page: Page, action: () => Promise<unknown>): Promise<UR
   await action();
   await page.waitForURL(`${redirectUri()}?**`);
   assert.equal(landings().length, before + 1);
-  return new URL(landings().at(-1)!.url, appSite.url);
+  const landing = landings().at(-1)!;
+  // The gateway's pages hold their transaction in their URL: it reaches the app in no Referer.
+  assert.equal(landing.headers.referer, undefined);
+  return new URL(landing.url, appSite.url);
 }
 
 const decide = (page: Page, decision: 'Allow' | 'Deny') => landAtApp(page, () => page.click(`button:has-text("${decision}")`));
