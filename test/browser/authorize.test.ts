@@ -9,7 +9,7 @@ import { createServer as createNetServer, type AddressInfo, type Socket } from '
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { newKey, secretHash } from '../../src/crypto.ts';
+import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { startFlowGateway } from '../authorize/flow.ts';
 import { startOidcProvider, type OidcProvider } from '../authorize/oidc-provider.ts';
@@ -90,6 +90,7 @@ before(async () => {
     timeout: 200ms
 `;
   gw = await startFlowGateway({ port, login: 'idp', upstreamUrl: upstream.url, authServerUrl: auth.url, products: PRODUCTS, extra: providers });
+  await createDeveloper(gw.admin, { email: 'dev@example.com', name: 'Dev' });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 after(async () => {
@@ -128,22 +129,9 @@ interface TestApp {
 
 let apps = 0;
 
-/** An app of `product` registered with the redirect URI of `appSite`, and openid-client configured for it by discovery. */
+/** An app of `product` registered (by src/admin, as `gateway admin` does) with the redirect URI of `appSite`, and openid-client configured for it by discovery. */
 async function registerApp(product: string, type: 'confidential' | 'public' = 'confidential', name = `${type}-app-${++apps}`): Promise<TestApp> {
-  const { store, secretKey } = gw.gateway.services;
-  let key: string;
-  let secret: string | undefined;
-  if (type === 'confidential') {
-    ({ key, secret } = await gw.client(product, name));
-    await store.apps.setRedirectUris((await store.apps.findAppByKey(key))!.id, [redirectUri()], Date.now());
-  } else {
-    if ((await store.accounts.findDeveloper('dev@example.com')) === undefined) await gw.client(product);
-    const developer = (await store.accounts.findDeveloper('dev@example.com'))!;
-    key = newKey();
-    // A public app's credential holds the hash of a secret nobody knows (src/store/port/apps.ts NewApp).
-    const unknowable = secretHash(secretKey, newKey());
-    await store.apps.createApp({ developerId: developer.id, name, product, key, secretHash: unknowable, now: Date.now(), type: 'public', redirectUris: [redirectUri()] });
-  }
+  const { key, secret } = await createApp(gw.admin, { developer: 'dev@example.com', name, product, type, redirectUris: [redirectUri()] });
   const config = await client.discovery(new URL(gw.issuer), key, secret, secret === undefined ? client.None() : client.ClientSecretBasic(secret), {
     algorithm: 'oauth2',
     execute: [client.allowInsecureRequests],
