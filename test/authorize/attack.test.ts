@@ -6,22 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../../src/http/listener.ts';
 import { basic, bearer, call, startAuthServer, startTestGateway, startUpstream, tokenRequest, type Answer, type AuthServer, type TestGateway, type Upstream } from '../helpers.ts';
-import { csrfOf, flowApp, pkce, REDIRECT_URI, UserAgent, type Visit } from './flow.ts';
+import { assertRefusalPage, csrfOf, flowApp, pkce, REDIRECT_URI, UserAgent } from './flow.ts';
 
 const APP_URI = 'https://app.example.com/cb';
 const NATIVE_URI = 'http://127.0.0.1/native';
 const SCHEME_URI = 'com.example.app:/cb';
 const INVALID_CODE = { error: 'invalid_grant', error_description: 'the authorization code is invalid, expired or already used' };
-
-/** A page of the flow that refuses: no redirect anywhere, never framed, the message shown. */
-export function assertRefusalPage(res: Visit, status: number, message: string, what = ''): void {
-  assert.equal(res.status, status, `${what}: ${res.text.slice(0, 300)}`);
-  assert.equal(res.location, undefined, what);
-  assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8', what);
-  assert.equal(res.headers.get('x-frame-options'), 'DENY', what);
-  assert.match(res.headers.get('content-security-policy')!, /frame-ancestors 'none'/, what);
-  assert.ok(res.text.includes(message), `${what}: ${message} not in ${res.text}`);
-}
 
 describe('attacks on the authorization endpoint and the codes', () => {
   let auth: AuthServer;
@@ -168,7 +158,12 @@ describe('attacks on the authorization endpoint and the codes', () => {
       ['state twice', `${authorizeUrl(good)}&state=s2`, 400, 'parameter &#39;state&#39; is repeated'],
       ['response_type twice', `${authorizeUrl(good)}&response_type=token`, 400, 'parameter &#39;response_type&#39; is repeated'],
       ['no redirect_uri of several', url(`response_type=code&client_id=${app.key}&code_challenge=${good.code_challenge}&code_challenge_method=S256`), 400, 'the app has registered more than one'],
-      ['garbage request_uri', url(`client_id=${app.key}&request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Agarbage&redirect_uri=https%3A%2F%2Fevil.example%2F`), 400, 'the request_uri is unknown, expired, or was pushed by another app'],
+      [
+        'garbage request_uri',
+        url(`client_id=${app.key}&request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Agarbage&redirect_uri=https%3A%2F%2Fevil.example%2F`),
+        400,
+        'the request_uri is unknown, expired, or was pushed by another app',
+      ],
       ['remote request_uri', url(`client_id=${app.key}&request_uri=https%3A%2F%2Fevil.example%2Frequest.jwt`), 400, 'the request_uri is unknown, expired, or was pushed by another app'],
       ['request_uri without client_id', url('request_uri=urn%3Aietf%3Aparams%3Aoauth%3Arequest_uri%3Ax'), 400, 'a request_uri comes with the client_id of the app that pushed it'],
       ['unknown transaction', `${gw.url}/oauth2/login?tx=AAAAAAAAAAAAAAAAAAAAAA`, 400, 'This sign-in has expired, was already completed, or was started in another browser.'],
@@ -293,5 +288,95 @@ describe('attacks on the authorization endpoint and the codes', () => {
     } finally {
       shift = 0;
     }
+  });
+
+  test('PAR: another app, expired, tampered; query parameters cannot override the pushed ones; pushing needs authentication and no request_uri', async () => {
+    const { verifier, challenge } = pkce();
+    const pushed = { response_type: 'code', redirect_uri: REDIRECT_URI, code_challenge: challenge, code_challenge_method: 'S256', scope: 'profile', state: 'pushed' };
+    const par = await tokenRequest(gw.url, pushed, app, '/oauth2/par');
+    assert.equal(par.status, 201, par.text);
+    const requestUri: string = par.body.request_uri;
+    const open = (query: Record<string, string>) => new UserAgent().visit(`${gw.url}/oauth2/authorize?${new URLSearchParams(query)}`);
+    const unknown = 'the request_uri is unknown, expired, or was pushed by another app';
+    const other = await flowApp(gw, [REDIRECT_URI]);
+    assertRefusalPage(await open({ client_id: other.key, request_uri: requestUri }), 400, unknown, "another app's client_id");
+    const body = requestUri.slice('urn:ietf:params:oauth:request_uri:'.length);
+    const flipped = `${body.slice(0, 20)}${body[20] === 'A' ? 'B' : 'A'}${body.slice(21)}`;
+    for (const [what, tampered] of [
+      ['a flipped character', `urn:ietf:params:oauth:request_uri:${flipped}`],
+      ['truncated', requestUri.slice(0, -4)],
+      ['another prefix', `urn:example:${body}`],
+    ]) {
+      assertRefusalPage(await open({ client_id: app.key, request_uri: tampered! }), 400, unknown, what);
+    }
+    shift = 60_000; // a pushed request lives 60 s
+    try {
+      assertRefusalPage(await open({ client_id: app.key, request_uri: requestUri }), 400, unknown, 'expired');
+    } finally {
+      shift = 0;
+    }
+    // RFC 9126 §4: only the pushed parameters count; the query's others, even a registered redirect URI, are ignored.
+    const ua = new UserAgent();
+    const overridden = { client_id: app.key, request_uri: requestUri, redirect_uri: APP_URI, state: 'evil', scope: 'email', code_challenge: pkce().challenge, response_type: 'token' };
+    const start = await ua.visit(`${gw.url}/oauth2/authorize?${new URLSearchParams(overridden)}`);
+    assert.equal(start.status, 303, start.text);
+    const form = await ua.visit(start.location!);
+    const login = await ua.visit(start.location!, { form: { csrf: csrfOf(form.text), username: 'alice', password: 'wonderland' } });
+    const back = new URL(login.location!);
+    assert.equal(`${back.origin}${back.pathname}`, REDIRECT_URI);
+    assert.equal(back.searchParams.get('state'), 'pushed');
+    const tokens = await exchange(back.searchParams.get('code')!, verifier);
+    assert.deepEqual([tokens.status, tokens.body.scope], [200, 'profile']);
+
+    const refusals: [string, Promise<Answer>, number, Record<string, string>][] = [
+      [
+        'a confidential app by client_id alone',
+        tokenRequest(gw.url, { ...pushed, client_id: app.key }, undefined, '/oauth2/par'),
+        401,
+        { error: 'invalid_client', error_description: 'client authentication failed' },
+      ],
+      ['a wrong secret', tokenRequest(gw.url, pushed, { key: app.key, secret: `${app.secret}x` }, '/oauth2/par'), 401, { error: 'invalid_client', error_description: 'client authentication failed' }],
+      [
+        'a request_uri pushed',
+        tokenRequest(gw.url, { ...pushed, request_uri: requestUri }, app, '/oauth2/par'),
+        400,
+        { error: 'invalid_request', error_description: 'request_uri cannot be pushed (RFC 9126 section 2.1)' },
+      ],
+      [
+        'Basic of one app, client_id of another',
+        tokenRequest(gw.url, { ...pushed, client_id: other.key }, app, '/oauth2/par'),
+        400,
+        { error: 'invalid_request', error_description: 'client_id differs from the Basic credentials' },
+      ],
+      [
+        'a request object',
+        tokenRequest(gw.url, { ...pushed, request: 'eyJhbGciOiJub25lIn0.e30.' }, app, '/oauth2/par'),
+        400,
+        { error: 'request_not_supported', error_description: 'request objects are not supported; push the request to /oauth2/par instead' },
+      ],
+      [
+        'an unregistered redirect URI',
+        tokenRequest(gw.url, { ...pushed, redirect_uri: 'https://evil.example/' }, app, '/oauth2/par'),
+        400,
+        { error: 'invalid_request', error_description: 'the redirect_uri of this request is not one the app registered' },
+      ],
+      [
+        'PKCE plain',
+        tokenRequest(gw.url, { ...pushed, code_challenge_method: 'plain' }, app, '/oauth2/par'),
+        400,
+        { error: 'invalid_request', error_description: 'code_challenge_method must be S256' },
+      ],
+    ];
+    for (const [what, attempt, status, body] of refusals) {
+      const res = await attempt;
+      assert.deepEqual([res.status, res.body], [status, body], what);
+      assert.equal(res.headers.get('location'), null, what);
+    }
+    const twice = await call(`${gw.url}/oauth2/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.key, app.secret) },
+      body: `${new URLSearchParams(pushed)}&redirect_uri=${encodeURIComponent('https://evil.example/')}`,
+    });
+    assert.deepEqual([twice.status, twice.body], [400, { error: 'invalid_request', error_description: "parameter 'redirect_uri' is repeated" }]);
   });
 });

@@ -1,5 +1,6 @@
 // What the authorization flow's tests share: a user agent that keeps cookies and follows nothing
 // by itself (each redirect is asserted), PKCE pairs, and a gateway whose products sign users in.
+import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { freePort } from '../../src/http/listener.ts';
 import { startTestGateway, type ConfigParts, type TestGateway } from '../helpers.ts';
@@ -92,4 +93,14 @@ export async function flowApp(gw: TestGateway, redirectUris: readonly string[] =
   const found = await store.apps.findAppByKey(app.key);
   await store.apps.setRedirectUris(found!.id, redirectUris, Date.now());
   return { ...app, id: found!.id };
+}
+
+/** A page of the flow that refuses: no redirect anywhere, never framed, the message shown. */
+export function assertRefusalPage(res: Visit, status: number, message: string, what = ''): void {
+  assert.equal(res.status, status, `${what}: ${res.text.slice(0, 300)}`);
+  assert.equal(res.location, undefined, what);
+  assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8', what);
+  assert.equal(res.headers.get('x-frame-options'), 'DENY', what);
+  assert.match(res.headers.get('content-security-policy')!, /frame-ancestors 'none'/, what);
+  assert.ok(res.text.includes(message), `${what}: ${message} not in ${res.text}`);
 }
