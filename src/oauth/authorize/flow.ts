@@ -139,19 +139,27 @@ export function productOf(env: Pick<FlowEnv, 'products'>, tx: Transaction): Prod
 
 /**
  * The code, sent to the app (§4.1.2, RFC 9207): once per transaction, on whichever instance, and
- * only while the app may still sign users in.
+ * only while the app may still sign users in. `approved`: the user approved it on the consent page,
+ * which is remembered only once the transaction is spent, so that an approval refused as spent
+ * (sent again, from a second tab, after a deny) leaves no consent behind.
  */
-export async function answerWithCode(env: FlowEnv, tx: Transaction, now: number): Promise<FlowAnswer> {
+export async function answerWithCode(env: FlowEnv, tx: Transaction, now: number, { approved = false } = {}): Promise<FlowAnswer> {
   const { request } = tx;
   const client = await env.store.cache.findClient(request.clientId);
   if (client === undefined || client.app.status !== 'active' || client.developerStatus !== 'active' || client.credential.status !== 'approved') {
     throw new FlowStop(400, 'Cannot continue', 'The app can no longer sign users in.');
   }
   if (!(await env.transactions.finish(tx, now))) throw expired();
+  const product = productOf(env, tx);
+  if (approved) {
+    const before = await env.store.consents.findConsent(request.appId, tx.subject!, now);
+    const scopes = [...new Set([...before, ...request.scope])];
+    await env.store.consents.saveConsent(request.appId, tx.subject!, scopes, now, now + product.authorization!.consentLifetimeMs);
+  }
   const code = await issueCode(env.store, {
     appId: request.appId,
     key: request.clientId,
-    product: productOf(env, tx),
+    product,
     scope: request.scope.join(' '),
     subject: tx.subject!,
     redirectUri: request.redirectUriNamed ? request.redirectUri : '',

@@ -181,11 +181,7 @@ export function consentStep(env: FlowEnv): FlowStep {
       throw new AuthorizationError('access_denied', 'the user denied the request', { redirectUri: tx.request.redirectUri, state: tx.request.state });
     }
     if (decision !== 'approve') throw new FlowStop(400, 'Cannot continue', 'Choose Allow or Deny.');
-    const { authorization } = productOf(env, tx);
-    const before = await env.store.consents.findConsent(tx.request.appId, tx.subject!, now);
-    const scopes = [...new Set([...before, ...tx.request.scope])];
-    await env.store.consents.saveConsent(tx.request.appId, tx.subject!, scopes, now, now + authorization!.consentLifetimeMs);
-    send(ctx.req, ctx.res, await answerWithCode(env, tx, now));
+    send(ctx.req, ctx.res, await answerWithCode(env, tx, now, { approved: true }));
   };
 }
 
