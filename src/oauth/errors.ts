@@ -17,10 +17,10 @@ export const invalidScope = (description: string) => new OAuthError(400, 'invali
 export const temporarilyUnavailable = (detail: string, cause?: unknown) =>
   new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' }, cause });
 
-// RFC 6749 §5.2: error_description holds %x20-21 / %x23-5B / %x5D-7E only; an echoed client
-// value could hold anything else.
+// RFC 6749 §5.2 and §4.1.2.1: error_description holds %x20-21 / %x23-5B / %x5D-7E only; an
+// echoed client value could hold anything else.
 const NOT_DESCRIBABLE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/g;
-function describable(text: string): string {
+export function describable(text: string): string {
   return text.replace(NOT_DESCRIBABLE, '?');
 }
 

@@ -12,6 +12,7 @@ import type { Html } from '../../html.ts';
 import type { Failure, RequestContext } from '../../pipeline/context.ts';
 import type { Store } from '../../store/port/index.ts';
 import { OAUTH_PATHS } from '../endpoint.ts';
+import { describable, OAuthError } from '../errors.ts';
 import { parseForm } from '../form.ts';
 import { issueCode } from './code.ts';
 import type { IdentityProviderClient } from './identity-provider.ts';
@@ -92,7 +93,7 @@ export const expired = () =>
 export function flowFailure(env: Pick<FlowEnv, 'logger' | 'issuer'>): Failure {
   return function authorizationFailure(ctx: RequestContext, thrown: unknown): GatewayError {
     if (thrown instanceof AuthorizationError && thrown.redirectUri !== undefined) {
-      send(ctx.req, ctx.res, { redirect: redirectWith(thrown.redirectUri, { error: thrown.code, error_description: thrown.message, state: thrown.state, iss: env.issuer }) });
+      send(ctx.req, ctx.res, { redirect: redirectWith(thrown.redirectUri, { error: thrown.code, error_description: describable(thrown.message), state: thrown.state, iss: env.issuer }) });
       ctx.log = { error: thrown.code };
       return thrown;
     }
@@ -108,12 +109,22 @@ export function flowFailure(env: Pick<FlowEnv, 'logger' | 'issuer'>): Failure {
   };
 }
 
+/**
+ * The parameters a refusal page may name. Any other name is text of whoever wrote the link, and
+ * the page is the gateway's own: naming it would let a link show a message of its choosing there.
+ */
+const REQUEST_PARAMETERS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'response_mode', 'request', 'request_uri'];
+
 /** The URL query of a request as single-valued parameters; a repeated one stops the flow (RFC 6749 §3.1). */
 export function queryParameters(query: string): Map<string, string> {
   try {
     return parseForm(query);
   } catch (err) {
-    throw new FlowStop(400, 'Cannot continue', err instanceof Error ? `This request cannot be used: ${err.message}.` : 'This request cannot be used.');
+    if (!(err instanceof OAuthError)) throw err;
+    const all = new URLSearchParams(query);
+    const named = REQUEST_PARAMETERS.find((name) => all.getAll(name).length > 1);
+    const what = named === undefined ? 'a parameter' : `parameter '${named}'`;
+    throw new FlowStop(400, 'Cannot continue', `This request cannot be used: ${what} is repeated.`, { detail: err.message.slice(0, 200) });
   }
 }
 
