@@ -163,10 +163,19 @@ describe('attacks on the OpenID provider side of the flow', () => {
     const back = new URL(denied.location!);
     assert.equal(`${back.origin}${back.pathname}`, REDIRECT_URI);
     assert.deepEqual(Object.fromEntries(back.searchParams), { error: 'access_denied', error_description: 'the user did not sign in', state: 'denied', iss: gw.issuer });
-    for (const error of ['server_error', 'invalid_request', 'unauthorized_client']) {
+    // RFC 6749 §4.1.2.1: server_error and temporarily_unavailable say "try again later"; the others, that the request is wrong.
+    for (const [error, status, message] of [
+      ['server_error', 503, UNAVAILABLE],
+      ['temporarily_unavailable', 503, UNAVAILABLE],
+      ['invalid_request', 502, FAILED],
+      ['unauthorized_client', 502, FAILED],
+      ['invalid_scope', 502, FAILED],
+    ] as const) {
       const other = new UserAgent();
       const started = await begin(other);
-      assertRefusalPage(await other.visit(callback({ error, state: started.state, iss: provider.issuer })), 502, FAILED, error);
+      const res = await other.visit(callback({ error, state: started.state, iss: provider.issuer }));
+      assertRefusalPage(res, status, message, error);
+      assert.equal(res.headers.get('retry-after'), status === 503 ? '30' : null, error);
       assert.equal(lastDetail(), `identity provider corp answered ${error}`);
     }
     // Down at the first step (no discovery), and at the token endpoint.
