@@ -209,6 +209,36 @@ describe('attacks on the login and consent pages', () => {
     const tokens = await tokenRequest(gw.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: lateStart.verifier }, app);
     assert.equal(tokens.status, 200);
   });
+
+  test("a developer's markup in its app's and its own name is text on the login and consent pages, which run no script", async () => {
+    const { store } = gw.gateway.services;
+    const developer = await store.accounts.createDeveloper({ email: 'evil@example.com', name: '"><script>alert(1)</script>', now: Date.now() });
+    const name = '<img src=x onerror=alert(1)>';
+    const created = await store.apps.createApp({
+      developerId: developer.id,
+      name,
+      product: 'people',
+      key: 'markupmarkupmarkup01',
+      secretHash: Buffer.alloc(32),
+      now: Date.now(),
+      type: 'public',
+      redirectUris: [REDIRECT_URI],
+    });
+    const ua = new UserAgent();
+    const query = new URLSearchParams({ response_type: 'code', client_id: 'markupmarkupmarkup01', redirect_uri: REDIRECT_URI, code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    const start = await ua.visit(`${gw.url}/oauth2/authorize?${query}`);
+    const form = await ua.visit(start.location!);
+    assert.match(form.text, /continue to <strong>&lt;img src=x onerror=alert\(1\)&gt;<\/strong>/);
+    const login = await ua.visit(start.location!, { form: { csrf: csrfOf(form.text), username: 'alice', password: 'wonderland' } });
+    const consent = await ua.visit(login.location!);
+    assert.match(consent.text, /Allow <q>&lt;img src=x onerror=alert\(1\)&gt;<\/q>/);
+    assert.match(consent.text, /&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt; \(evil@example\.com\)/);
+    for (const page of [form, consent]) {
+      assert.doesNotMatch(page.text, /<script|<img/);
+      assert.match(page.headers.get('content-security-policy')!, /^default-src 'none'; style-src 'self';/);
+    }
+    assert.equal(created.name, name);
+  });
 });
 
 /** `text` with its character at `at` changed. */

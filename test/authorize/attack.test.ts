@@ -279,12 +279,34 @@ describe('attacks on the authorization endpoint and the codes', () => {
     const refresh = await tokenRequest(gw.url, { grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token }, app);
     assert.deepEqual([refresh.status, refresh.body.error], [401, 'invalid_grant']);
 
+    // The same code sent twice at once: one exchange wins, the other is a reuse, which revokes the winner's tokens.
+    const raced = pkce();
+    const racedCode = (await signIn({ code_challenge: raced.challenge, scope: 'profile' })).searchParams.get('code')!;
+    const answers = await Promise.all([exchange(racedCode, raced.verifier), exchange(racedCode, raced.verifier)]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401]);
+    const winner = answers.find((a) => a.status === 200)!;
+    assert.equal((await call(`${gw.url}/v1/me`, { headers: bearer(winner.body.access_token) })).status, 401);
+
     const late = pkce();
     const lateCode = (await signIn({ code_challenge: late.challenge, scope: 'profile' })).searchParams.get('code')!;
     shift = 60_000; // authorizationCodeLifetime: 60s (the default)
     try {
       const expired = await exchange(lateCode, late.verifier);
       assert.deepEqual([expired.status, expired.body], [401, INVALID_CODE]);
+    } finally {
+      shift = 0;
+    }
+  });
+
+  test('an expired transaction: the login page and its form are refused after ten minutes, and no code comes of it', async () => {
+    const ua = new UserAgent();
+    const start = await ua.visit(authorizeUrl({ code_challenge: pkce().challenge }));
+    const form = await ua.visit(start.location!);
+    shift = 600_000;
+    try {
+      assertRefusalPage(await ua.visit(start.location!), 400, 'This sign-in has expired', 'the login page');
+      const login = await ua.visit(start.location!, { form: { csrf: csrfOf(form.text), username: 'alice', password: 'wonderland' } });
+      assertRefusalPage(login, 400, 'This sign-in has expired', 'the login form');
     } finally {
       shift = 0;
     }
