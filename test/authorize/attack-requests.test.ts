@@ -198,6 +198,33 @@ describe('attacks with crafted requests', () => {
     assertRefusalPage(body, 413, 'request body exceeds 16384 bytes', 'a 64 KiB login form');
     assert.equal((await ua.visit(start.location!)).status, 200, 'and the gateway goes on serving');
   });
+
+  test('a cookie bomb: authorizations started in one browser keep at most three transaction cookies, each within 4096 bytes, so its Cookie header stays under the 16 KiB Node takes', async () => {
+    // Each a top-level navigation an attacker's page can make (one click opens a window it then
+    // navigates at will): with a 2 KiB state, five of them made every /oauth2/ request a 431 for ten minutes.
+    const ua = new UserAgent();
+    const started: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await ua.visit(`${gw.url}/oauth2/authorize?${query({ state: `${i}`.repeat(2048) })}`);
+      assert.equal(res.status, 303, res.text);
+      started.push(res.location!);
+      assert.ok(ua.cookies.size <= 3, `${ua.cookies.size} transaction cookies after ${i + 1} authorizations`);
+      for (const cookie of res.headers.getSetCookie()) assert.ok(cookie.length <= 4096, `${cookie.length} bytes`);
+    }
+    const header = [...ua.cookies].map(([n, v]) => `${n}=${v}`).join('; ');
+    assert.ok(header.length < 12 * 1024, `${header.length} bytes of cookies`);
+    // The oldest are given up; the newest three go on.
+    assertRefusalPage(await ua.visit(started[0]!), 400, 'This sign-in has expired', 'the first');
+    for (const loginUrl of started.slice(-3)) assert.equal((await ua.visit(loginUrl)).status, 200, loginUrl);
+    // A state that JSON escapes to twice its size would make a cookie browsers drop: refused, with the app told why.
+    const quoted = await new UserAgent().visit(`${gw.url}/oauth2/authorize?${query({ state: '"'.repeat(2048) })}`);
+    assert.deepEqual(Object.fromEntries(new URL(quoted.location!).searchParams), {
+      error: 'invalid_request',
+      error_description: 'the request is too large for this browser to hold while the user signs in: send a shorter state',
+      state: '"'.repeat(2048),
+      iss: gw.issuer,
+    });
+  });
 });
 
 describe('attacks on a gateway whose issuer is https (behind a TLS proxy)', () => {

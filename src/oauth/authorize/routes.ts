@@ -62,7 +62,7 @@ export function authorizeStep(env: FlowEnv, pushed: PushedRequests): FlowStep {
     const { request, product } = await readAuthorizationRequest(params, { store: env.store, products: env.products, now, via: requestUri === undefined ? 'query' : 'pushed' });
     const tx = env.transactions.start(request, now);
     const login = product.authorization!.login;
-    if (login.kind === 'authServer') return { redirect: `${OAUTH_PATHS.login}?tx=${tx.id}`, cookies: [env.transactions.cookie(tx, now)] };
+    if (login.kind === 'authServer') return { redirect: `${OAUTH_PATHS.login}?tx=${tx.id}`, cookies: beginIn(env, ctx, tx, now) };
     const provider = env.identityProviders.get(login.name)!;
     let started: Awaited<ReturnType<typeof provider.begin>>;
     try {
@@ -70,8 +70,16 @@ export function authorizeStep(env: FlowEnv, pushed: PushedRequests): FlowStep {
     } catch (err) {
       throw providerStop(err);
     }
-    return { redirect: started.url, cookies: [env.transactions.cookie({ ...tx, login: started.login }, now)] };
+    return { redirect: started.url, cookies: beginIn(env, ctx, { ...tx, login: started.login }, now) };
   });
+}
+
+/** The cookies that keep `tx` in this browser; a request too large for a cookie goes back to the app. */
+function beginIn(env: FlowEnv, ctx: RequestContext, tx: Transaction, now: number): string[] {
+  const cookies = env.transactions.begin(ctx.req, tx, now);
+  if (cookies !== undefined) return cookies;
+  const to = { redirectUri: tx.request.redirectUri, state: tx.request.state };
+  throw new AuthorizationError('invalid_request', 'the request is too large for this browser to hold while the user signs in: send a shorter state', to);
 }
 
 /** A provider's failure as the page the user sees; `denied` goes to the app instead. */
