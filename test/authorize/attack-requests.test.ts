@@ -140,7 +140,7 @@ describe('attacks with crafted requests', () => {
     assert.deepEqual(approved.headers.getSetCookie(), [`gateway-authorize-${id}=; Path=/oauth2/; HttpOnly; SameSite=Lax; Max-Age=0`]);
   });
 
-  test('clickjacking: every page and every redirect of the flow is unframeable, unreferred and uncached', async () => {
+  test('clickjacking: every page and every redirect of the flow is unframeable, sends no referrer to other sites and is not cached', async () => {
     const ua = new UserAgent();
     const answers: [string, Visit][] = [];
     const keep = async (what: string, visit: Promise<Visit>) => {
@@ -168,7 +168,7 @@ describe('attacks with crafted requests', () => {
         /^default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'( http:\/\/127\.0\.0\.1:\*)?; frame-ancestors 'none'; base-uri 'none'$/,
         what,
       );
-      assert.equal(res.headers.get('referrer-policy'), 'no-referrer', what);
+      assert.equal(res.headers.get('referrer-policy'), 'same-origin', what);
       assert.equal(res.headers.get('cache-control'), 'no-store', what);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', what);
     }
