@@ -226,6 +226,8 @@ describe('attacks on the authorization endpoint and the codes', () => {
       // A downgrade to plain: the challenge itself presented as the verifier.
       ['challenge as verifier', exchange(aliceCode, alice.challenge)],
       ['another redirect URI', exchange(aliceCode, alice.verifier, APP_URI)],
+      // OAuth 2.1 §4.1.3: the request named one, so the exchange must too.
+      ['no redirect URI', tokenRequest(gw.url, { grant_type: 'authorization_code', code: aliceCode, code_verifier: alice.verifier }, app)],
       ['a code one character off', exchange(`${aliceCode.slice(0, -1)}${aliceCode.endsWith('A') ? 'B' : 'A'}`, alice.verifier)],
       ['a code of another prefix', exchange(`gwrt_${aliceCode.slice(5)}`, alice.verifier)],
     ];
