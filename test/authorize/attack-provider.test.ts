@@ -170,6 +170,10 @@ describe('attacks on the OpenID provider side of the flow', () => {
       ['invalid_request', 502, FAILED],
       ['unauthorized_client', 502, FAILED],
       ['invalid_scope', 502, FAILED],
+      // Names of every object's own properties are no error codes of the table.
+      ['constructor', 502, FAILED],
+      ['__proto__', 502, FAILED],
+      ['toString', 502, FAILED],
     ] as const) {
       const other = new UserAgent();
       const started = await begin(other);

@@ -100,16 +100,18 @@ export function createIdentityProviderClient(settings: IdentityProviderSettings,
  * app; the provider's own failure is one to try again later, like one it has at its token
  * endpoint; any other says the request or the provider is wrong, which no retry mends.
  */
-const PROVIDER_ERRORS: Readonly<Record<string, ProviderLoginError['kind']>> = {
-  access_denied: 'denied',
-  server_error: 'unavailable',
-  temporarily_unavailable: 'unavailable',
-};
+// A Map, not an object literal: the provider names the error, and `constructor` or `__proto__`
+// must not read as an entry.
+const PROVIDER_ERRORS: ReadonlyMap<string, ProviderLoginError['kind']> = new Map([
+  ['access_denied', 'denied'],
+  ['server_error', 'unavailable'],
+  ['temporarily_unavailable', 'unavailable'],
+]);
 
 /** A provider's failure as the flow answers it. */
 function classify(provider: string, err: unknown): ProviderLoginError {
   if (err instanceof oidc.AuthorizationResponseError) {
-    return new ProviderLoginError(PROVIDER_ERRORS[err.error] ?? 'failed', `identity provider ${provider} answered ${err.error}`, err);
+    return new ProviderLoginError(PROVIDER_ERRORS.get(err.error) ?? 'failed', `identity provider ${provider} answered ${err.error}`, err);
   }
   if (err instanceof oidc.ResponseBodyError)
     return new ProviderLoginError(err.status >= 500 ? 'unavailable' : 'failed', `identity provider ${provider}: token endpoint answered ${err.status} ${err.error}`, err);
