@@ -6,7 +6,10 @@ import { about, Duration, Name, Scope, Strict } from '../fragments.ts';
 
 export const AuthServer = Type.Object(
   {
-    url: about(Type.String({ pattern: '^https?://', title: 'URL', examples: ['https://login.example.com/authenticate'] }), 'Where the password grant sends the username and password.'),
+    url: about(
+      Type.String({ pattern: '^https?://', title: 'URL', examples: ['https://login.example.com/authenticate'] }),
+      'Where the password grant and the login page send the username and password.',
+    ),
     allowInsecureHttp: Type.Optional(about(Type.Boolean(), 'Plain HTTP is refused unless this is set (loopback demos and tests).', { default: false })),
     timeout: Type.Optional(about(Duration, 'How long an answer may take before the token request gets 503.', { default: '5s' })),
     clientId: Type.Optional(about(Type.String(), "The gateway's own client id at the server (HTTP Basic); absent: none is sent.")),

@@ -409,7 +409,15 @@ export const configSchema = Type.Object(
     portal: Type.Optional(about(Portal, 'The developer portal; absent: none.')),
     management: Type.Optional(about(Management, 'The management API (developers, apps, keys, tokens, products and usage over HTTP, for automation), on a listener of its own; absent: none.')),
     mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
-    authServers: Type.Optional(about(Type.Record(Name, AuthServer, Strict), 'Authorization servers that check usernames and passwords for the password grant, by name.', { default: {} })),
+    authServers: Type.Optional(
+      about(
+        Type.Record(Name, AuthServer, Strict),
+        "Authorization servers that check usernames and passwords (the password grant, and the gateway's login page of the authorization code grant), by name.",
+        {
+          default: {},
+        },
+      ),
+    ),
     identityProviders: Type.Optional(
       about(Type.Record(Name, IdentityProvider, Strict), 'OpenID Connect providers that log users in for the authorization code grant (`products.<p>.login`), by name.', { default: {} }),
     ),

@@ -56,11 +56,18 @@ export async function authenticateClient(store: Store, secretKey: KeyObject, pre
     const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
     if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
   }
-  const { credential, app } = client;
-  if (credential.status !== 'approved') throw invalidClient('credential revoked');
-  if (credential.expiresAt !== null && credential.expiresAt <= now) throw invalidClient('credential expired');
-  if (app.status !== 'active') throw invalidClient('app disabled');
-  if (app.approval !== 'approved') throw invalidClient('app pending approval');
-  if (client.developerStatus !== 'active') throw invalidClient('developer disabled');
+  const unusable = unusableBecause(client, now);
+  if (unusable !== undefined) throw invalidClient(unusable);
   return client;
+}
+
+/** Why a known client may not act now (for the log), or undefined when it may: its key, app and developer all in force. */
+export function unusableBecause(client: Client, now: number): string | undefined {
+  const { credential, app } = client;
+  if (credential.status !== 'approved') return 'credential revoked';
+  if (credential.expiresAt !== null && credential.expiresAt <= now) return 'credential expired';
+  if (app.status !== 'active') return 'app disabled';
+  if (app.approval !== 'approved') return 'app pending approval';
+  if (client.developerStatus !== 'active') return 'developer disabled';
+  return undefined;
 }

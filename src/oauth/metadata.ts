@@ -19,12 +19,14 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
   if (issuer === undefined) return undefined;
   const products = [...served];
   const enabled = new Set(products.flatMap((p) => [...p.grants]));
+  // Public apps (client_id alone) exist only for the authorization code grant.
+  const clientAuth = enabled.has('authorization_code') ? CLIENT_AUTH_METHODS : CLIENT_AUTH_METHODS.filter((m) => m !== 'none');
   return {
     issuer,
     token_endpoint: `${issuer}${OAUTH_PATHS.token}`,
-    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    token_endpoint_auth_methods_supported: clientAuth,
     revocation_endpoint: `${issuer}${OAUTH_PATHS.revocation}`,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: clientAuth,
     // The introspection callers of oauth.introspection always have a secret.
     ...(introspectionServed(oauth)
       ? { introspection_endpoint: `${issuer}${OAUTH_PATHS.introspection}`, introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((m) => m !== 'none') }

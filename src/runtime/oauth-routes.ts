@@ -79,8 +79,10 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   }
   if ([...config.products.values()].some((p) => p.authorization !== undefined)) {
     const pushed = createPushedRequests(secretKey);
+    // Pages a user's browser opens: none of oauth.policies, which are the token endpoint's (its
+    // CORS, its spike arrest's budget, its IP list of app servers).
     for (const [path, step] of authorizationFlow(config, services, authServers, pushed)) {
-      paths.set(path, { route: { name: path, upstream: undefined, steps: [...policies, step.step], fail: step.fail }, preflight: undefined });
+      paths.set(path, { route: { name: path, upstream: undefined, steps: [requestIdHeader, step.step], fail: step.fail }, preflight: undefined });
     }
     serve(OAUTH_PATHS.par, createParEndpoint({ ...oauth, products: config.products, pushed }));
   }
@@ -96,15 +98,17 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
 function authorizationFlow(config: Config, services: OAuthRouteServices, authServers: ReadonlyMap<string, AuthServerClient>, pushed: PushedRequests): Map<string, { step: Step; fail: Failure }> {
   const { store, secretKey, clock, logger } = services;
   const issuer = config.oauth.issuer!;
-  const callback = `${issuer}${OAUTH_PATHS.callback}`;
+  const callbackUrl = `${issuer}${OAUTH_PATHS.callback}`;
   const env: FlowEnv = {
     store,
     secretKey,
     clock,
     logger,
     issuer,
+    issuerOrigin: new URL(issuer).origin,
+    callbackUrl,
     products: config.products,
-    identityProviders: new Map([...config.identityProviders].map(([name, settings]) => [name, createIdentityProviderClient(settings, callback)])),
+    identityProviders: new Map([...config.identityProviders].map(([name, settings]) => [name, createIdentityProviderClient(settings, callbackUrl)])),
     checkPassword: (attempt) => checkPassword({ store, secretKey, authServers }, attempt),
     transactions: createTransactions({ store, secretKey, secure: issuer.startsWith('https:') }),
   };

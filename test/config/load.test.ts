@@ -164,7 +164,8 @@ describe('parseConfig: valid configurations', () => {
     const orders = get(config.products, 'orders');
     assert.deepEqual(orders.routes, ['listOrders', 'createOrder', 'getOrder']);
     assert.deepEqual(orders.scopes, ['orders:read', 'orders:write'], "the document's scopes");
-    assert.deepEqual([...orders.grants], ['password', 'refresh_token', 'client_credentials']);
+    assert.deepEqual([...orders.grants], ['authorization_code', 'password', 'refresh_token', 'client_credentials']);
+    assert.deepEqual(orders.authorization?.login, { kind: 'authServer', name: 'demo' });
     assert.equal(orders.authServer, 'demo');
     assert.equal(orders.accessTokenLifetime, 3600);
     assert.equal(orders.refreshTokenLifetime, 86_400);

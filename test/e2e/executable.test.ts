@@ -72,7 +72,7 @@ test('the executable, alone with the example config: two workers serve its route
   ok('admin', 'developers', 'disable', 'dev@example.com');
   ok('admin', 'developers', 'enable', 'dev@example.com');
   const app = JSON.parse(ok('admin', 'apps', 'create', '--developer', 'dev@example.com', '--name', 'shipped', '--product', 'hello', '--json')) as { key: string; secret: string };
-  assert.match(ok('admin', 'apps', 'list'), new RegExp(`^dev@example\\.com +shipped +hello +active +\\S+ +${app.key}$`, 'm'));
+  assert.match(ok('admin', 'apps', 'list'), new RegExp(`^dev@example\\.com +shipped +hello +confidential +active +\\S+ +${app.key}$`, 'm'));
   assert.match(ok('admin', 'apps', 'show', app.key), new RegExp(`^${app.key} +approved`, 'm'));
   ok('admin', 'apps', 'disable', app.key);
   ok('admin', 'apps', 'enable', app.key);

@@ -94,7 +94,10 @@ describe('approval of apps registered in the portal', () => {
   test('pending app: its key gets 401 invalid_client until an operator approves it with `gateway admin apps approve`', async () => {
     const app = await registered('shop', 'pending-app');
     assert.match(app.page, /The API team approves apps for this product before they work/);
-    assert.match((await app.visitor.get('/apps')).text, /pending-app<\/a><\/td><td data-label="API product">Shop<\/td><td data-label="Status">waiting for approval<\/td>/);
+    assert.match(
+      (await app.visitor.get('/apps')).text,
+      /pending-app<\/a><\/td><td data-label="API product">Shop<\/td><td data-label="Type">confidential<\/td><td data-label="Status">waiting for approval<\/td>/,
+    );
     assert.match((await app.visitor.get(`/apps/${app.id}`)).text, /<dt>Status<\/dt><dd>waiting for approval<\/dd>/);
     const calls = auth.calls.length;
     for (const params of [{ grant_type: 'password', username: 'bob', password: 'builder' }, { grant_type: 'client_credentials' }]) {
@@ -106,7 +109,7 @@ describe('approval of apps registered in the portal', () => {
     assert.equal(auth.calls.length, calls, 'the authorization server was not asked');
 
     const listed = await cli(['admin', 'apps', 'list', '--developer', 'pending-app@example.com', '--config', gw.configFile]);
-    assert.match(listed.stdout, /^pending-app@example\.com {2}pending-app {2}shop {5}pending {2}/m);
+    assert.match(listed.stdout, /^pending-app@example\.com {2}pending-app {2}shop {5}confidential {2}pending {2}/m);
     const approved = await cli(['admin', 'apps', 'approve', app.key, '--config', gw.configFile]);
     assert.deepEqual([approved.code, approved.stdout], [0, 'app "pending-app" of pending-app@example.com is approved\n']);
     // On stderr, only the approval's audit line.

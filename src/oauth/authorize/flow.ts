@@ -11,6 +11,7 @@ import { asGatewayError, GatewayError } from '../../errors.ts';
 import type { Html } from '../../html.ts';
 import type { Failure, RequestContext } from '../../pipeline/context.ts';
 import type { Store } from '../../store/port/index.ts';
+import { unusableBecause } from '../client-auth.ts';
 import { OAUTH_PATHS } from '../endpoint.ts';
 import { describable, OAuthError } from '../errors.ts';
 import { parseForm } from '../form.ts';
@@ -26,8 +27,12 @@ export interface FlowEnv {
   secretKey: KeyObject;
   clock: () => number;
   logger: Logger;
-  /** oauth.issuer: the `iss` of every answer (RFC 9207), and the origin the forms must come from. */
+  /** oauth.issuer: the `iss` of every answer (RFC 9207). */
   issuer: string;
+  /** Its origin, the one the pages' forms must come from. */
+  issuerOrigin: string;
+  /** Where the OpenID providers send the user back: the redirect URI registered at each. */
+  callbackUrl: string;
   products: ReadonlyMap<string, ProductSettings>;
   identityProviders: ReadonlyMap<string, IdentityProviderClient>;
   /** Checks an authorization server's user (src/oauth/password-check.ts), throttled. */
@@ -157,10 +162,10 @@ export function productOf(env: Pick<FlowEnv, 'products'>, tx: Transaction): Prod
 export async function answerWithCode(env: FlowEnv, tx: Transaction, now: number, { approved = false } = {}): Promise<FlowAnswer> {
   const { request } = tx;
   const client = await env.store.cache.findClient(request.clientId);
-  if (client === undefined || client.app.status !== 'active' || client.developerStatus !== 'active' || client.credential.status !== 'approved') {
+  if (client === undefined || unusableBecause(client, now) !== undefined) {
     throw new FlowStop(400, 'Cannot continue', 'The app can no longer sign users in.');
   }
-  if (!(await env.transactions.finish(tx, now))) throw expired();
+  if (!(await env.transactions.spend(tx, now))) throw expired();
   const product = productOf(env, tx);
   if (approved) {
     const before = await env.store.consents.findConsent(request.appId, tx.subject!, now);

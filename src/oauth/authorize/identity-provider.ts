@@ -47,8 +47,8 @@ export function createIdentityProviderClient(settings: IdentityProviderSettings,
     const auth = settings.clientSecret === undefined ? oidc.None() : oidc.ClientSecretBasic(settings.clientSecret);
     const pending = oidc.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, auth, {
       timeout: settings.timeoutMs / 1000,
-      // The ID token's signature is checked with the provider's JWKS even though it comes over TLS:
-      // a provider reached over plain HTTP (allowInsecureHttp) has only the signature to vouch for it.
+      // The ID token's signature is checked with the provider's JWKS too, not only the TLS
+      // connection it came over (OpenID Connect Core §3.1.3.7 would allow that alone).
       execute: [oidc.enableNonRepudiationChecks, ...(settings.allowInsecureHttp ? [oidc.allowInsecureRequests] : [])],
     });
     discovered = pending;
@@ -115,10 +115,12 @@ function classify(provider: string, err: unknown): ProviderLoginError {
   }
   if (err instanceof oidc.ResponseBodyError)
     return new ProviderLoginError(err.status >= 500 ? 'unavailable' : 'failed', `identity provider ${provider}: token endpoint answered ${err.status} ${err.error}`, err);
-  // fetch's network failures are TypeErrors; a deadline is a TimeoutError; a 5xx page is not a conforming answer.
+  // A deadline is a TimeoutError; a 5xx page is not a conforming answer.
   const code = (err as { code?: unknown }).code;
   const name = (err as { name?: unknown }).name;
-  if (err instanceof TypeError || name === 'TimeoutError' || name === 'AbortError' || code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
+  // fetch's own failure is a TypeError whose message says so; any other TypeError is a bug, not an outage.
+  const fetchFailed = err instanceof TypeError && err.message === 'fetch failed';
+  if (fetchFailed || name === 'TimeoutError' || name === 'AbortError' || code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
     return new ProviderLoginError('unavailable', `identity provider ${provider} could not be reached or failed`, err);
   }
   return new ProviderLoginError('failed', `identity provider ${provider}: its answer did not check out (${typeof code === 'string' ? code : String(name)})`, err);

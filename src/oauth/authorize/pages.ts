@@ -23,6 +23,12 @@ ${body}
 `;
 }
 
+/** A duration in its largest whole unit: "30 days", "12 hours", "90 minutes". */
+export function duration(ms: number): string {
+  const [n, unit] = ms % 86_400_000 === 0 ? [ms / 86_400_000, 'day'] : ms % 3_600_000 === 0 ? [ms / 3_600_000, 'hour'] : [Math.max(1, Math.round(ms / 60_000)), 'minute'];
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
 const problem = (message: string | undefined) => (message === undefined ? '' : html`<p class="error" role="alert">${message}</p>`);
 
 /** A request that cannot be answered at the app (its app or redirect URI in doubt), or a flow that cannot go on. */
@@ -62,6 +68,8 @@ export interface ConsentView {
   product: string;
   scopes: readonly string[];
   subject: string;
+  /** How long the answer is remembered: "30 days". */
+  remembered: string;
 }
 
 export function consentPage(view: ConsentView): Html {
@@ -81,6 +89,6 @@ ${view.scopes.length === 0 ? html`<p>Call the API as you, with no particular sco
   <button type="submit" name="decision" value="approve">Allow</button>
   <button type="submit" name="decision" value="deny" class="danger">Deny</button>
 </form>
-<p class="hint">Allowing lets the app call the API as you until you or the API team revoke its access.</p>`,
+<p class="hint">Allowing lets the app call the API as you. You will not be asked again about these scopes for this app for ${view.remembered}.</p>`,
   );
 }

@@ -6,6 +6,7 @@
 import type { ProductSettings } from '../../config/load.ts';
 import { CLIENT_KEY } from '../../crypto.ts';
 import type { Client, Store } from '../../store/port/index.ts';
+import { unusableBecause } from '../client-auth.ts';
 import { OAuthError } from '../errors.ts';
 import { redirectUriMatches } from '../redirect-uris.ts';
 
@@ -43,13 +44,6 @@ export class AuthorizationError extends OAuthError {
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_STATE = 2048;
 
-/** Whether a client may start an authorization now: the same conditions as its authentication at the token endpoint. */
-function usable(client: Client, now: number): boolean {
-  const { credential, app } = client;
-  if (credential.status !== 'approved' || (credential.expiresAt !== null && credential.expiresAt <= now)) return false;
-  return app.status === 'active' && app.approval === 'approved' && client.developerStatus === 'active';
-}
-
 export interface RequestSite {
   store: Store;
   products: ReadonlyMap<string, ProductSettings>;
@@ -67,7 +61,8 @@ export async function readAuthorizationRequest(params: ReadonlyMap<string, strin
   if (clientId === undefined) throw new AuthorizationError('invalid_request', 'the request names no app (client_id is missing)');
   const client = CLIENT_KEY.test(clientId) ? await site.store.cache.findClient(clientId) : undefined;
   if (client === undefined) throw new AuthorizationError('invalid_client', 'the app this request names is not known here');
-  if (!usable(client, site.now)) throw new AuthorizationError('invalid_client', 'the app this request names cannot sign users in now: it is disabled, waiting for approval, or its key was revoked');
+  if (unusableBecause(client, site.now) !== undefined)
+    throw new AuthorizationError('invalid_client', 'the app this request names cannot sign users in now: it is disabled, waiting for approval, or its key was revoked');
   const { app } = client;
   const presented = params.get('redirect_uri');
   // OAuth 2.1 §2.3.2: without redirect_uri, an app with exactly one registered is sent there.

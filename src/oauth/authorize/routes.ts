@@ -26,9 +26,9 @@ function get(answer: (ctx: RequestContext) => Promise<FlowAnswer>): FlowStep {
 }
 
 /** The form of a POST from the gateway's own page: same origin when the browser says, a form body, its CSRF token checked by the caller. */
-async function readOwnForm(req: IncomingMessage, issuer: string): Promise<Map<string, string>> {
+async function readOwnForm(req: IncomingMessage, issuerOrigin: string): Promise<Map<string, string>> {
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== new URL(issuer).origin) throw new FlowStop(403, 'Cannot continue', 'This form was sent from another site.', { detail: `Origin ${origin.slice(0, 100)}` });
+  if (origin !== undefined && origin.toLowerCase() !== issuerOrigin) throw new FlowStop(403, 'Cannot continue', 'This form was sent from another site.', { detail: `Origin ${origin.slice(0, 100)}` });
   if (!isFormContentType(req.headers['content-type'])) throw new FlowStop(415, 'Cannot continue', 'Forms are sent as application/x-www-form-urlencoded.');
   try {
     return parseForm((await readBody(req, FORM_LIMIT)).toString('utf8'));
@@ -103,10 +103,10 @@ export function callbackStep(env: FlowEnv): FlowStep {
     if (login.kind !== 'identityProvider' || provider === undefined) throw expired();
     let subject: string;
     try {
-      subject = await provider.finish(new URL(`${env.issuer}${OAUTH_PATHS.callback}?${ctx.query}`), tx.login);
+      subject = await provider.finish(new URL(`${env.callbackUrl}?${ctx.query}`), tx.login);
     } catch (err) {
       if (err instanceof ProviderLoginError && err.kind === 'denied') {
-        await env.transactions.finish(tx, now);
+        await env.transactions.spend(tx, now);
         throw new AuthorizationError('access_denied', 'the user did not sign in', { redirectUri: tx.request.redirectUri, state: tx.request.state });
       }
       throw providerStop(err);
@@ -127,7 +127,7 @@ export function loginStep(env: FlowEnv): FlowStep {
     if (ctx.req.method !== 'POST') return showForm(ctx);
     const now = env.clock();
     const tx = loginTransaction(env, ctx);
-    const form = await readOwnForm(ctx.req, env.issuer);
+    const form = await readOwnForm(ctx.req, env.issuerOrigin);
     if (!env.transactions.checkCsrf(tx, form.get('csrf'))) throw new FlowStop(403, 'Cannot continue', 'This form was not sent from this sign-in page. Go back and try again.');
     const username = form.get('username') ?? '';
     const password = form.get('password') ?? '';
@@ -144,7 +144,9 @@ export function loginStep(env: FlowEnv): FlowStep {
           ? 'Wrong username or password.'
           : err.code === 'slow_down'
             ? 'Too many failed attempts. Wait a little and try again.'
-            : 'The sign-in service cannot be reached right now. Try again in a few minutes.';
+            : 'The sign-in service cannot be reached right now. Try again in a moment.';
+      // The form again, and the access line says why, as flowFailure would.
+      ctx.log = { error: err.code, ...(err.detail === undefined ? {} : { detail: err.detail }) };
       const answer = await render(ctx, tx, status, { username, error });
       return send(ctx.req, ctx.res, { ...answer, headers: { ...err.headers } });
     }
@@ -174,6 +176,7 @@ export function consentStep(env: FlowEnv): FlowStep {
       product: productOf(env, tx).displayName,
       scopes: tx.request.scope,
       subject: tx.subject!,
+      remembered: pages.duration(productOf(env, tx).authorization!.consentLifetimeMs),
     };
     return page(200, pages.consentPage(view), { formTo: formTarget(tx.request.redirectUri) });
   });
@@ -181,11 +184,11 @@ export function consentStep(env: FlowEnv): FlowStep {
     if (ctx.req.method !== 'POST') return showPage(ctx);
     const now = env.clock();
     const tx = consentTransaction(env, ctx);
-    const form = await readOwnForm(ctx.req, env.issuer);
+    const form = await readOwnForm(ctx.req, env.issuerOrigin);
     if (!env.transactions.checkCsrf(tx, form.get('csrf'))) throw new FlowStop(403, 'Cannot continue', 'This form was not sent from this consent page. Go back and try again.');
     const decision = form.get('decision');
     if (decision === 'deny') {
-      if (!(await env.transactions.finish(tx, now))) throw expired();
+      if (!(await env.transactions.spend(tx, now))) throw expired();
       throw new AuthorizationError('access_denied', 'the user denied the request', { redirectUri: tx.request.redirectUri, state: tx.request.state });
     }
     if (decision !== 'approve') throw new FlowStop(400, 'Cannot continue', 'Choose Allow or Deny.');

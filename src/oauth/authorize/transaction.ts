@@ -57,7 +57,7 @@ export interface Transactions {
   csrfToken(tx: Transaction): string;
   checkCsrf(tx: Transaction, token: string | undefined): boolean;
   /** Spends the transaction: true once, on whichever instance asks first. */
-  finish(tx: Transaction, now: number): Promise<boolean>;
+  spend(tx: Transaction, now: number): Promise<boolean>;
 }
 
 export function createTransactions(options: { store: Store; secretKey: KeyObject; secure: boolean }): Transactions {
@@ -96,6 +96,6 @@ export function createTransactions(options: { store: Store; secretKey: KeyObject
     },
     csrfToken,
     checkCsrf: (tx, token) => token !== undefined && safeEqual(Buffer.from(token), Buffer.from(csrfToken(tx))),
-    finish: (tx, now) => store.once.spendOnce(sha256(`authorize|${tx.id}`), now, tx.expiresAt),
+    spend: (tx, now) => store.once.spendOnce(sha256(`authorize|${tx.id}`), now, tx.expiresAt),
   };
 }

@@ -211,7 +211,15 @@ export class RedisTokens implements TokenStore {
     }
     // The purge's index only: were it lost, the family's TTL still removes the tokens, and the
     // client, whose refresh token is spent, must get its new ones.
-    await this.#db.run(this.#db.client.zadd(EXPIRIES, ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`]))).catch(() => undefined);
+    // The spent token is kept as long as its successors (its index and its place in the purge's):
+    // presented again while they live, it still revokes them (an authorization code outlives its own minute).
+    const spent = digest(req.hash);
+    const keepUntil = Math.max(...successors.map((r) => r.expiresAt));
+    await Promise.all([
+      // GT: a score or a TTL only grows (new members are added as ever).
+      this.#db.run(this.#db.client.zadd(EXPIRIES, 'GT', ...successors.flatMap((r) => [r.expiresAt, `${r.family} ${digest(r.hash)}`]), keepUntil, `${previous.family} ${spent}`)),
+      this.#db.run(this.#db.client.pexpire(indexKey(spent), Math.max(...successors.map(lifetime)), 'GT')),
+    ]).catch(() => undefined);
     return { ok: true, previous, scope };
   }
 

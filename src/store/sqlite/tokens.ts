@@ -55,7 +55,9 @@ export class SqliteTokens implements TokenStore {
       `SELECT ${TOKEN_COLUMNS}, t.used_at, t.revoked_at, c.status AS credential_status, c.expires_at AS credential_expires_at
          FROM tokens t LEFT JOIN credentials c ON c.key = t.key WHERE t.hash = ?`,
     );
-    this.#markUsed = db.prepare('UPDATE tokens SET used_at = ? WHERE hash = ?');
+    // A spent token is kept as long as its successors: presented again while they live, it still
+    // revokes them (an authorization code outlives its own minute; Redis keeps the family as long).
+    this.#markUsed = db.prepare('UPDATE tokens SET used_at = ?, expires_at = MAX(expires_at, ?) WHERE hash = ?');
     this.#revokeFamily = db.prepare('UPDATE tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL');
     this.#tokenFamily = db.prepare('SELECT family, app_id FROM tokens WHERE hash = ?');
     // Disabling is a revocation: re-enabling later does not bring the tokens back.
@@ -159,7 +161,7 @@ export class SqliteTokens implements TokenStore {
       const granted = previous.scope === '' ? [] : previous.scope.split(' ');
       if (req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
       const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
-      this.#markUsed.run(req.now, req.hash);
+      this.#markUsed.run(req.now, Math.max(req.accessExpiresAt, req.refreshExpiresAt ?? 0), req.hash);
       const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
       this.#insert({ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt });
       if (req.refreshHash !== undefined) this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });

@@ -191,6 +191,18 @@ export function tokensContract(open: OpenStore): void {
       assert.equal(await found(request.accessHash, T0 + MINUTE + 2), false, 'what the code gave is revoked');
     });
 
+    it('spent, and presented again after its own expiry while its successors live (a code of a minute): still reuse, revoking them, through a purge', async ({ store, seed, found }) => {
+      const f = await seed();
+      const code = token(f, { kind: 'refresh', expiresAt: T0 + MINUTE });
+      await store.tokens.saveTokens([code]);
+      const { refreshHash: _r, refreshExpiresAt: _e, ...redeem } = rotation(f, code, T0 + 1000);
+      assert.equal((await store.tokens.rotateRefreshToken(redeem)).ok, true);
+      await store.purgeExpired(T0 + 2 * MINUTE);
+      const { refreshHash: _r2, refreshExpiresAt: _e2, ...again } = rotation(f, code, T0 + 2 * MINUTE);
+      assert.deepEqual(await store.tokens.rotateRefreshToken(again), { ok: false, reason: 'reused' });
+      assert.equal(await found(redeem.accessHash, T0 + 2 * MINUTE), false, 'what it gave is revoked');
+    });
+
     it('a second use within reuseGraceMs is refused without revoking; after it, the family is revoked', async ({ store, seed, grant, found }) => {
       const f = await seed();
       const { refresh } = await grant(f);
