@@ -68,6 +68,10 @@ describe('authorization code with the login page of an authorization server', ()
     const again = await signIn(new UserAgent(), { code_challenge: second.challenge, state: 'st-2', scope: 'profile' });
     assert.equal(again.searchParams.get('state'), 'st-2');
     assert.match(again.searchParams.get('code')!, /^gwac_/);
+    // Neither the codes, the verifier, the tokens nor the password reach the log.
+    const logged = gw.logs.join('');
+    assert.ok(logged.includes('/oauth2/consent'), 'the scan reads the access lines');
+    for (const secret of [code, again.searchParams.get('code')!, verifier, tokens.body.access_token, tokens.body.refresh_token, 'wonderland']) assert.ok(!logged.includes(secret), secret);
   });
 
   test('a denied consent: access_denied at the redirect URI, with state and iss', async () => {
