@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { closeServer, listenOn, startAuthServer, type AuthServer, type TestGateway } from '../helpers.ts';
+import { closeServer, listenOn, startAuthServer, within, type AuthServer, type TestGateway } from '../helpers.ts';
 import { flowApp, pkce, REDIRECT_URI, startFlowGateway } from '../authorize/flow.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -57,9 +57,24 @@ describe('the authorization pages in Chromium, attacked by another site', { skip
       attackerPage = `<!doctype html><title>Win a prize</title><p>Click the button!</p><iframe src="${framed}" width="600" height="400" style="opacity:0"></iframe>`;
       await page.goto(attackerUrl);
       const frame = page.frames().find((f) => f !== page.mainFrame())!;
-      assert.equal(frame.url(), 'chrome-error://chromewebdata/', framed);
+      // The frame's refusal may settle after the page's own load: wait for it, within a bound.
+      const url = await within(
+        10_000,
+        async () => frame.url(),
+        (u) => u === 'chrome-error://chromewebdata/',
+      );
+      assert.equal(url, 'chrome-error://chromewebdata/', framed);
     }
-    assert.equal(messages.filter((m) => m.includes(`violates the following Content Security Policy directive: "frame-ancestors 'none'"`)).length, 2, messages.join('\n'));
+    const refusals = () => messages.filter((m) => m.includes(`violates the following Content Security Policy directive: "frame-ancestors 'none'"`)).length;
+    assert.equal(
+      await within(
+        10_000,
+        async () => refusals(),
+        (n) => n === 2,
+      ),
+      2,
+      messages.join('\n'),
+    );
     await context.close();
   });
 
