@@ -46,12 +46,16 @@ function allowedGrantType(products: ReadonlyMap<string, ProductSettings>): Step 
   };
 }
 
+/** RFC 6749 §3.3: a scope parameter's scopes, space-delimited; order and repetition carry no meaning. */
+export function scopeList(text: string): string[] {
+  return [...new Set(text.split(' ').filter((s) => s !== ''))];
+}
+
 /** RFC 6749 §3.3: the scopes asked for, each one the app may have: its own, when it is limited to some (a management client), else its product's. */
 function validateScope(ctx: TokenContext): void {
   const requested = ctx.form.get('scope');
   if (requested === undefined) return;
-  // Space-delimited; order and repetition carry no meaning.
-  const scope = [...new Set(requested.split(' ').filter((s) => s !== ''))];
+  const scope = scopeList(requested);
   const available = ctx.client!.app.scopes ?? ctx.product!.scopes;
   const unknown = scope.filter((s) => !available.includes(s));
   if (unknown.length > 0) throw invalidScope(`scope '${unknown[0]!.slice(0, 64)}' is not available to this app`);

@@ -8,6 +8,7 @@ import { CLIENT_KEY } from '../../crypto.ts';
 import type { Client, Store } from '../../store/port/index.ts';
 import { unusableBecause } from '../client-auth.ts';
 import { OAuthError } from '../errors.ts';
+import { scopeList } from '../token.ts';
 import { redirectUriMatches } from '../redirect-uris.ts';
 
 /** A request the gateway will act on: the app, where the user goes back, and what the code will be bound to. */
@@ -90,7 +91,7 @@ export async function readAuthorizationRequest(params: ReadonlyMap<string, strin
   if (!S256_CHALLENGE.test(challenge)) throw refuse('invalid_request', 'code_challenge must be 43 base64url characters (S256)');
   const available = app.scopes ?? product.scopes;
   const asked = params.get('scope');
-  const scope = asked === undefined ? [...available] : [...new Set(asked.split(' ').filter((s) => s !== ''))];
+  const scope = asked === undefined ? [...available] : scopeList(asked);
   const unknown = scope.find((s) => !available.includes(s));
   if (unknown !== undefined) throw refuse('invalid_scope', `scope '${unknown.slice(0, 64)}' is not available to this app`);
   return { request: { clientId, appId: app.id, product: product.name, redirectUri, redirectUriNamed: presented !== undefined, scope, state, challenge }, client, product };
