@@ -2,6 +2,18 @@
 
 export type TokenKind = 'access' | 'refresh';
 
+/**
+ * What a sender-constrained token is bound to (RFC 7800 `cnf`): the SHA-256 thumbprint of a DPoP
+ * key (RFC 9449 §6, `jkt`) or of a client certificate (RFC 8705 §3.1, `x5t#S256`).
+ */
+export type Confirmation = { jkt: string } | { 'x5t#S256': string };
+
+/** Whether two bindings are the same (both absent included). */
+export function sameConfirmation(a: Confirmation | undefined, b: Confirmation | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return 'jkt' in a ? 'jkt' in b && a.jkt === b.jkt : 'x5t#S256' in b && a['x5t#S256'] === b['x5t#S256'];
+}
+
 export interface TokenRecord {
   /** The token's digest (its public 16-byte id, then its SHA-256); the token itself is never stored. */
   hash: Buffer;
@@ -16,6 +28,8 @@ export interface TokenRecord {
   family: string;
   issuedAt: number;
   expiresAt: number;
+  /** Absent: a bearer token, which works for whoever holds it. */
+  cnf?: Confirmation;
 }
 
 /** An access token whose token, credential, app and developer were all valid when read. */
@@ -46,6 +60,23 @@ export interface RotateRequest extends Omit<NewTokenHashes, 'refreshHash' | 'ref
   scope: readonly string[] | undefined;
   /** A spent token presented again within this many ms of its rotation is refused without revoking its family. */
   reuseGraceMs?: number;
+  /**
+   * The key or certificate the client proved it holds, if any: the new access token is bound to it.
+   * A refresh token that is bound is redeemed only with the same binding (RFC 9449 §5): otherwise
+   * the answer is 'invalid', and nothing is spent.
+   */
+  cnf?: Confirmation;
+  /** Whether the new refresh token is bound to `cnf` too (a public client's, RFC 9449 §5). */
+  bindRefresh?: boolean;
+}
+
+/** The successors of a redeemed refresh token (or code): what they share, each with its binding. */
+export function successorRecords(previous: TokenRecord, req: RotateRequest, scope: string): TokenRecord[] {
+  const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
+  const bound = req.cnf === undefined ? {} : { cnf: req.cnf };
+  const records: TokenRecord[] = [{ ...base, ...bound, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt }];
+  if (req.refreshHash !== undefined) records.push({ ...base, ...(req.bindRefresh === true ? bound : {}), hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });
+  return records;
 }
 
 export type RotateResult = { ok: true; previous: TokenRecord; scope: string } | { ok: false; reason: 'invalid' | 'reused' | 'scope' };

@@ -10,7 +10,7 @@
 // worth when it is read (RedisApps.grounds): an app or developer disabled at time T revokes the
 // tokens issued up to T.
 import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore } from '../port/index.ts';
-import { StoreError } from '../port/index.ts';
+import { sameConfirmation, StoreError, successorRecords } from '../port/index.ts';
 import type { Grounds, RedisApps } from './apps.ts';
 import { digest, holds } from './catalog.ts';
 import type { RedisDb, Script } from './db.ts';
@@ -175,6 +175,8 @@ export class RedisTokens implements TokenStore {
     if (found === undefined || found.revoked) return { ok: false, reason: 'invalid' };
     const previous = found.record;
     if (previous.kind !== 'refresh' || previous.appId !== req.appId) return { ok: false, reason: 'invalid' };
+    // RFC 9449 §5: a bound refresh token is the key holder's alone; another key spends nothing.
+    if (previous.cnf !== undefined && !sameConfirmation(previous.cnf, req.cnf)) return { ok: false, reason: 'invalid' };
     const grounds = await this.#apps.grounds(previous.key);
     // A rotated key's refresh tokens end with its overlap, as its access tokens do.
     if (!worth(grounds, previous, req.now)) return { ok: false, reason: 'invalid' };
@@ -183,9 +185,7 @@ export class RedisTokens implements TokenStore {
     const granted = previous.scope === '' ? [] : previous.scope.split(' ');
     if (!found.used && req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
     const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
-    const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
-    const successors: TokenRecord[] = [{ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt }];
-    if (req.refreshHash !== undefined) successors.push({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });
+    const successors = successorRecords(previous, req, scope);
     // The family's indexes first, with its successors' expiries: a failure there leaves the refresh token unspent.
     await Promise.all([this.#indexAll(successors), this.#index.add(successors, req.now)]);
     const change = { kind: 'family', ref: previous.family } as const;

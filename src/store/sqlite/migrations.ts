@@ -168,4 +168,7 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (app_id, subject)
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX consents_expires ON consents(expires_at);`,
+  // Sender-constrained tokens (RFC 9449, RFC 8705): what a token is bound to, as its RFC 7800
+  // cnf member in JSON ({"jkt": …} or {"x5t#S256": …}); NULL for a bearer token.
+  `ALTER TABLE tokens ADD COLUMN cnf TEXT;`,
 ];

@@ -1,9 +1,9 @@
 // Tokens on SQLite: saved by group commit, read joined with their credential, app and developer,
 // rotated and revoked by family in one transaction each.
-import type { ActiveToken, RotateRequest, RotateResult, TokenRecord, TokenStore } from '../port/index.ts';
+import { sameConfirmation, successorRecords, type ActiveToken, type Confirmation, type RotateRequest, type RotateResult, type TokenRecord, type TokenStore } from '../port/index.ts';
 import { failure, type Row, type SqliteDb } from './db.ts';
 
-const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at';
+const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at, t.cnf';
 /**
  * A token that an operator's revocation takes away: unexpired, unrevoked, and, for a refresh
  * token, not yet rotated (a spent one was worth nothing). `?`: now.
@@ -38,8 +38,8 @@ export class SqliteTokens implements TokenStore {
   constructor(db: SqliteDb) {
     this.#db = db;
     this.#insertToken = db.prepare(
-      `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at, cnf)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#accessToken = db.prepare(
       `SELECT ${TOKEN_COLUMNS}, a.name AS app_name, d.email AS developer_email, c.expires_at AS credential_expires_at
@@ -116,7 +116,7 @@ export class SqliteTokens implements TokenStore {
   }
 
   #insert(r: TokenRecord): void {
-    this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt);
+    this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt, r.cnf === undefined ? null : JSON.stringify(r.cnf));
   }
 
   findAccessToken(hash: Buffer, now: number): ActiveToken | undefined {
@@ -149,6 +149,8 @@ export class SqliteTokens implements TokenStore {
       const keyExpires = row.credential_expires_at as number | null;
       if (keyExpires !== null && keyExpires <= req.now) return { ok: false, reason: 'invalid' };
       const previous = toToken(row);
+      // RFC 9449 §5: a bound refresh token is the key holder's alone; another key spends nothing.
+      if (previous.cnf !== undefined && !sameConfirmation(previous.cnf, req.cnf)) return { ok: false, reason: 'invalid' };
       if (row.used_at !== null) {
         // A client's own concurrent or retried refresh, within the product's grace: refuse, keep the family.
         if (req.now - (row.used_at as number) < (req.reuseGraceMs ?? 0)) return { ok: false, reason: 'invalid' };
@@ -162,9 +164,7 @@ export class SqliteTokens implements TokenStore {
       if (req.scope !== undefined && !req.scope.every((s) => granted.includes(s))) return { ok: false, reason: 'scope' };
       const scope = req.scope === undefined ? previous.scope : req.scope.join(' ');
       this.#markUsed.run(req.now, Math.max(req.accessExpiresAt, req.refreshExpiresAt ?? 0), req.hash);
-      const base = { appId: previous.appId, key: previous.key, product: previous.product, scope, subject: previous.subject, family: previous.family, issuedAt: req.now };
-      this.#insert({ ...base, hash: req.accessHash, kind: 'access', expiresAt: req.accessExpiresAt });
-      if (req.refreshHash !== undefined) this.#insert({ ...base, hash: req.refreshHash, kind: 'refresh', expiresAt: req.refreshExpiresAt! });
+      for (const r of successorRecords(previous, req, scope)) this.#insert(r);
       return { ok: true, previous, scope };
     });
   }
@@ -231,5 +231,6 @@ export function toToken(r: Row): TokenRecord {
     family: r.family as string,
     issuedAt: r.issued_at as number,
     expiresAt: r.expires_at as number,
+    ...(r.cnf === null || r.cnf === undefined ? {} : { cnf: JSON.parse(r.cnf as string) as Confirmation }),
   };
 }

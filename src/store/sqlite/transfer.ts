@@ -37,8 +37,8 @@ export class SqliteTransfer implements TransferStore {
     this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
     this.#insertCredential = db.prepare('INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     this.#insertToken = db.prepare(
-      `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at, cnf)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#insertSigningKey = db.prepare(
       `INSERT INTO signing_keys (kid, algorithm, public_jwk, private_key, created_at, activates_at, revoked_at)
@@ -64,7 +64,7 @@ export class SqliteTransfer implements TransferStore {
         this.#insertApp.run(a.id, a.developerId, a.name, a.product, a.status, a.approval, a.createdAt, scopesColumn(a.scopes), a.type, redirectUrisColumn(a.redirectUris));
       }
       for (const c of data.credentials) this.#insertCredential.run(c.key, c.appId, c.secretHash, c.status, c.expiresAt, c.createdAt);
-      for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt);
+      for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt, t.cnf === undefined ? null : JSON.stringify(t.cnf));
       // A gateway already serving this file may remember the keys as unknown.
       for (const c of data.credentials) this.#db.changed({ kind: 'key', ref: c.key }, now);
       for (const k of data.signingKeys) {
