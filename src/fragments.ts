@@ -25,3 +25,6 @@ export const Duration = Type.Union([Type.Integer({ minimum: 0 }), Type.String({ 
 
 /** RFC 6749 §3.3: a scope-token. */
 export const Scope = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', title: 'scope', examples: ['orders:read', 'profile'] });
+
+/** RFC 9110 §5.1: a field name (a token). */
+export const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", title: 'header name', examples: ['X-Request-Id'] });

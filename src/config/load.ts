@@ -82,6 +82,7 @@ function build(raw: ConfigFile, file: string, report: (segments: Segments, messa
       issuer: oauth.issuer,
       introspectionClients: oauth.introspection?.clients ?? [],
       signing: signingSettings(c, site, { products, routes }),
+      dpop: { maxAgeMs: site.duration(d(oauth.dpop).maxAge, ['oauth', 'dpop', 'maxAge']), nonce: d(d(oauth.dpop).nonce) },
     },
     portal: portalSettings(c, site),
     management: managementSettings(c, site),

@@ -135,6 +135,7 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
     accessTokenLifetime: Math.ceil(duration(p.accessTokenLifetime, at('accessTokenLifetime')) / 1000),
     accessTokenFormat: d(p.accessTokenFormat),
     audience: p.audience ?? name,
+    senderConstraint: d(p.senderConstraint),
     upstreamIdentity: d(p.upstreamIdentity),
     refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, at('refreshTokenLifetime')) / 1000),
     refreshReuseGraceMs: duration(p.refreshReuseGrace, at('refreshReuseGrace')),

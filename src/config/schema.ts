@@ -3,8 +3,9 @@
 // `gateway config schema` and docs/configuration.md print its descriptions and defaults.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { policySchema, QuotaOptions } from '../policies/index.ts';
-import { about, Duration, Name, Scope, Strict } from '../fragments.ts';
+import { about, Duration, HeaderName, Name, Scope, Strict } from '../fragments.ts';
 import { AuthServer, AuthorizationCodeKeys, IdentityProvider } from './schema-logins.ts';
+import { OAuth, UPSTREAM_IDENTITY, UpstreamIdentity } from './schema-oauth.ts';
 
 export { Duration };
 
@@ -13,7 +14,6 @@ const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('
 const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
 const TlsPair = Type.Object({ cert: PemFile('The certificate chain'), key: PemFile('The private key') }, Strict);
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
-const HeaderName = Type.String({ pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", title: 'header name', examples: ['X-Request-Id'] });
 
 const Listener = Type.Object(
   {
@@ -201,76 +201,6 @@ const Log = Type.Object(
   Strict,
 );
 
-const SigningAlgorithm = Type.Unsafe<'ES256' | 'EdDSA' | 'RS256'>({ type: 'string', enum: ['ES256', 'EdDSA', 'RS256'] });
-
-const Signing = Type.Object(
-  {
-    algorithm: Type.Optional(about(SigningAlgorithm, 'The algorithm of new keys: ES256 (P-256), EdDSA (Ed25519) or RS256 (RSA 2048). Keys made before a change keep theirs.', { default: 'ES256' })),
-    rotateEvery: Type.Optional(about(Duration, 'How long a key signs before the next one takes over.', { default: '30d' })),
-    publishAhead: Type.Optional(about(Duration, 'How long a new key is in the JWKS before it signs its first token: longer than verifiers cache the JWKS.', { default: '1h' })),
-    retireAfter: Type.Optional(
-      about(Duration, 'How long a key stays in the JWKS after it signed its last token; at least the longest JWT lifetime (the default: that lifetime and a minute of clock skew).'),
-    ),
-    identity: Type.Optional(
-      about(
-        Type.Object(
-          {
-            header: Type.Optional(about(HeaderName, 'The request header that carries the identity token to the upstream.', { default: 'X-Gateway-Identity' })),
-            lifetime: Type.Optional(about(Duration, 'How long an identity token works.', { default: '60s' })),
-          },
-          Strict,
-        ),
-        'The identity token of `upstreamIdentity: jwt`.',
-        { default: {} },
-      ),
-    ),
-  },
-  Strict,
-);
-
-const UpstreamIdentity = Type.Unsafe<'headers' | 'jwt' | 'token'>({ type: 'string', enum: ['headers', 'jwt', 'token'] });
-const UPSTREAM_IDENTITY =
-  "How the upstream learns who calls: headers (X-Gateway-App, X-Gateway-Subject…), jwt (a short-lived token signed with the gateway's keys, in oauth.signing.identity.header) or token (the caller's JWT access token, as Authorization: Bearer).";
-
-const OAuth = Type.Object(
-  {
-    realm: Type.Optional(
-      about(Type.String({ minLength: 1, pattern: '^[^"\\\\]*$', title: 'realm without quotes or backslashes', examples: ['gateway'] }), 'The realm of WWW-Authenticate challenges.', {
-        default: 'gateway',
-      }),
-    ),
-    issuer: Type.Optional(
-      about(
-        Type.String({ pattern: '^https://[^/?#]+$|^http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?$', title: 'issuer URL', examples: ['https://api.example.com', 'http://localhost:8080'] }),
-        "RFC 8414: the gateway's address as clients reach it; the metadata document is served only when it is set.",
-      ),
-    ),
-    introspection: Type.Optional(
-      about(
-        Type.Object(
-          {
-            clients: about(
-              Type.Array(
-                Type.Object(
-                  { id: about(Type.String({ minLength: 1 }), 'The client id (HTTP Basic user).'), secret: about(Type.String({ minLength: 16 }), 'Its secret, 16 characters or more.') },
-                  Strict,
-                ),
-                { minItems: 1 },
-              ),
-              'Who may call the endpoint.',
-            ),
-          },
-          Strict,
-        ),
-        'RFC 7662: who may call POST /oauth2/introspect (your backends); absent: the endpoint is not served.',
-      ),
-    ),
-    policies: Type.Optional(about(Type.Array(policySchema), 'Policies of the token endpoint (and revocation and introspection): ipAccess, spikeArrest keyed by ip or route, cors.', { default: [] })),
-    signing: Type.Optional(about(Signing, 'The keys JWT access tokens and upstream identities are signed with: generated, stored and rotated by the gateway.', { default: {} })),
-  },
-  Strict,
-);
-
 const Tls = Type.Object(
   {
     ca: Type.Optional(about(Type.String({ minLength: 1 }), "PEM file of the CA that signed the upstream's certificate, when not a public one.")),
@@ -377,6 +307,13 @@ const Product = Type.Object(
       }),
     ),
     audience: Type.Optional(about(Type.String({ minLength: 1 }), "The `aud` of its JWT access tokens (default: the product's name).")),
+    senderConstraint: Type.Optional(
+      about(
+        Type.Unsafe<'none' | 'dpop'>({ type: 'string', enum: ['none', 'dpop'] }),
+        'dpop: every token is bound to the key of a DPoP proof (RFC 9449), and a token request without one is refused; none: bearer tokens, but a token request with a proof still gets a bound token.',
+        { default: 'none' },
+      ),
+    ),
     upstreamIdentity: Type.Optional(about(UpstreamIdentity, UPSTREAM_IDENTITY, { default: 'headers' })),
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),

@@ -91,6 +91,8 @@ export interface ProductSettings {
   accessTokenFormat: 'opaque' | 'jwt';
   /** The `aud` of its JWT access tokens. */
   audience: string;
+  /** dpop: every token of the product is bound to a DPoP key; none: bound only when the token request carries a proof. */
+  senderConstraint: 'none' | 'dpop';
   upstreamIdentity: UpstreamIdentity;
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
@@ -115,6 +117,14 @@ export interface SigningSettings {
   identity: { header: string; lifetime: number };
   /** Whether anything signs: a product issues JWTs, or an upstream gets identity tokens. */
   used: boolean;
+}
+
+/** RFC 9449: how proofs are checked. */
+export interface DpopSettings {
+  /** How old a proof may be; its jti is remembered as long. */
+  maxAgeMs: number;
+  /** Proofs must carry a nonce of the gateway's. */
+  nonce: boolean;
 }
 
 export interface ManagementSettings {
@@ -172,6 +182,7 @@ export interface Config {
     issuer: string | undefined;
     introspectionClients: readonly { id: string; secret: string }[];
     signing: SigningSettings;
+    dpop: DpopSettings;
   };
   portal: PortalSettings | undefined;
   /** The management API's listener; undefined: none. */

@@ -13,6 +13,8 @@ import { createClientIp } from '../http/ip.ts';
 import { listen, type Listener } from '../http/listener.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
+import { createDpopVerifier } from '../oauth/dpop.ts';
+import { createPublicOrigin } from '../http/origin.ts';
 import { builtInDocument } from '../openapi/document.ts';
 import { operationRoutes } from '../openapi/routes.ts';
 import { Documents } from '../openapi/validators.ts';
@@ -45,6 +47,7 @@ export function managementProduct(settings: ManagementSettings): ProductSettings
     accessTokenLifetime: settings.accessTokenLifetime,
     accessTokenFormat: 'opaque',
     audience: MANAGEMENT_PRODUCT,
+    senderConstraint: 'none',
     upstreamIdentity: 'headers',
     refreshTokenLifetime: 0,
     refreshReuseGraceMs: 0,
@@ -184,6 +187,8 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     authServers: new Map(),
     // Management clients get opaque tokens.
     signing: { keys: services.keys, issuer: undefined },
+    // A management client may bind its tokens to a DPoP key, as an app may.
+    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin({ trustedProxies: [], publicHost: undefined }) }),
   });
   const ownPaths = new Map<string, OwnPath>([
     ['/oauth2/token', { route: { name: '/oauth2/token', upstream: undefined, steps: [requestIdHeader, token.step], surface: 'token', fail: token.fail }, preflight: undefined }],
@@ -200,6 +205,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
       // Management clients hold opaque tokens, and the operations have no upstream to tell.
       issuer: undefined,
       signing: config.oauth.signing,
+      dpop: config.oauth.dpop,
       configDir: '.',
       documents: new Documents(),
       compiled: { once: (_options, make) => make() },

@@ -1,4 +1,5 @@
-// RFC 6750: bearer tokens on protected routes, and the one place their challenges are written.
+// RFC 6750: bearer tokens on protected routes, and DPoP-bound ones (RFC 9449 §7), and the one
+// place their challenges are written.
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PREFIX, tokenDigest } from '../crypto.ts';
@@ -11,6 +12,7 @@ import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Store } from '../store/port/index.ts';
 import type { ProductSettings } from '../config/types.ts';
 import { jwtMatches, looksLikeJwt, type JwtVerifier, type VerifiedJwt } from './signing/jwt.ts';
+import { DPOP_ALGORITHMS, DpopRefusal, proofHeader, type DpopVerifier } from './dpop.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
@@ -22,7 +24,10 @@ function sameToken(a: string, b: string): boolean {
   return diff === 0;
 }
 
-export function createBearerErrors(realm: string) {
+const DPOP_ALGS = `algs="${DPOP_ALGORITHMS.join(' ')}"`;
+
+/** `dpop`: whether some product takes DPoP-bound tokens only, so that a request without a token is told of DPoP too (RFC 9449 §7.1). */
+export function createBearerErrors(realm: string, dpop = false) {
   const challenge = (error?: string, description?: string, scope?: string) => {
     let value = `Bearer realm="${realm}"`;
     if (error !== undefined) value += `, error="${error}"`;
@@ -30,9 +35,24 @@ export function createBearerErrors(realm: string) {
     if (scope !== undefined) value += `, scope="${scope}"`;
     return { 'www-authenticate': value };
   };
+  // RFC 9449 §7.1: the DPoP scheme's challenge names the algorithms a proof may use.
+  const dpopChallenge = (error: string, description: string, nonce?: string) => ({
+    'www-authenticate': `DPoP error="${error}", error_description="${description}", ${DPOP_ALGS}`,
+    ...(nonce === undefined ? {} : { 'dpop-nonce': nonce }),
+  });
+  // RFC 9110 §11.6.1: two challenges in one header, comma-separated.
+  const missing = dpop ? { 'www-authenticate': `Bearer realm="${realm}", DPoP ${DPOP_ALGS}` } : challenge();
   return {
     /** §3.1: a request without authentication gets a challenge without an error code. */
-    missing: () => new GatewayError(401, 'unauthorized', 'a bearer token is required', { headers: challenge() }),
+    missing: () => new GatewayError(401, 'unauthorized', 'a bearer token is required', { headers: missing }),
+    /** RFC 9449 §7.1: a DPoP-scheme request refused, for its token (invalid_token) or its proof. */
+    dpop: (code: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce' | 'invalid_request', description: string, nonce?: string) =>
+      new GatewayError(code === 'invalid_request' ? 400 : 401, code, description, { headers: dpopChallenge(code, description, nonce) }),
+    /** RFC 9449 §7.2: a bound token sent as a bearer token. */
+    boundAsBearer: () =>
+      new GatewayError(401, 'invalid_token', 'this access token is DPoP-bound: send it with the DPoP scheme and a proof', {
+        headers: challenge('invalid_token', 'this access token is DPoP-bound: send it with the DPoP scheme and a proof'),
+      }),
     invalidRequest: (description: string) => new GatewayError(400, 'invalid_request', description, { headers: challenge('invalid_request', description) }),
     invalidToken: () =>
       new GatewayError(401, 'invalid_token', 'the access token is invalid, expired or revoked', {
@@ -71,15 +91,13 @@ function formBodyToCheck(req: IncomingMessage): boolean {
 }
 
 /**
- * The step that authenticates a call: §2.1, the Authorization header only, scheme
- * case-insensitive. §2 allows one way of sending the token per request: a token in the query
- * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
- * are two Authorization headers.
+ * The record of a presented access token, if it is valid: an opaque token's by its digest, a JWT's
+ * by its jti once its signature and claims hold. Synchronous when the store has it in memory.
  */
-export function createVerifyToken(env: { store: Store; clock: () => number; maxBodySize: number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> }, errors: BearerErrors): Step {
+export type FindToken = (ctx: RequestContext, token: string) => ActiveToken | undefined | Promise<ActiveToken | undefined>;
+
+export function createFindToken(env: { store: Store; clock: () => number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> }): FindToken {
   const { store, clock, verifyJwt, products } = env;
-  // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
-  const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
   /**
    * The digest of the last token presented on each connection. A client sends the same token call
    * after call on a keep-alive connection, and its SHA-256 is the costliest step of verification
@@ -96,6 +114,41 @@ export function createVerifyToken(env: { store: Store; clock: () => number; maxB
     if (digest !== undefined) lastOnConnection.set(socket, { token, digest });
     return digest;
   }
+  return function findToken(ctx, token) {
+    if (!looksLikeJwt(token)) {
+      const digest = accessDigest(ctx.req.socket, token);
+      return digest === undefined ? undefined : store.cache.findAccessToken(digest, clock());
+    }
+    const verified = verifyJwt(token, clock());
+    if (verified instanceof Promise) return verified.then((v) => jwtRecord(ctx, token, v));
+    return jwtRecord(ctx, token, verified);
+  };
+  function jwtRecord(ctx: RequestContext, token: string, verified: VerifiedJwt | undefined): ActiveToken | undefined | Promise<ActiveToken | undefined> {
+    if (verified === undefined) return undefined;
+    const found = store.cache.findAccessToken(verified.digest, clock());
+    const matched = (t: ActiveToken | undefined) => {
+      if (t === undefined || !jwtMatches(verified, t, products)) return undefined;
+      ctx.accessJwt = token;
+      return t;
+    };
+    return found instanceof Promise ? found.then(matched) : matched(found);
+  }
+}
+
+/**
+ * The step that authenticates a call: §2.1, the Authorization header only, scheme
+ * case-insensitive. §2 allows one way of sending the token per request: a token in the query
+ * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
+ * are two Authorization headers.
+ */
+export function createVerifyToken(
+  env: { store: Store; clock: () => number; maxBodySize: number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings>; dpop: DpopVerifier },
+  errors: BearerErrors,
+): Step {
+  const { clock, products, dpop } = env;
+  const find = createFindToken(env);
+  // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
+  const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
   // Synchronous when the store has the token in memory: no promise on the usual path.
   return function verifyToken(ctx: RequestContext): void | Promise<void> {
     const { req } = ctx;
@@ -108,37 +161,51 @@ export function createVerifyToken(env: { store: Store; clock: () => number; maxB
     if (header === undefined) throw errors.missing();
     if (repeatedAuthorization(req.rawHeaders)) throw errors.invalidRequest('the request has more than one Authorization header');
     const { scheme, credentials: token } = parseAuthorization(header);
+    if (scheme === 'dpop') return dpopAccess(ctx, token);
     if (scheme !== 'bearer') throw errors.missing();
     if (token === '') throw errors.invalidRequest('the bearer token is empty');
     if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
-    const found = looksLikeJwt(token) ? jwtAccess(ctx, token) : opaqueAccess(ctx, token);
+    // A bearer call's proof, if it sends one, is not looked at: the token must be a bearer token.
+    const found = find(ctx, token);
+    const accepted = found instanceof Promise ? found.then((t) => acceptBearer(ctx, t)) : acceptBearer(ctx, found);
     // The body is read only once the token is accepted, and only a small form's.
-    if (!formBodyToCheck(req)) return found;
-    return found instanceof Promise ? found.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
+    if (!formBodyToCheck(req)) return accepted;
+    return accepted instanceof Promise ? accepted.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
   };
-  function opaqueAccess(ctx: RequestContext, token: string): void | Promise<void> {
-    const digest = accessDigest(ctx.req.socket, token);
-    if (digest === undefined) throw errors.invalidToken();
-    const found = store.cache.findAccessToken(digest, clock());
-    if (found instanceof Promise) return found.then((t) => accept(ctx, t));
-    accept(ctx, found);
-  }
-  /** The signature and claims first (remembered by the token's string), then its record, as an opaque token's. */
-  function jwtAccess(ctx: RequestContext, token: string): void | Promise<void> {
-    const verified = verifyJwt(token, clock());
-    if (verified instanceof Promise) return verified.then((v) => jwtRecord(ctx, token, v));
-    return jwtRecord(ctx, token, verified);
-  }
-  function jwtRecord(ctx: RequestContext, token: string, verified: VerifiedJwt | undefined): void | Promise<void> {
-    if (verified === undefined) throw errors.invalidToken();
-    const found = store.cache.findAccessToken(verified.digest, clock());
-    if (found instanceof Promise) return found.then((t) => acceptJwt(ctx, token, verified, t));
-    acceptJwt(ctx, token, verified, found);
-  }
-  function acceptJwt(ctx: RequestContext, token: string, verified: VerifiedJwt, found: ActiveToken | undefined): void {
-    if (found === undefined || !jwtMatches(verified, found, products)) throw errors.invalidToken();
+  /** RFC 9449 §7.2: a DPoP-bound token is refused as a bearer token, as is an unbound one of a product that binds every token. */
+  function acceptBearer(ctx: RequestContext, found: ActiveToken | undefined): void {
+    if (found === undefined || products.get(found.product)?.senderConstraint === 'dpop') throw errors.invalidToken();
+    if (found.cnf !== undefined && 'jkt' in found.cnf) throw errors.boundAsBearer();
     ctx.token = found;
-    ctx.accessJwt = token;
+  }
+  /**
+   * RFC 9449 §7: `Authorization: DPoP <token>` with a proof of the key the token is bound to,
+   * made for this method and URI and naming this token (§4.3). Every refusal is a DPoP challenge.
+   */
+  async function dpopAccess(ctx: RequestContext, token: string): Promise<void> {
+    if (token === '' || !TOKEN68.test(token)) throw errors.dpop('invalid_request', 'the DPoP access token is empty or malformed');
+    let proof: string | undefined;
+    try {
+      proof = proofHeader(ctx.req);
+    } catch (err) {
+      throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message) : err;
+    }
+    if (proof === undefined) throw errors.dpop('invalid_dpop_proof', 'a DPoP proof is required with the DPoP scheme');
+    const found = await find(ctx, token);
+    if (found === undefined) throw errors.dpop('invalid_token', 'the access token is invalid, expired or revoked');
+    const cnf = found.cnf;
+    if (cnf === undefined || !('jkt' in cnf)) throw errors.dpop('invalid_token', 'this access token is not DPoP-bound: send it with the Bearer scheme');
+    const now = clock();
+    let jkt: string;
+    try {
+      jkt = await dpop.verify(proof, { method: ctx.req.method ?? 'GET', htu: dpop.htu(ctx.req, ctx.protocol, ctx.path), accessToken: token, now });
+    } catch (err) {
+      throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message, dpop.nonce(now)) : err;
+    }
+    if (jkt !== cnf.jkt) throw errors.dpop('invalid_dpop_proof', 'the DPoP proof is signed by another key than the one the token is bound to');
+    // Only now is the call the token holder's.
+    ctx.token = found;
+    if (formBodyToCheck(ctx.req)) await checkFormBody(ctx);
   }
   /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
   async function checkFormBody(ctx: RequestContext): Promise<void> {
@@ -148,10 +215,6 @@ export function createVerifyToken(env: { store: Store; clock: () => number; maxB
     if (new URLSearchParams(ctx.body.toString('latin1')).has('access_token')) {
       throw errors.invalidRequest('the access token must be sent in one way only, not in the header and the body');
     }
-  }
-  function accept(ctx: RequestContext, found: ActiveToken | undefined): void {
-    if (found === undefined) throw errors.invalidToken();
-    ctx.token = found;
   }
 }
 

@@ -14,6 +14,9 @@ export const invalidGrant = (description: string, detail?: string) => new OAuthE
 export const unauthorizedClient = (description: string) => new OAuthError(400, 'unauthorized_client', description);
 export const unsupportedGrantType = (description: string) => new OAuthError(400, 'unsupported_grant_type', description);
 export const invalidScope = (description: string) => new OAuthError(400, 'invalid_scope', description);
+/** RFC 9449 §5: a proof refused at the token endpoint; use_dpop_nonce carries the nonce to use (§8). */
+export const dpopRefused = (code: 'invalid_dpop_proof' | 'use_dpop_nonce', description: string, nonce: string | undefined) =>
+  new OAuthError(400, code, description, nonce === undefined ? {} : { headers: { 'dpop-nonce': nonce } });
 export const temporarilyUnavailable = (detail: string, cause?: unknown) =>
   new OAuthError(503, 'temporarily_unavailable', 'the authorization server is unavailable, try again later', { detail, headers: { 'retry-after': '1' }, cause });
 

@@ -62,12 +62,14 @@ export function createIntrospectionEndpoint(
               active: true,
               scope: active.scope,
               client_id: active.key,
-              token_type: 'Bearer',
+              // RFC 9449 §6.2: a DPoP-bound token is of type DPoP; RFC 7800 cnf says to what it is bound.
+              token_type: active.cnf !== undefined && 'jkt' in active.cnf ? 'DPoP' : 'Bearer',
               exp: Math.floor(active.expiresAt / 1000),
               iat: Math.floor(active.issuedAt / 1000),
               ...(active.subject === null ? {} : { sub: active.subject }),
               app: active.appName,
               product: active.product,
+              ...(active.cnf === undefined ? {} : { cnf: active.cnf }),
               // RFC 7662 §2.2's JWT claims, for a JWT.
               ...(jwt === undefined ? {} : { aud: env.products.get(active.product)!.audience, iss: jwt.issuer, jti: jwt.jti }),
             });

@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
+import { DPOP_ALGORITHMS } from './dpop.ts';
 import { OAUTH_PATHS } from './endpoint.ts';
 import { grants } from './grants/index.ts';
 import type { Step } from '../pipeline/context.ts';
@@ -34,6 +35,8 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     grant_types_supported: [...grants.keys()].filter((g) => enabled.has(g as GrantTypeName)),
     scopes_supported: [...new Set(products.flatMap((p) => p.scopes))],
     ...(oauth.signing.used ? { jwks_uri: `${issuer}${OAUTH_PATHS.jwks}` } : {}),
+    // RFC 9449 §5.1: every product takes DPoP proofs at the token endpoint.
+    dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
     // Required by §2: none without an authorization endpoint.
     response_types_supported: enabled.has('authorization_code') ? ['code'] : [],
     ...(enabled.has('authorization_code') ? authorizationMetadata(issuer, products) : {}),

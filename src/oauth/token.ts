@@ -1,8 +1,10 @@
 // POST /oauth2/token: a fixed list of small steps, each of which may throw an OAuthError;
 // sendOAuthError writes every failure.
 import type { ProductSettings } from '../config/load.ts';
-import { clientAuth, createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type FormStep, type OAuthEnv } from './endpoint.ts';
-import { invalidRequest, invalidScope, NO_STORE_NOSNIFF, unauthorizedClient, unsupportedGrantType } from './errors.ts';
+import type { Confirmation } from '../store/port/index.ts';
+import { clientAuth, createFormEndpoint, OAUTH_PATHS, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type FormStep, type OAuthEnv } from './endpoint.ts';
+import { DpopRefusal, proofHeader, type DpopVerifier } from './dpop.ts';
+import { dpopRefused, invalidRequest, invalidScope, NO_STORE_NOSNIFF, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant, GrantEnv } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
 
@@ -10,6 +12,7 @@ interface TokenContext extends FormContext {
   grant: Grant | undefined;
   product: ProductSettings | undefined;
   scope: readonly string[] | undefined;
+  cnf: Confirmation | undefined;
 }
 
 type Step = FormStep<TokenContext>;
@@ -62,9 +65,31 @@ function validateScope(ctx: TokenContext): void {
   ctx.scope = scope;
 }
 
+/**
+ * RFC 9449 §5: a DPoP proof binds the tokens to its key, whatever the product; a product with
+ * senderConstraint: dpop issues no token without one.
+ */
+function senderBinding(dpop: DpopVerifier): Step {
+  return async function senderBinding(ctx) {
+    try {
+      const proof = proofHeader(ctx.req);
+      if (proof === undefined) {
+        if (ctx.product!.senderConstraint === 'dpop') throw new DpopRefusal('invalid_dpop_proof', `API product '${ctx.product!.name}' issues DPoP-bound tokens only: send a DPoP proof`);
+        return;
+      }
+      const jkt = await dpop.verify(proof, { method: 'POST', htu: dpop.htu(ctx.req, ctx.request.protocol, OAUTH_PATHS.token), now: ctx.now });
+      ctx.cnf = { jkt };
+    } catch (err) {
+      if (err instanceof DpopRefusal) throw dpopRefused(err.code, err.message, dpop.nonce(ctx.now));
+      throw err;
+    }
+  };
+}
+
 /** What the token endpoint is compiled with: the products it issues for, and what the grants use. */
 export interface TokenEndpointEnv extends OAuthEnv, GrantEnv {
   products: ReadonlyMap<string, ProductSettings>;
+  dpop: DpopVerifier;
 }
 
 /** The token endpoint; the route runs the policies of oauth.policies (an IP list, a spike arrest) before it. */
@@ -78,14 +103,15 @@ export function createTokenEndpoint(env: TokenEndpointEnv): FormEndpoint {
     stripGrantIrrelevantParameters,
     allowedGrantType(env.products),
     validateScope,
+    senderBinding(env.dpop),
   ];
   const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers, signing: env.signing };
   return createFormEndpoint<TokenContext>(env, {
     name: 'token endpoint',
     steps,
-    context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined }),
+    context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined, cnf: undefined }),
     async answer(ctx, res) {
-      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now }, grantEnv);
+      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now, cnf: ctx.cnf }, grantEnv);
       const payload = JSON.stringify(body);
       res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);

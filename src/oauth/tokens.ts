@@ -4,7 +4,7 @@
 // as they treat an opaque one.
 import { newToken, orderedId, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
-import type { Client, TokenRecord } from '../store/port/index.ts';
+import type { Client, Confirmation, TokenRecord } from '../store/port/index.ts';
 import { temporarilyUnavailable } from './errors.ts';
 import type { KeyRing } from './signing/key-ring.ts';
 import { newJti, signAccessToken } from './signing/jwt.ts';
@@ -12,7 +12,8 @@ import type { SigningKey } from './signing/keys.ts';
 
 export interface TokenResponseBody {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP for a token bound to a DPoP key (RFC 9449 §5); a certificate-bound token stays Bearer (RFC 8705 §3). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   refresh_token?: string;
   /** A string of seconds, as in the seed's only payload. */
@@ -62,7 +63,7 @@ export function accessToken(
   signing: AccessTokenSigning,
   key: SigningKey | undefined,
   minted: Pick<Minted, 'access' | 'accessExpiresAt'>,
-  grant: { client: Client; product: ProductSettings; scope: string; subject: string | null; now: number },
+  grant: { client: Client; product: ProductSettings; scope: string; subject: string | null; now: number; cnf: Confirmation | undefined },
 ): string {
   if (key === undefined) return minted.access;
   return signAccessToken(key, signing.issuer!, {
@@ -74,6 +75,7 @@ export function accessToken(
     jti: minted.access,
     issuedAt: grant.now,
     expiresAt: minted.accessExpiresAt,
+    cnf: grant.cnf,
   });
 }
 
@@ -83,8 +85,15 @@ export function mintPair(product: ProductSettings, now: number): Minted {
 }
 
 /** RFC 6749 §5.1; `scope` is included when it differs from what was asked for (§3.3). */
-export function tokenBody(product: ProductSettings, minted: { access: string; refresh?: string }, granted: string, requested: readonly string[] | undefined): TokenResponseBody {
-  const body: TokenResponseBody = { access_token: minted.access, token_type: 'Bearer', expires_in: product.accessTokenLifetime };
+export function tokenBody(
+  product: ProductSettings,
+  minted: { access: string; refresh?: string },
+  granted: string,
+  requested: readonly string[] | undefined,
+  cnf: Confirmation | undefined,
+): TokenResponseBody {
+  const type = cnf !== undefined && 'jkt' in cnf ? 'DPoP' : 'Bearer';
+  const body: TokenResponseBody = { access_token: minted.access, token_type: type, expires_in: product.accessTokenLifetime };
   if (minted.refresh !== undefined) {
     body.refresh_token = minted.refresh;
     body.refresh_token_expires_in = String(product.refreshTokenLifetime);
@@ -93,19 +102,28 @@ export function tokenBody(product: ProductSettings, minted: { access: string; re
   return body;
 }
 
-/** The records of a new grant: a new family holding the access token and, if minted, the refresh token. */
+/**
+ * The records of a new grant: a new family holding the access token and, if minted, the refresh
+ * token. Bound to `cnf`: the access token always; the refresh token when the client is public
+ * (RFC 9449 §5, RFC 8705 §4), a confidential client's being bound to its authentication already.
+ */
 export function grantRecords(
   client: Client,
   product: ProductSettings,
   minted: Pick<Minted, 'accessHash' | 'accessExpiresAt'> & Partial<Minted>,
-  scope: string,
-  subject: string | null,
-  now: number,
+  grant: { scope: string; subject: string | null; now: number; cnf: Confirmation | undefined },
 ): TokenRecord[] {
+  const { scope, subject, now, cnf } = grant;
   const base = { appId: client.app.id, key: client.credential.key, product: product.name, scope, subject, family: orderedId().toString('hex'), issuedAt: now };
-  const records: TokenRecord[] = [{ ...base, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt }];
+  const bound = cnf === undefined ? {} : { cnf };
+  const records: TokenRecord[] = [{ ...base, ...bound, hash: minted.accessHash, kind: 'access', expiresAt: minted.accessExpiresAt }];
   if (minted.refreshHash !== undefined && minted.refreshExpiresAt !== undefined) {
-    records.push({ ...base, hash: minted.refreshHash, kind: 'refresh', expiresAt: minted.refreshExpiresAt });
+    records.push({ ...base, ...(bindsRefresh(client) ? bound : {}), hash: minted.refreshHash, kind: 'refresh', expiresAt: minted.refreshExpiresAt });
   }
   return records;
+}
+
+/** Whether a client's refresh tokens are bound as its access tokens are: a public client's (RFC 9449 §5). */
+export function bindsRefresh(client: Client): boolean {
+  return client.app.type === 'public';
 }

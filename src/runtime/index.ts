@@ -52,6 +52,7 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
       realm: config.oauth.realm,
       issuer: config.oauth.issuer,
       signing: config.oauth.signing,
+      dpop: config.oauth.dpop,
       configDir,
       documents,
       compiled,

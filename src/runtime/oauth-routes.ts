@@ -19,6 +19,8 @@ import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createJwksEndpoint } from '../oauth/signing/jwks.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
+import { createDpopVerifier } from '../oauth/dpop.ts';
+import { createPublicOrigin } from '../http/origin.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
@@ -71,7 +73,8 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
   // Revocation and introspection take the gateway's JWT access tokens as well as its opaque ones.
   const verifyJwt = createJwtVerifier(keys, config.oauth.issuer);
-  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers, signing: { keys, issuer: config.oauth.issuer } }), 'token', countToken(metrics));
+  const dpop = createDpopVerifier(config.oauth.dpop, { once: store.once, secretKey, origin: createPublicOrigin(config.listen) });
+  serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers, signing: { keys, issuer: config.oauth.issuer }, dpop }), 'token', countToken(metrics));
   serve(OAUTH_PATHS.revocation, createRevocationEndpoint({ ...oauth, verifyJwt }));
   if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint({ ...oauth, verifyJwt, products: config.products }, config.oauth.introspectionClients));
   if (config.oauth.signing.used) {

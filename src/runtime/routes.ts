@@ -1,6 +1,8 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
 import type { Config, RouteSettings } from '../config/load.ts';
-import type { SigningSettings } from '../config/types.ts';
+import type { DpopSettings, SigningSettings } from '../config/types.ts';
+import { createPublicOrigin } from '../http/origin.ts';
+import { createDpopVerifier } from '../oauth/dpop.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { tooLarge } from '../http/body.ts';
@@ -15,6 +17,7 @@ import { createRequestHeaders } from '../upstream/headers.ts';
 import { createIdentities, createIdentityStep, type Identities } from '../upstream/identity.ts';
 import type { KeyRing } from '../oauth/signing/key-ring.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
+import type { KeyObject } from 'node:crypto';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
@@ -78,6 +81,8 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
   /** oauth.issuer: what the gateway's JWTs name as their issuer. */
   issuer: string | undefined;
   signing: SigningSettings;
+  /** oauth.dpop: how the proofs of DPoP-bound tokens are checked. */
+  dpop: DpopSettings;
   configDir: string;
   /** The compilation's documents: each compiled once for all its routes, and each file a policy names read once. */
   documents: Documents;
@@ -90,6 +95,8 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
 /** The services the route table's steps use. */
 export interface RouteServices {
   store: Store;
+  /** Keys the DPoP nonces. */
+  secretKey: KeyObject;
   keys: KeyRing;
   clock: () => number;
   logger: PolicyEnv['logger'];
@@ -157,9 +164,13 @@ function compileTable(config: RouteTableSettings, services: RouteServices, targe
 function sharedSteps(config: RouteTableSettings, services: RouteServices, targets: ReadonlyMap<string, Target>): Shared {
   const { clock } = services;
   const { maxBodySize } = config.listen;
-  const errors = createBearerErrors(config.realm);
+  const errors = createBearerErrors(
+    config.realm,
+    [...config.products.values()].some((p) => p.senderConstraint === 'dpop'),
+  );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
-  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products }, errors);
+  const dpop = createDpopVerifier(config.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(config.listen) });
+  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, dpop }, errors);
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);

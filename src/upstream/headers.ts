@@ -1,16 +1,16 @@
 // Which headers cross the gateway, in each direction. RFC 9110 §7.6.1: hop-by-hop headers, and
 // every header the Connection header names, end at the gateway.
 import type { IncomingHttpHeaders } from 'node:http';
-import { createTrustedPeer } from '../http/ip.ts';
+import { createPublicOrigin } from '../http/origin.ts';
 import type { RequestContext } from '../pipeline/context.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
-// Stripped from requests as well: the caller's credentials; the Host (the upstream's own is
+// Stripped from requests as well: the caller's credentials (and its DPoP proof, RFC 9449); the Host (the upstream's own is
 // sent); Expect (the gateway answers 100-continue itself); and the overrides some frameworks
 // honour, which would make the upstream act on a path or method other than the one authorised
 // (X-Original-URL and its kin go with the X-Original-* family below).
-const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'authorization', 'expect', 'x-rewrite-url', 'x-http-method', 'x-http-method-override', 'x-method-override']);
+const REQUEST_DROP = new Set([...HOP_BY_HOP, 'host', 'authorization', 'dpop', 'expect', 'x-rewrite-url', 'x-http-method', 'x-http-method-override', 'x-method-override']);
 
 /**
  * Headers by which a proxy in front tells an upstream who the client is or which user it
@@ -139,31 +139,13 @@ export interface ForwardingSettings {
   publicHost: string | undefined;
 }
 
-// RFC 9110 §7.2: uri-host [":" port], as a proxy in front would send it.
-const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
-
 export type RequestHeaders = (ctx: RequestContext) => Record<string, string | string[]>;
 
 /** The headers the upstream receives: the client's, filtered, then the gateway's own. */
 export function createRequestHeaders(settings: ForwardingSettings): RequestHeaders {
   const drop = new Set([...REQUEST_DROP, ...IDENTITY_HEADERS, ...settings.dropHeaders.map((h) => h.toLowerCase())]);
-  const fromTrustedProxy = createTrustedPeer(settings.trustedProxies);
-  /** X-Forwarded-Host: what a trusted proxy in front says, else the configured public host; never the client's Host. */
-  function forwardedHost(ctx: RequestContext): string | undefined {
-    if (fromTrustedProxy(ctx.req)) {
-      const said = ctx.req.headers['x-forwarded-host'];
-      if (typeof said === 'string' && HOST.test(said)) return said;
-    }
-    return settings.publicHost;
-  }
-  /** X-Forwarded-Proto: what a trusted proxy in front says (one that ends TLS says https), else the listener's own. */
-  function forwardedProto(ctx: RequestContext): string {
-    if (fromTrustedProxy(ctx.req)) {
-      const said = ctx.req.headers['x-forwarded-proto'];
-      if (said === 'https' || said === 'http') return said;
-    }
-    return ctx.protocol;
-  }
+  // X-Forwarded-Host and -Proto: never the client's Host or its own forwarding headers.
+  const origin = createPublicOrigin(settings);
   return function upstreamRequestHeaders(ctx) {
     const incoming = ctx.req.headers;
     const named = connectionNamed(incoming.connection);
@@ -175,8 +157,8 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
     }
     out['x-request-id'] = ctx.requestId;
     out['x-forwarded-for'] = ctx.clientIp;
-    out['x-forwarded-proto'] = forwardedProto(ctx);
-    const host = forwardedHost(ctx);
+    out['x-forwarded-proto'] = origin.proto(ctx.req, ctx.protocol);
+    const host = origin.host(ctx.req);
     if (host !== undefined) out['x-forwarded-host'] = host;
     const token = ctx.token;
     if (ctx.identity !== undefined) {

@@ -18,6 +18,9 @@ const SIGNING_DEFAULTS = {
   used: false,
 };
 
+/** oauth.dpop when the file says nothing: a proof is good for a minute, no nonces. */
+const DPOP_DEFAULTS = { maxAgeMs: 60_000, nonce: false };
+
 const FILE = '/srv/gateway/gateway.yaml';
 const EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.example.yaml');
 const REDIS_EXAMPLE = path.join(import.meta.dirname, '..', '..', 'gateway.redis.example.yaml');
@@ -107,6 +110,7 @@ describe('parseConfig: valid configurations', () => {
       issuer: 'http://localhost:8080',
       introspectionClients: [],
       signing: SIGNING_DEFAULTS,
+      dpop: DPOP_DEFAULTS,
     });
 
     const demo = get(config.authServers, 'demo');
@@ -234,7 +238,7 @@ describe('parseConfig: valid configurations', () => {
     assert.deepEqual(config.log, { level: 'info', access: true });
     assert.equal(config.shutdownTimeoutMs, 30_000);
     assert.deepEqual(config.admin, { host: '127.0.0.1', port: 9901 });
-    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [], signing: SIGNING_DEFAULTS });
+    assert.deepEqual(config.oauth, { realm: 'gateway', policies: [], issuer: undefined, introspectionClients: [], signing: SIGNING_DEFAULTS, dpop: DPOP_DEFAULTS });
     assert.equal(config.authServers.size, 0);
     assert.deepEqual(get(config.upstreams, 'backend'), {
       kind: 'http',
@@ -280,6 +284,7 @@ describe('parseConfig: valid configurations', () => {
         accessTokenLifetime: 3600,
         accessTokenFormat: 'opaque',
         audience: 'p',
+        senderConstraint: 'none',
         upstreamIdentity: 'headers',
         refreshTokenLifetime: 86_400,
         refreshReuseGraceMs: 0,

@@ -146,6 +146,7 @@ describe('revocation and introspection', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       grant_types_supported: ['client_credentials', 'password', 'refresh_token'],
       scopes_supported: ['hello:read', 'hello:admin', 'orders:read', 'orders:write'],
+      dpop_signing_alg_values_supported: ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'],
       response_types_supported: [],
     });
     const post = await call(`${gw.url}/.well-known/oauth-authorization-server`, { method: 'POST' });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { PREFIX, tokenDigest } from '../../crypto.ts';
 import { codeBinding } from '../authorize/code.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
-import { accessToken, mintAccess, mintPair, signingKeyFor, tokenBody, type Minted, type TokenResponseBody } from '../tokens.ts';
+import { accessToken, bindsRefresh, mintAccess, mintPair, signingKeyFor, tokenBody, type Minted, type TokenResponseBody } from '../tokens.ts';
 import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'authorization_code';
@@ -20,7 +20,7 @@ const INVALID = 'the authorization code is invalid, expired or already used';
  * once, into its access token (and refresh token, when the product rotates them); spent again, it
  * revokes every token issued from it (§10.5, RFC 9700 §4.2.4).
  */
-export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
+export async function handle({ form, client, product, scope, now, cnf }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const code = form.get('code');
   // OAuth 2.1 §4.1.3: required when the authorization request named it; the code's binding says whether it did.
   const redirectUri = form.get('redirect_uri') ?? '';
@@ -38,6 +38,8 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     appId: client.app.id,
     now,
     scope,
+    ...(cnf === undefined ? {} : { cnf }),
+    bindRefresh: bindsRefresh(client),
     accessHash: minted.accessHash,
     accessExpiresAt: minted.accessExpiresAt,
     ...(minted.refreshHash === undefined ? {} : { refreshHash: minted.refreshHash, refreshExpiresAt: minted.refreshExpiresAt! }),
@@ -49,6 +51,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
       result.reason === 'reused' ? 'authorization code used twice; the tokens issued from it are revoked' : "unknown, expired or another app's code, or another redirect_uri or code_verifier",
     );
   }
-  const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
-  return tokenBody(product, { ...minted, access }, result.scope, scope);
+  const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now, cnf });
+  return tokenBody(product, { ...minted, access }, result.scope, scope, cnf);
 }

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { GrantTypeName } from '../../config/schema.ts';
 import type { ProductSettings } from '../../config/load.ts';
-import type { Client, Store } from '../../store/port/index.ts';
+import type { Client, Confirmation, Store } from '../../store/port/index.ts';
 import type { AccessTokenSigning, TokenResponseBody } from '../tokens.ts';
 
 /** What a grant handler gets once the client is authenticated and the grant and scope are allowed. */
@@ -14,6 +14,8 @@ export interface GrantRequest {
   /** The scope asked for, already checked against the product; undefined when not asked. */
   scope: readonly string[] | undefined;
   now: number;
+  /** The key (DPoP) the client proved it holds: the tokens are bound to it. */
+  cnf: Confirmation | undefined;
 }
 
 /** The services grants use. */

@@ -11,7 +11,7 @@ export const parameters: ReadonlySet<string> = new Set(['username', 'password'])
  * configured authorization server checks the username and password, and only then are tokens
  * minted. A refresh token comes with them when the product enables the refresh_token grant.
  */
-export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
+export async function handle({ form, client, product, scope, now, cnf }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const username = form.get('username');
   const password = form.get('password');
   if (username === undefined) throw invalidRequest("parameter 'username' is required");
@@ -21,7 +21,7 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
   const granted = (scope ?? client.app.scopes ?? product.scopes).join(' ');
   const key = signingKeyFor(env.signing, product, now);
   const minted = product.grants.has('refresh_token') ? mintPair(product, now) : mintAccess(product, now);
-  await env.store.tokens.saveTokens(grantRecords(client, product, minted, granted, subject, now));
-  const access = accessToken(env.signing, key, minted, { client, product, scope: granted, subject, now });
-  return tokenBody(product, { ...minted, access }, granted, scope);
+  await env.store.tokens.saveTokens(grantRecords(client, product, minted, { scope: granted, subject, now, cnf }));
+  const access = accessToken(env.signing, key, minted, { client, product, scope: granted, subject, now, cnf });
+  return tokenBody(product, { ...minted, access }, granted, scope, cnf);
 }

@@ -1,6 +1,6 @@
 import { PREFIX, tokenDigest } from '../../crypto.ts';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.ts';
-import { accessToken, mintPair, signingKeyFor, tokenBody, type TokenResponseBody } from '../tokens.ts';
+import { accessToken, bindsRefresh, mintPair, signingKeyFor, tokenBody, type TokenResponseBody } from '../tokens.ts';
 import type { GrantEnv, GrantRequest } from './grant.ts';
 
 export const grantType = 'refresh_token';
@@ -11,7 +11,7 @@ export const parameters: ReadonlySet<string> = new Set(['refresh_token']);
  * refresh token, atomically; presenting an already rotated refresh token revokes its family.
  * The scope can narrow, never widen.
  */
-export async function handle({ form, client, product, scope, now }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
+export async function handle({ form, client, product, scope, now, cnf }: GrantRequest, env: GrantEnv): Promise<TokenResponseBody> {
   const presented = form.get('refresh_token');
   if (presented === undefined) throw invalidRequest("parameter 'refresh_token' is required");
   const hash = tokenDigest(PREFIX.refresh, presented);
@@ -24,6 +24,8 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     now,
     scope,
     reuseGraceMs: product.refreshReuseGraceMs,
+    ...(cnf === undefined ? {} : { cnf }),
+    bindRefresh: bindsRefresh(client),
     accessHash: minted.accessHash,
     accessExpiresAt: minted.accessExpiresAt,
     refreshHash: minted.refreshHash,
@@ -33,6 +35,6 @@ export async function handle({ form, client, product, scope, now }: GrantRequest
     if (result.reason === 'scope') throw invalidScope('the requested scope exceeds the scope of the refresh token');
     throw invalidGrant('the refresh token is invalid, expired or revoked', result.reason === 'reused' ? 'reuse of a rotated refresh token; family revoked' : undefined);
   }
-  const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now });
-  return tokenBody(product, { ...minted, access }, result.scope, scope);
+  const access = accessToken(env.signing, key, minted, { client, product, scope: result.scope, subject: result.previous.subject, now, cnf });
+  return tokenBody(product, { ...minted, access }, result.scope, scope, cnf);
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { newToken, tokenDigest } from '../../crypto.ts';
 import type { ProductSettings } from '../../config/types.ts';
-import type { ActiveToken } from '../../store/port/index.ts';
+import type { ActiveToken, Confirmation } from '../../store/port/index.ts';
 import type { KeyRing } from './key-ring.ts';
 import type { SigningKey } from './keys.ts';
 
@@ -44,6 +44,8 @@ export interface AccessTokenClaims {
   /** Epoch ms. */
   issuedAt: number;
   expiresAt: number;
+  /** RFC 9449 §6.1, RFC 8705 §3.1: what the token is bound to. */
+  cnf: Confirmation | undefined;
 }
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -61,6 +63,7 @@ export function signAccessToken(key: SigningKey, issuer: string, c: AccessTokenC
     jti: c.jti,
     app: c.appName,
     product: c.product.name,
+    ...(c.cnf === undefined ? {} : { cnf: c.cnf }),
   };
   return key.sign(ACCESS_TOKEN_TYPE, claims);
 }

@@ -34,7 +34,18 @@ export {
 export type { IdempotencyClaim, IdempotencyStore, OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './signing-keys.ts';
-export { sameConfirmation, successorRecords, type ActiveToken, type Confirmation, type NewTokenHashes, type RotateRequest, type RotateResult, type TokenKind, type TokenRecord, type TokenStore } from './tokens.ts';
+export {
+  sameConfirmation,
+  successorRecords,
+  type ActiveToken,
+  type Confirmation,
+  type NewTokenHashes,
+  type RotateRequest,
+  type RotateResult,
+  type TokenKind,
+  type TokenRecord,
+  type TokenStore,
+} from './tokens.ts';
 export type { ExportedApp, ExportedCredential, ExportedDeveloper, StoreExport, TransferStore } from './transfer.ts';
 
 /**

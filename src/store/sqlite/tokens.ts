@@ -116,7 +116,7 @@ export class SqliteTokens implements TokenStore {
   }
 
   #insert(r: TokenRecord): void {
-    this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt, r.cnf === undefined ? null : JSON.stringify(r.cnf));
+    this.#insertToken.run(r.hash, r.kind, r.appId, r.key, r.product, r.scope, r.subject, r.family, r.issuedAt, r.expiresAt, cnfColumn(r));
   }
 
   findAccessToken(hash: Buffer, now: number): ActiveToken | undefined {
@@ -217,6 +217,11 @@ export class SqliteTokens implements TokenStore {
       if (changes < PURGE_BATCH) return total;
     }
   }
+}
+
+/** The cnf column: the binding as JSON, NULL for a bearer token. */
+export function cnfColumn(r: TokenRecord): string | null {
+  return r.cnf === undefined ? null : JSON.stringify(r.cnf);
 }
 
 export function toToken(r: Row): TokenRecord {

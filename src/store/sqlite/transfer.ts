@@ -4,7 +4,7 @@ import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDev
 import type { Row, SqliteDb } from './db.ts';
 import { redirectUrisColumn, redirectUrisOf, scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
 import { toSigningKey } from './signing-keys.ts';
-import { toToken } from './tokens.ts';
+import { cnfColumn, toToken } from './tokens.ts';
 
 export class SqliteTransfer implements TransferStore {
   readonly #db: SqliteDb;
@@ -64,7 +64,7 @@ export class SqliteTransfer implements TransferStore {
         this.#insertApp.run(a.id, a.developerId, a.name, a.product, a.status, a.approval, a.createdAt, scopesColumn(a.scopes), a.type, redirectUrisColumn(a.redirectUris));
       }
       for (const c of data.credentials) this.#insertCredential.run(c.key, c.appId, c.secretHash, c.status, c.expiresAt, c.createdAt);
-      for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt, t.cnf === undefined ? null : JSON.stringify(t.cnf));
+      for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt, cnfColumn(t));
       // A gateway already serving this file may remember the keys as unknown.
       for (const c of data.credentials) this.#db.changed({ kind: 'key', ref: c.key }, now);
       for (const k of data.signingKeys) {

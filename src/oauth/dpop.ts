@@ -1,0 +1,126 @@
+// DPoP (RFC 9449): proofs that the caller holds a private key, checked at the token endpoint
+// (§5) and on protected routes (§7); the one place their rules live. What a failed check becomes
+// is each surface's: an RFC 6749 body at the token endpoint, a DPoP challenge on a route.
+import type { KeyObject } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { calculateJwkThumbprint, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { safeEqual, secretHash, sha256 } from '../crypto.ts';
+import type { DpopSettings } from '../config/types.ts';
+import type { PublicOrigin } from '../http/origin.ts';
+import type { OnceStore } from '../store/port/index.ts';
+
+/** Asymmetric algorithms only (§4.2: never none, never a MAC); named in the metadata's dpop_signing_alg_values_supported. */
+export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'] as const;
+const ALGORITHMS = [...DPOP_ALGORITHMS];
+/** How far ahead of the gateway's clock a client's may run. */
+const FUTURE_SKEW_MS = 5_000;
+/** A proof is a header of a few hundred bytes; an RSA key makes it longer. */
+const MAX_PROOF_LENGTH = 8192;
+const MAX_JTI_LENGTH = 256;
+
+/** Why a proof was refused: `use_dpop_nonce` asks the client to try again with the nonce it is given. */
+export class DpopRefusal extends Error {
+  override readonly name = 'DpopRefusal';
+  readonly code: 'invalid_dpop_proof' | 'use_dpop_nonce';
+  constructor(code: 'invalid_dpop_proof' | 'use_dpop_nonce', description: string) {
+    super(description);
+    this.code = code;
+  }
+}
+
+const refuse = (description: string) => new DpopRefusal('invalid_dpop_proof', description);
+
+/** What the proof must match: the request as the client sent it. */
+export interface ProofTarget {
+  method: string;
+  /** The URI the client addressed, without query and fragment (§4.3 check 9), normalised by normalHtu. */
+  htu: string;
+  /** On a route: the access token the proof must name (ath, §4.3 check 11). */
+  accessToken?: string;
+  now: number;
+}
+
+/** §4.3 check 9: the URI with syntax- and scheme-based normalisation (RFC 3986 §6.2.2, §6.2.3): case, default port, no query or fragment. */
+export function normalHtu(uri: string): string | undefined {
+  if (!URL.canParse(uri)) return undefined;
+  const url = new URL(uri);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/** The one DPoP header of a request; undefined without one, a refusal when there are several (§4.3 check 1). */
+export function proofHeader(req: IncomingMessage): string | undefined {
+  const proof = req.headers.dpop;
+  if (proof === undefined) return undefined;
+  if (typeof proof !== 'string') throw refuse('the request has more than one DPoP header');
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'dpop') count++;
+  if (count > 1) throw refuse('the request has more than one DPoP header');
+  return proof;
+}
+
+export interface DpopVerifier {
+  /** The SHA-256 thumbprint (RFC 7638) of the key that signed a valid, unspent proof; throws a DpopRefusal otherwise. Spends the proof. */
+  verify(proof: string, target: ProofTarget): Promise<string>;
+  /** The nonce proofs must carry now (DPoP-Nonce), when nonces are on. */
+  nonce(now: number): string | undefined;
+  /** The URI a request addressed, as its proof's htu must say. */
+  htu(req: IncomingMessage, listener: string, path: string): string;
+}
+
+/**
+ * `secretKey` keys the nonces: any instance sharing the store (and so the key) takes any other's,
+ * with nothing stored. A nonce is good for the window it was made in and the next.
+ */
+export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStore; secretKey: KeyObject; origin: PublicOrigin }): DpopVerifier {
+  const { maxAgeMs } = settings;
+  const windowMs = Math.max(1000, maxAgeMs);
+  const nonceAt = (window: number) => `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
+  function nonceGood(nonce: unknown, now: number): boolean {
+    if (typeof nonce !== 'string' || nonce.length > 64) return false;
+    const window = Math.floor(now / windowMs);
+    const given = Buffer.from(nonce);
+    return safeEqual(given, Buffer.from(nonceAt(window))) || safeEqual(given, Buffer.from(nonceAt(window - 1)));
+  }
+  return {
+    nonce: (now) => (settings.nonce ? nonceAt(Math.floor(now / windowMs)) : undefined),
+    htu(req, listener, path) {
+      // Without a trusted proxy's word or listen.publicHost, the Host header names what the client addressed.
+      const host = env.origin.host(req) ?? req.headers.host ?? '';
+      return normalHtu(`${env.origin.proto(req, listener)}://${host}${path}`) ?? '';
+    },
+    async verify(proof, target) {
+      if (proof.length > MAX_PROOF_LENGTH) throw refuse('the DPoP proof is too long');
+      let header: { jwk?: JWK };
+      let claims: Record<string, unknown>;
+      try {
+        // §4.3 checks 2 to 7: one JWS, typ dpop+jwt, an asymmetric algorithm, a public key of its
+        // header (jose refuses a private one, and one whose alg or use says otherwise), its signature.
+        const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ALGORITHMS, currentDate: new Date(target.now) });
+        header = verified.protectedHeader as { jwk?: JWK };
+        claims = verified.payload as Record<string, unknown>;
+      } catch {
+        // Whatever fails here fails on the client's bytes: jose's errors, and WebCrypto's for a key it cannot import.
+        throw refuse('the DPoP proof is not a valid signed dpop+jwt');
+      }
+      const { jti, htm, htu, iat, ath } = claims;
+      if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) throw refuse('the DPoP proof has no valid jti');
+      if (htm !== target.method) throw refuse('the DPoP proof is for another method');
+      if (typeof htu !== 'string' || normalHtu(htu) !== target.htu) throw refuse('the DPoP proof is for another URI');
+      if (typeof iat !== 'number' || !Number.isFinite(iat)) throw refuse('the DPoP proof has no iat');
+      const issuedAt = iat * 1000;
+      if (issuedAt > target.now + FUTURE_SKEW_MS || issuedAt < target.now - maxAgeMs) throw refuse('the DPoP proof is too old, or from the future');
+      if (target.accessToken !== undefined) {
+        // §4.3 check 11: base64url of the SHA-256 of the access token's ASCII.
+        const expected = sha256(target.accessToken).toString('base64url');
+        if (typeof ath !== 'string' || !safeEqual(Buffer.from(ath), Buffer.from(expected))) throw refuse('the DPoP proof does not name this access token (ath)');
+      }
+      if (settings.nonce && !nonceGood(claims.nonce, target.now)) throw new DpopRefusal('use_dpop_nonce', 'the DPoP proof must carry the nonce in DPoP-Nonce');
+      const jkt = await calculateJwkThumbprint(header.jwk!, 'sha256');
+      // §11.1: single-use, on every instance sharing the store, for as long as its iat is accepted.
+      const spent = await env.once.spendOnce(sha256(`dpop ${jkt} ${jti}`), target.now, Math.max(issuedAt, target.now) + maxAgeMs + FUTURE_SKEW_MS);
+      if (!spent) throw refuse('the DPoP proof was used before');
+      return jkt;
+    },
+  };
+}
