@@ -14,6 +14,28 @@ const GrantType = Type.Union([Type.Literal('client_credentials'), Type.Literal('
 const PemFile = (what: string) => Type.String({ minLength: 1, description: `${what}: a PEM file, relative to the config file's folder.` });
 const TlsPair = Type.Object({ cert: PemFile('The certificate chain'), key: PemFile('The private key') }, Strict);
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const ListenerTls = Type.Object(
+  {
+    cert: PemFile('The certificate chain'),
+    key: PemFile('The private key'),
+    clientCa: Type.Optional(
+      PemFile(
+        'RFC 8705: ask every client for a certificate (optional per connection) for tls_client_auth and certificate-bound tokens; tls_client_auth takes only one this CA (or these CAs) signed, self_signed_tls_client_auth any the app registered',
+      ),
+    ),
+  },
+  Strict,
+);
+const ClientCertificateHeader = Type.Object(
+  {
+    name: about(HeaderName, 'The header a proxy in front puts the client certificate of its TLS connection in, such as X-Forwarded-Client-Cert or X-SSL-Client-Cert.'),
+    format: about(
+      Type.Unsafe<'envoy' | 'nginx'>({ type: 'string', enum: ['envoy', 'nginx'] }),
+      'envoy: an X-Forwarded-Client-Cert element with Cert="…" (forward_client_cert_details: SANITIZE_SET, set_current_client_cert_details: cert); nginx: $ssl_client_escaped_cert (URL-encoded PEM).',
+    ),
+  },
+  Strict,
+);
 
 const Listener = Type.Object(
   {
@@ -35,7 +57,13 @@ const Listener = Type.Object(
     keepAliveTimeout: Type.Optional(
       about(Duration, "How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout (commonly 60s), so that it is the balancer that closes it.", { default: '65s' }),
     ),
-    tls: Type.Optional(about(TlsPair, 'Serve HTTPS (TLS 1.2 or later) with this certificate chain and key; a reload reads them again. Absent: plain HTTP.')),
+    tls: Type.Optional(about(ListenerTls, 'Serve HTTPS (TLS 1.2 or later) with this certificate chain and key; a reload reads them again. Absent: plain HTTP.')),
+    clientCertificateHeader: Type.Optional(
+      about(
+        ClientCertificateHeader,
+        'Behind a proxy that ends TLS: where it says which certificate the client presented. Read only on connections from listen.trustedProxies (the proxy must check the certificate against your CA), and never forwarded.',
+      ),
+    ),
   },
   Strict,
 );
@@ -309,8 +337,8 @@ const Product = Type.Object(
     audience: Type.Optional(about(Type.String({ minLength: 1 }), "The `aud` of its JWT access tokens (default: the product's name).")),
     senderConstraint: Type.Optional(
       about(
-        Type.Unsafe<'none' | 'dpop'>({ type: 'string', enum: ['none', 'dpop'] }),
-        'dpop: every token is bound to the key of a DPoP proof (RFC 9449), and a token request without one is refused; none: bearer tokens, but a token request with a proof still gets a bound token.',
+        Type.Unsafe<'none' | 'dpop' | 'mtls'>({ type: 'string', enum: ['none', 'dpop', 'mtls'] }),
+        'dpop: every token is bound to the key of a DPoP proof (RFC 9449), and a token request without one is refused; mtls: to the client certificate of the token request (RFC 8705), and a token request without one is refused; none: bearer tokens, but a token request with a proof or a client certificate still gets a bound token.',
         { default: 'none' },
       ),
     ),

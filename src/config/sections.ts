@@ -1,9 +1,11 @@
 // The sections that stand on their own: listeners, store, portal, mail, authorization servers,
 // upstreams, and the certificates they name. Values come from the file with the schema's defaults
 // filled in (./defaults.ts); these add what depends on other options and check what the schema cannot.
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { pemCertificates } from '../http/client-certificate.ts';
 import { parseEntry } from '../http/ip.ts';
 import { checkCertificate, type TlsFiles } from '../http/listener.ts';
 import type { StoreSettings } from '../store/open.ts';
@@ -48,10 +50,20 @@ export function listenSettings(c: ConfigFile, site: Site): Config['listen'] {
   d(listen.trustedProxies).forEach((entry, i) => {
     if (parseEntry(entry) === undefined) site.report(['listen', 'trustedProxies', i], `"${entry}" is not an IP address or CIDR range`);
   });
-  const tls = listen.tls && { cert: path.resolve(site.dir, listen.tls.cert), key: path.resolve(site.dir, listen.tls.key) };
+  const tls = listen.tls && {
+    cert: path.resolve(site.dir, listen.tls.cert),
+    key: path.resolve(site.dir, listen.tls.key),
+    clientCa: listen.tls.clientCa === undefined ? undefined : path.resolve(site.dir, listen.tls.clientCa),
+  };
   if (tls !== undefined) {
     const problem = certificateProblem(tls.cert, tls.key);
     if (problem !== undefined) site.report(['listen', 'tls', ...problem.at], problem.message);
+    const caProblem = tls.clientCa === undefined ? undefined : authoritiesProblem(tls.clientCa);
+    if (caProblem !== undefined) site.report(['listen', 'tls', 'clientCa'], caProblem);
+  }
+  const header = listen.clientCertificateHeader;
+  if (header !== undefined && d(listen.trustedProxies).length === 0) {
+    site.report(['listen', 'clientCertificateHeader'], 'is read only from listen.trustedProxies, and there are none: name the proxies that set it');
   }
   return {
     host: d(listen.host),
@@ -62,7 +74,26 @@ export function listenSettings(c: ConfigFile, site: Site): Config['listen'] {
     publicHost: listen.publicHost,
     timeouts: senderTimeouts(listen, site),
     tls,
+    clientCertificateHeader: header && { name: header.name.toLowerCase(), format: header.format },
   };
+}
+
+/** Why a file of certificate authorities cannot be one (unreadable, or no PEM certificate in it); undefined when it can. */
+function authoritiesProblem(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    return `cannot read ${file}: ${readFailure(err)}`;
+  }
+  const certificates = pemCertificates(text);
+  if (certificates.length === 0) return `${file} holds no PEM certificate`;
+  try {
+    for (const pem of certificates) new X509Certificate(pem);
+  } catch (err) {
+    return `${file} holds a certificate that cannot be read: ${(err as Error).message}`;
+  }
+  return undefined;
 }
 
 /** Node refuses a header timeout longer than the request's, which includes the headers. */

@@ -91,8 +91,8 @@ export interface ProductSettings {
   accessTokenFormat: 'opaque' | 'jwt';
   /** The `aud` of its JWT access tokens. */
   audience: string;
-  /** dpop: every token of the product is bound to a DPoP key; none: bound only when the token request carries a proof. */
-  senderConstraint: 'none' | 'dpop';
+  /** dpop or mtls: every token of the product is bound to a DPoP key or a client certificate; none: bound only when the token request carries a proof or a certificate. */
+  senderConstraint: 'none' | 'dpop' | 'mtls';
   upstreamIdentity: UpstreamIdentity;
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
@@ -166,8 +166,10 @@ export interface Config {
     publicHost: string | undefined;
     /** How long a client may take to send its headers, and its whole request, and may stay idle between requests. */
     timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
-    /** HTTPS with this certificate chain and key (absolute paths of PEM files). */
-    tls: { cert: string; key: string } | undefined;
+    /** HTTPS with this certificate chain and key (absolute paths of PEM files), asking clients for certificates of `clientCa`. */
+    tls: { cert: string; key: string; clientCa: string | undefined } | undefined;
+    /** Where a trusted proxy in front says which certificate its client presented; the name lower-cased. */
+    clientCertificateHeader: { name: string; format: 'envoy' | 'nginx' } | undefined;
   };
   /** How long a stop waits for calls in flight. */
   shutdownTimeoutMs: number;

@@ -165,6 +165,6 @@ export function storeName(config: Config): string {
   return config.store.driver === 'sqlite' ? config.store.path : `redis ${config.store.connection.kind}`;
 }
 
-function readTls(files: { cert: string; key: string }): TlsFiles {
-  return { cert: readFileSync(files.cert), key: readFileSync(files.key) };
+function readTls(files: { cert: string; key: string; clientCa?: string | undefined }): TlsFiles {
+  return { cert: readFileSync(files.cert), key: readFileSync(files.key), clientCa: files.clientCa === undefined ? undefined : readFileSync(files.clientCa) };
 }

@@ -16,10 +16,11 @@ export interface ListenerTimeouts {
   keepAliveMs: number;
 }
 
-/** A certificate chain and its key, PEM. */
+/** A certificate chain and its key, PEM; with `clientCa`, the CAs whose client certificates are asked for. */
 export interface TlsFiles {
   cert: Buffer;
   key: Buffer;
+  clientCa?: Buffer | undefined;
 }
 
 export interface Listener {
@@ -115,7 +116,7 @@ export async function listen(
     port: address.port,
     url: listenerUrl(address.address, address.port, tls !== undefined),
     setCertificate(files) {
-      (server as TlsServer).setSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
+      (server as TlsServer).setSecureContext(secureContext(files));
     },
     setTimeouts,
     drain: (timeoutMs) => (drained ??= drain(server, connections, timeoutMs)),
@@ -156,7 +157,16 @@ function createHttpServer(tls: TlsFiles | undefined, timeouts: ListenerTimeouts,
   };
   // The TLS handshake comes before the headers and gets their limit: Node's own is 120 s, in which
   // a client that connects and says nothing holds its socket. Set once: a reload does not change it.
-  return tls === undefined ? createServer(settings, serve) : createTlsServer({ ...settings, cert: tls.cert, key: tls.key, minVersion: MIN_TLS, handshakeTimeout: timeouts.headersMs }, serve);
+  if (tls === undefined) return createServer(settings, serve);
+  // RFC 8705: a client certificate is asked for, never required: a connection without one is served,
+  // and so is one whose certificate no CA of clientCa signed (a self-signed one an app registered);
+  // what each certificate may do is decided per request.
+  const clientCertificates = tls.clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false };
+  return createTlsServer({ ...settings, ...secureContext(tls), ...clientCertificates, handshakeTimeout: timeouts.headersMs }, serve);
+}
+
+function secureContext(files: TlsFiles) {
+  return { cert: files.cert, key: files.key, minVersion: MIN_TLS, ...(files.clientCa === undefined ? {} : { ca: files.clientCa }) } as const;
 }
 
 function applyTimeouts(server: Server | TlsServer, timeouts: ListenerTimeouts): void {
@@ -232,5 +242,5 @@ function closeIdle(open: Map<Socket, Connection>): void {
 
 /** Fails with the reason when the chain and key are not a usable pair (checked before a reload swaps them in). */
 export function checkCertificate(files: TlsFiles): void {
-  createSecureContext({ cert: files.cert, key: files.key, minVersion: MIN_TLS });
+  createSecureContext(secureContext(files));
 }

@@ -19,6 +19,8 @@ export function restartNeeded(current: Config, next: Config): string[] {
   compare('listen.host', current.listen.host, next.listen.host, "the listener's address");
   compare('listen.port', current.listen.port, next.listen.port, "the listener's port");
   compare('listen.tls', current.listen.tls === undefined, next.listen.tls === undefined, 'switching between HTTP and HTTPS');
+  // Whether clients are asked for certificates is the TLS server's, set once; which CAs it names, a reload changes.
+  compare('listen.tls.clientCa', current.listen.tls?.clientCa === undefined, next.listen.tls?.clientCa === undefined, 'asking clients for certificates, or no longer,');
   compare('store', current.store, next.store, 'the store');
   compare('workers', current.workers, next.workers, 'the number of worker threads');
   compare('admin', current.admin, next.admin, "the admin listener's address");

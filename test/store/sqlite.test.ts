@@ -17,7 +17,7 @@ import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
 
 /** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 11;
+const MIGRATION_COUNT = 12;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 

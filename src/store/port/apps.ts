@@ -7,6 +7,22 @@ export type CredentialStatus = 'approved' | 'revoked';
 /** OAuth 2.1 §2.1: whether the app can keep a secret. */
 export type ClientType = 'confidential' | 'public';
 
+/** RFC 8705 §2.1.2: the subject DN (RFC 4514), or one subjectAltName entry, a CA-signed certificate must carry. */
+export type CertificateSubject = { dn: string } | { san: 'dns' | 'uri' | 'ip' | 'email'; value: string };
+
+/** A certificate an app registered for self_signed_tls_client_auth (RFC 8705 §2.2), by its SHA-256 thumbprint. */
+export interface RegisteredCertificate {
+  /** base64url SHA-256 of the DER certificate (x5t#S256). */
+  thumbprint: string;
+  /** Its subject, as Node prints it, for people to recognise it by; empty when registered by thumbprint alone. */
+  subject: string;
+  /** Its notAfter (epoch ms); null when registered by thumbprint alone. */
+  expiresAt: number | null;
+}
+
+/** RFC 8705 §2: how an app authenticates with a client certificate at the token endpoint. */
+export type CertificateAuth = { method: 'tls_client_auth'; subject: CertificateSubject } | { method: 'self_signed_tls_client_auth'; certificates: readonly RegisteredCertificate[] };
+
 export interface App {
   id: string;
   developerId: string;
@@ -25,6 +41,8 @@ export interface App {
    * product's. Absent: every scope of its product.
    */
   scopes?: readonly string[];
+  /** Absent: the app does not authenticate with a certificate. */
+  certificateAuth?: CertificateAuth;
 }
 
 export interface Credential {
@@ -86,6 +104,8 @@ export interface AppStore {
   setAppApproval(appId: string, approval: Approval, now: number): Promise<App | undefined>;
   /** Replaces the app's redirect URIs; undefined when the app does not exist. A change of the app (the cache forgets it). */
   setRedirectUris(appId: string, uris: readonly string[], now: number): Promise<App | undefined>;
+  /** Replaces how the app authenticates with a certificate (undefined: it does not); undefined when the app does not exist. A change of the app. */
+  setCertificateAuth(appId: string, auth: CertificateAuth | undefined, now: number): Promise<App | undefined>;
   listCredentials(appId: string): Promise<Credential[]>;
   revokeCredential(key: string, now: number): Promise<boolean>;
   /**

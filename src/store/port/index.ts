@@ -15,7 +15,21 @@ import type { TransferStore } from './transfer.ts';
 
 export type { AccountStore, Developer, EmailTokenPurpose } from './accounts.ts';
 export type { ConsentStore } from './consents.ts';
-export { isLive, type App, type AppStore, type Approval, type Client, type ClientType, type Credential, type CredentialStatus, type NewApp, type Status } from './apps.ts';
+export {
+  isLive,
+  type App,
+  type AppStore,
+  type Approval,
+  type CertificateAuth,
+  type CertificateSubject,
+  type RegisteredCertificate,
+  type Client,
+  type ClientType,
+  type Credential,
+  type CredentialStatus,
+  type NewApp,
+  type Status,
+} from './apps.ts';
 export {
   rollingRetryAt,
   rollingUsed,

@@ -3,7 +3,7 @@
 // enabling it again does not bring them back. Every change to what a key, an app or its tokens
 // are worth is reported on the change feed once committed.
 import { newId } from '../../crypto.ts';
-import { StoreError, type App, type AppStore, type Approval, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
+import { StoreError, type App, type AppStore, type Approval, type CertificateAuth, type Client, type Credential, type NewApp, type Status } from '../port/index.ts';
 import { Catalog, KEYS, newCredential, revokedUpTo, nameKey, toApp, toCredential, Writes, type AppRow, type CredentialRow, type DeveloperRow } from './catalog.ts';
 import type { RedisUsage } from './counters.ts';
 import type { RedisDb, Script } from './db.ts';
@@ -133,6 +133,11 @@ export class RedisApps implements AppStore {
   async setRedirectUris(appId: string, uris: readonly string[], _now: number): Promise<App | undefined> {
     // Cached clients of the app are read again, with their redirect URIs (the change is announced).
     return this.#updateApp(appId, (app) => ({ ...app, redirectUris: [...uris] }));
+  }
+
+  async setCertificateAuth(appId: string, auth: CertificateAuth | undefined, _now: number): Promise<App | undefined> {
+    // Cached clients of the app are read again, with how they authenticate (the change is announced).
+    return this.#updateApp(appId, ({ certificateAuth: _old, ...app }) => (auth === undefined ? app : { ...app, certificateAuth: auth }));
   }
 
   /** Changes the app as `change` says, in one catalog write that announces it. */

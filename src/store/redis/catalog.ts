@@ -7,7 +7,7 @@
 // transaction (unique email and app name, the app limit, an invitation unspent) holds here for
 // any number of instances, without a Lua script per operation.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { App, Approval, Change, ClientType, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
+import type { App, Approval, CertificateAuth, Change, ClientType, Credential, CredentialStatus, Developer, Status } from '../port/index.ts';
 import { isLive, StoreUnavailable } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
@@ -57,6 +57,8 @@ export interface AppRow {
   type?: ClientType;
   /** App.redirectUris; absent in a row written before apps had them: none. */
   redirectUris?: readonly string[];
+  /** App.certificateAuth; absent: none. */
+  certificateAuth?: CertificateAuth;
 }
 
 export interface CredentialRow {
@@ -100,6 +102,7 @@ export const toApp = (r: AppRow, developerEmail: string): App => ({
   type: r.type ?? 'confidential',
   redirectUris: r.redirectUris ?? [],
   ...(r.scopes !== undefined && { scopes: r.scopes }),
+  ...(r.certificateAuth !== undefined && { certificateAuth: r.certificateAuth }),
 });
 
 export const toCredential = (r: CredentialRow): Credential => ({ key: r.key, appId: r.appId, status: r.status, expiresAt: r.expiresAt, createdAt: r.createdAt });

@@ -63,6 +63,7 @@ export class RedisTransfer implements TransferStore {
         type: a.type ?? 'confidential',
         redirectUris: a.redirectUris ?? [],
         ...(a.scopes !== undefined && { scopes: a.scopes }),
+        ...(a.certificateAuth !== undefined && { certificateAuth: a.certificateAuth }),
       })),
       credentials: credentials.map((c) => ({
         key: c.key,
@@ -108,6 +109,7 @@ export class RedisTransfer implements TransferStore {
           type: a.type,
           redirectUris: a.redirectUris,
           ...(a.scopes !== undefined && { scopes: a.scopes }),
+          ...(a.certificateAuth !== undefined && { certificateAuth: a.certificateAuth }),
         };
         writes.add('HSET', KEYS.apps, a.id, JSON.stringify(row)).add('HSET', KEYS.appNames, nameKey(a.developerId, a.name), a.id).add('SADD', KEYS.appsOf(a.developerId), a.id);
       }),

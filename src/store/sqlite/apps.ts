@@ -1,12 +1,12 @@
 // Apps and credentials on SQLite. Every write that changes what a key, an app or its tokens are
 // worth reports the change (SqliteDb.changed) inside its transaction.
 import { newId } from '../../crypto.ts';
-import { StoreError, type App, type AppStore, type Approval, type Client, type ClientType, type Credential, type NewApp, type Status } from '../port/index.ts';
+import { StoreError, type App, type AppStore, type Approval, type CertificateAuth, type Client, type ClientType, type Credential, type NewApp, type Status } from '../port/index.ts';
 import type { SqliteUsage } from './counters.ts';
 import { conflictOr, type Row, type SqliteDb } from './db.ts';
 import type { SqliteTokens } from './tokens.ts';
 
-const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at, a.scopes, a.client_type, a.redirect_uris';
+const APP_COLUMNS = 'a.id, a.developer_id, d.email AS developer_email, a.name, a.product, a.status, a.approval, a.created_at, a.scopes, a.client_type, a.redirect_uris, a.certificate_auth';
 
 export class SqliteApps implements AppStore {
   readonly #db: SqliteDb;
@@ -24,6 +24,7 @@ export class SqliteApps implements AppStore {
   readonly #setStatus;
   readonly #setApproval;
   readonly #setRedirectUris;
+  readonly #setCertificateAuth;
   readonly #appCountOfDeveloper;
   readonly #appActive;
   readonly #credentialsOfApp;
@@ -50,6 +51,7 @@ export class SqliteApps implements AppStore {
     this.#setStatus = db.prepare('UPDATE apps SET status = ? WHERE id = ?');
     this.#setApproval = db.prepare('UPDATE apps SET approval = ? WHERE id = ?');
     this.#setRedirectUris = db.prepare('UPDATE apps SET redirect_uris = ? WHERE id = ?');
+    this.#setCertificateAuth = db.prepare('UPDATE apps SET certificate_auth = ? WHERE id = ?');
     this.#appCountOfDeveloper = db.prepare('SELECT count(*) AS n FROM apps WHERE developer_id = ?');
     this.#appActive = db.prepare(`SELECT a.status = 'active' AND d.status = 'active' AS active FROM apps a JOIN developers d ON d.id = a.developer_id WHERE a.id = ?`);
     this.#credentialsOfApp = db.prepare('SELECT * FROM credentials WHERE app_id = ? ORDER BY created_at, key');
@@ -130,6 +132,16 @@ export class SqliteApps implements AppStore {
     return this.#db.write(() => {
       if (this.#setRedirectUris.run(column, appId).changes === 0) return undefined;
       // Cached clients of the app are read again, with their redirect URIs.
+      this.#db.changed({ kind: 'app', ref: appId }, now);
+      return toApp(this.#appById.get(appId) as Row);
+    });
+  }
+
+  async setCertificateAuth(appId: string, auth: CertificateAuth | undefined, now: number): Promise<App | undefined> {
+    const column = certificateAuthColumn(auth);
+    return this.#db.write(() => {
+      if (this.#setCertificateAuth.run(column, appId).changes === 0) return undefined;
+      // Cached clients of the app are read again, with how they authenticate.
       this.#db.changed({ kind: 'app', ref: appId }, now);
       return toApp(this.#appById.get(appId) as Row);
     });
@@ -228,7 +240,18 @@ function toApp(r: Row): App {
     type: r.client_type as ClientType,
     redirectUris: redirectUrisOf(r.redirect_uris as string),
     ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
+    ...certificateAuthOf(r.certificate_auth),
   };
+}
+
+/** App.certificateAuth as the `certificate_auth` column holds it: JSON, NULL when absent. */
+export function certificateAuthColumn(auth: CertificateAuth | undefined): string | null {
+  return auth === undefined ? null : JSON.stringify(auth);
+}
+
+/** The `certificate_auth` column as App's optional member. */
+export function certificateAuthOf(column: unknown): { certificateAuth?: CertificateAuth } {
+  return typeof column === 'string' ? { certificateAuth: JSON.parse(column) as CertificateAuth } : {};
 }
 
 /** App.redirectUris as the `redirect_uris` column holds them: a JSON array of strings, in order. */

@@ -171,4 +171,7 @@ export const MIGRATIONS: readonly string[] = [
   // Sender-constrained tokens (RFC 9449, RFC 8705): what a token is bound to, as its RFC 7800
   // cnf member in JSON ({"jkt": …} or {"x5t#S256": …}); NULL for a bearer token.
   `ALTER TABLE tokens ADD COLUMN cnf TEXT;`,
+  // How an app authenticates with a client certificate (RFC 8705 §2), as App.certificateAuth in
+  // JSON; NULL for an app that does not.
+  `ALTER TABLE apps ADD COLUMN certificate_auth TEXT;`,
 ];

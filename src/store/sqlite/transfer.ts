@@ -2,7 +2,7 @@
 // written in one write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
 import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDeveloper, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
-import { redirectUrisColumn, redirectUrisOf, scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
+import { certificateAuthColumn, certificateAuthOf, redirectUrisColumn, redirectUrisOf, scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
 import { toSigningKey } from './signing-keys.ts';
 import { cnfColumn, toToken } from './tokens.ts';
 
@@ -23,7 +23,7 @@ export class SqliteTransfer implements TransferStore {
   constructor(db: SqliteDb) {
     this.#db = db;
     this.#developers = db.prepare('SELECT id, email, name, status, created_at, verified_at, password_hash FROM developers');
-    this.#apps = db.prepare('SELECT id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris FROM apps');
+    this.#apps = db.prepare('SELECT id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris, certificate_auth FROM apps');
     this.#credentials = db.prepare('SELECT key, app_id, secret_hash, status, expires_at, created_at FROM credentials');
     // Disabling an app or a developer, and a reuse, set revoked_at; a rotation sets used_at.
     this.#liveTokens = db.prepare(
@@ -34,7 +34,9 @@ export class SqliteTransfer implements TransferStore {
     this.#signingKeys = db.prepare('SELECT * FROM signing_keys');
     this.#anyDeveloper = db.prepare('SELECT 1 FROM developers LIMIT 1');
     this.#insertDeveloper = db.prepare('INSERT INTO developers (id, email, name, status, created_at, verified_at, password_hash) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.#insertApp = db.prepare('INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    this.#insertApp = db.prepare(
+      'INSERT INTO apps (id, developer_id, name, product, status, approval, created_at, scopes, client_type, redirect_uris, certificate_auth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
     this.#insertCredential = db.prepare('INSERT INTO credentials (key, app_id, secret_hash, status, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)');
     this.#insertToken = db.prepare(
       `INSERT INTO tokens (hash, kind, app_id, key, product, scope, subject, family, issued_at, expires_at, cnf)
@@ -61,7 +63,19 @@ export class SqliteTransfer implements TransferStore {
       if (this.#anyDeveloper.get() !== undefined) throw new StoreError('conflict', 'the store is not empty: it holds developers');
       for (const d of data.developers) this.#insertDeveloper.run(d.id, d.email, d.name, d.status, d.createdAt, d.verifiedAt, d.passwordHash);
       for (const a of data.apps) {
-        this.#insertApp.run(a.id, a.developerId, a.name, a.product, a.status, a.approval, a.createdAt, scopesColumn(a.scopes), a.type, redirectUrisColumn(a.redirectUris));
+        this.#insertApp.run(
+          a.id,
+          a.developerId,
+          a.name,
+          a.product,
+          a.status,
+          a.approval,
+          a.createdAt,
+          scopesColumn(a.scopes),
+          a.type,
+          redirectUrisColumn(a.redirectUris),
+          certificateAuthColumn(a.certificateAuth),
+        );
       }
       for (const c of data.credentials) this.#insertCredential.run(c.key, c.appId, c.secretHash, c.status, c.expiresAt, c.createdAt);
       for (const t of data.tokens) this.#insertToken.run(t.hash, t.kind, t.appId, t.key, t.product, t.scope, t.subject, t.family, t.issuedAt, t.expiresAt, cnfColumn(t));
@@ -99,6 +113,7 @@ function toApp(r: Row): ExportedApp {
     type: r.client_type as ExportedApp['type'],
     redirectUris: redirectUrisOf(r.redirect_uris as string),
     ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
+    ...certificateAuthOf(r.certificate_auth),
   };
 }
 

@@ -116,6 +116,26 @@ export function appsContract(open: OpenStore): void {
       assert.equal(await store.apps.setRedirectUris('no-such-app', uris, T0 + 4), undefined);
     });
 
+    it('sets and clears how an app authenticates with a certificate; a cached client is read again with it', async ({ store, seed }) => {
+      const { app, key } = await seed();
+      assert.equal((await store.cache.findClient(key))?.app.certificateAuth, undefined, 'cached');
+      const selfSigned = {
+        method: 'self_signed_tls_client_auth' as const,
+        certificates: [
+          { thumbprint: 'A'.repeat(43), subject: 'CN=app', expiresAt: T0 + 1000 },
+          { thumbprint: 'B'.repeat(43), subject: '', expiresAt: null },
+        ],
+      };
+      assert.deepEqual(await store.apps.setCertificateAuth(app.id, selfSigned, T0 + 2), { ...app, certificateAuth: selfSigned });
+      assert.deepEqual((await store.cache.findClient(key))?.app.certificateAuth, selfSigned);
+      const pki = { method: 'tls_client_auth' as const, subject: { san: 'dns' as const, value: 'client.example.com' } };
+      assert.deepEqual(await store.apps.setCertificateAuth(app.id, pki, T0 + 3), { ...app, certificateAuth: pki });
+      assert.deepEqual(await store.apps.findAppById(app.id), { ...app, certificateAuth: pki });
+      assert.deepEqual(await store.apps.setCertificateAuth(app.id, undefined, T0 + 4), app);
+      assert.equal((await store.cache.findClient(key))?.app.certificateAuth, undefined);
+      assert.equal(await store.apps.setCertificateAuth('no-such-app', pki, T0 + 5), undefined);
+    });
+
     it('disables and re-enables an app', async ({ store, seed }) => {
       const { app, key } = await seed();
       assert.deepEqual(await store.apps.setAppStatus(app.id, 'disabled', T0 + 2), { ...app, status: 'disabled' });

@@ -86,6 +86,13 @@ async function seedStore(store: Store): Promise<Seeded> {
   const spa = await register(kept, 'spa', 'approved', { type: 'public', redirectUris: ['https://spa.example.com/cb', 'http://127.0.0.1/cb'] });
   const web = await register(kept, 'web', 'approved', { redirectUris: ['https://web.example.com/old'] });
   assert.ok(await apps.setRedirectUris(web.app.id, ['https://web.example.com/a', 'https://web.example.com/b'], T0 + 4));
+  // Apps that authenticate with certificates (RFC 8705), of both kinds.
+  const pki = await register(kept, 'pki');
+  assert.ok(await apps.setCertificateAuth(pki.app.id, { method: 'tls_client_auth', subject: { dn: 'CN=pki,O=Example' } }, T0 + 4));
+  const selfSigned = await register(kept, 'self-signed');
+  assert.ok(
+    await apps.setCertificateAuth(selfSigned.app.id, { method: 'self_signed_tls_client_auth', certificates: [{ thumbprint: 'C'.repeat(43), subject: 'CN=self', expiresAt: T0 + HOUR }] }, T0 + 4),
+  );
   const off = await register(kept, 'off');
   const offGrant = await grantOf(off);
   await apps.setAppStatus(off.app.id, 'disabled', T0 + 10);
@@ -140,6 +147,8 @@ async function seedStore(store: Store): Promise<Seeded> {
         exported(review),
         exported(spa),
         exported(web, { redirectUris: ['https://web.example.com/a', 'https://web.example.com/b'] }),
+        exported(pki, { certificateAuth: { method: 'tls_client_auth', subject: { dn: 'CN=pki,O=Example' } } }),
+        exported(selfSigned, { certificateAuth: { method: 'self_signed_tls_client_auth', certificates: [{ thumbprint: 'C'.repeat(43), subject: 'CN=self', expiresAt: T0 + HOUR }] } }),
         exported(off, { status: 'disabled' }),
         exported(back),
         exported(cut),
@@ -151,6 +160,8 @@ async function seedStore(store: Store): Promise<Seeded> {
         credential(review),
         credential(spa),
         credential(web),
+        credential(pki),
+        credential(selfSigned),
         credential(off),
         credential(back),
         credential(cut, { status: 'revoked' }),
