@@ -94,6 +94,7 @@ describe('parseConfig: valid configurations', () => {
       publicHost: undefined,
       timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
       tls: undefined,
+      clientCertificateHeader: undefined,
     });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
@@ -204,6 +205,7 @@ describe('parseConfig: valid configurations', () => {
       publicHost: undefined,
       timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
       tls: undefined,
+      clientCertificateHeader: undefined,
     });
     assert.equal(config.store.driver, 'sqlite');
     assert.equal(config.store.path, '/var/lib/gw.db');
@@ -227,6 +229,7 @@ describe('parseConfig: valid configurations', () => {
       publicHost: undefined,
       timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
       tls: undefined,
+      clientCertificateHeader: undefined,
     });
     assert.deepEqual(config.store, {
       driver: 'sqlite',
