@@ -173,7 +173,7 @@ export async function findApp(deps: CallerDeps, ref: AppRef): Promise<AppDetails
  * (a rotation would set the working key to expire; a deletion would erase what the operator stopped:
  * its tokens, usage and counts).
  */
-async function requireChangeable(deps: DeveloperDeps, app: App): Promise<void> {
+export async function requireChangeable(deps: DeveloperDeps, app: App): Promise<void> {
   if (app.status === 'disabled') throw disabledApp(app);
   await requireSessionDeveloper(deps, deps.developer);
 }

@@ -60,6 +60,8 @@ interface Lines {
   'app.register': AppLine<OperatorActor | DeveloperActor> & { key: string; approval: Approval; redirectUris: readonly string[] };
   /** The app's redirect URIs, replaced: all of them, as they are now. */
   'app.redirect_uris': AppLine<OperatorActor | DeveloperActor> & { redirectUris: readonly string[] };
+  /** How the app authenticates with a certificate, replaced: the method (none: by its secret again), and the thumbprints of self-signed ones. */
+  'app.certificate': AppLine<OperatorActor | DeveloperActor> & { method: string; thumbprints?: string[] };
   'app.approve': AppLine<OperatorActor>;
   'app.disable': AppLine<OperatorActor>;
   'app.enable': AppLine<OperatorActor>;
@@ -103,6 +105,7 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'app.enable': 'app enabled',
   'app.delete': 'app deleted',
   'app.redirect_uris': 'app redirect URIs replaced',
+  'app.certificate': 'app client certificate replaced',
   'key.rotate': 'key rotated',
   'key.revoke': 'key revoked',
   'key.import': 'key imported',

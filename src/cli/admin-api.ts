@@ -3,6 +3,7 @@
 // back the same objects, so every command prints the same whichever way it went.
 import { invitationLink, inviteDeveloper } from '../admin/accounts.ts';
 import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris, type AppDetails, type AppRef, type NewAppInput } from '../admin/apps.ts';
+import { setCertificateAuth, type CertificateAuthInput } from '../admin/app-certificates.ts';
 import type { OperatorDeps } from '../admin/deps.ts';
 import { createDeveloper, deleteDeveloper, listDevelopers, requireDeveloper, setDeveloperStatus } from '../admin/developers.ts';
 import { AdminError } from '../admin/errors.ts';
@@ -42,6 +43,7 @@ export interface AdminApi {
   setAppStatus(ref: AppRef, status: App['status']): Promise<AppDetails>;
   approveApp(ref: AppRef): Promise<AppDetails>;
   setRedirectUris(ref: AppRef, uris: readonly string[]): Promise<AppDetails>;
+  setCertificateAuth(ref: AppRef, input: CertificateAuthInput): Promise<AppDetails>;
   deleteApp(ref: AppRef): Promise<App>;
   rotateKey(ref: AppRef): Promise<RotatedView>;
   revokeKey(key: string): Promise<void>;
@@ -79,6 +81,7 @@ export function localApi(deps: OperatorDeps): AdminApi {
     setAppStatus: (ref, status) => setAppStatus(deps, ref, status),
     approveApp: (ref) => approveApp(deps, ref),
     setRedirectUris: (ref, uris) => setRedirectUris(deps, ref, uris),
+    setCertificateAuth: (ref, input) => setCertificateAuth(deps, ref, input),
     deleteApp: (ref) => deleteApp(deps, ref),
     async rotateKey(ref) {
       const rotated = await rotateKey(deps, ref);
@@ -208,6 +211,7 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
     setAppStatus: async (ref, status) => json('PATCH', `/apps/${seg(await appId(ref))}`, { status }),
     approveApp: async (ref) => json('PATCH', `/apps/${seg(await appId(ref))}`, { approval: 'approved' }),
     setRedirectUris: async (ref, uris) => json('PATCH', `/apps/${seg(await appId(ref))}`, { redirectUris: uris }),
+    setCertificateAuth: async (ref, input) => json('PATCH', `/apps/${seg(await appId(ref))}`, { certificateAuth: input }),
     async deleteApp(ref) {
       const id = await appId(ref);
       const app = await json<AppDetails>('GET', `/apps/${seg(id)}`);

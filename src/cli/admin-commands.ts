@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { AppDetails, AppRef } from '../admin/apps.ts';
 import { requireClientType } from '../admin/app-rules.ts';
+import type { CertificateAuthInput } from '../admin/app-certificates.ts';
 import { AdminError } from '../admin/errors.ts';
 import { isLive, type App, type Developer } from '../store/port/index.ts';
 import type { Common, Leaves } from './admin.ts';
@@ -125,6 +126,7 @@ export function registerApps(admin: Command, { leaf, show }: Leaves): void {
         [
           table([appRow(app)], APP_COLUMNS),
           ...(app.redirectUris.length === 0 ? [] : ['', ...app.redirectUris.map((uri) => `redirect URI: ${uri}`)]),
+          ...(app.certificateAuth === undefined ? [] : ['', ...certificateLines(app)]),
           '',
           table(
             app.credentials.map((c) => ({ key: c.key, status: c.status, created: isoDate(c.createdAt), expires: isoDate(c.expiresAt) })),
@@ -185,11 +187,86 @@ function registerAppChanges(apps: Command, { leaf, show }: Pick<Leaves, 'leaf' |
       .option('--none', 'no redirect URIs at all'),
   );
   byName(
+    leaf<Common & CertificateOptions>(
+      apps,
+      'certificate [key]',
+      'how the app authenticates at the token endpoint with a client certificate (RFC 8705), instead of its secret: --pem or --thumbprint (self-signed), --subject-dn or --san-* (signed by listen.tls.clientCa), or --none',
+      async (api, opts, args) => {
+        const app = await api.setCertificateAuth(appRef(args, opts), certificateInput(opts));
+        show(opts, app, () => certificateLines(app).join('\n'));
+      },
+    )
+      .option('--pem <file>', 'a PEM file of a certificate the app presents (self_signed_tls_client_auth); repeat for more (up to 4)', collect)
+      .option('--thumbprint <sha256>', "a certificate's SHA-256 thumbprint instead of the certificate; repeat for more", collect)
+      .option('--subject-dn <dn>', 'tls_client_auth: the subject DN, as CN=client,O=Example,C=US')
+      .option('--san-dns <name>', 'tls_client_auth: a DNS subjectAltName')
+      .option('--san-uri <uri>', 'tls_client_auth: a URI subjectAltName (a SPIFFE ID)')
+      .option('--san-ip <address>', 'tls_client_auth: an IP address subjectAltName')
+      .option('--san-email <address>', 'tls_client_auth: an email subjectAltName')
+      .option('--none', 'no certificate: the app authenticates with its secret again'),
+  );
+  byName(
     leaf<Common & { developer?: string; name?: string }>(apps, 'delete [key]', 'delete an app and its keys: its tokens stop working at once', async (api, opts, args) => {
       const app = await api.deleteApp(appRef(args, opts));
       show(opts, { ...app, deleted: true }, () => `app "${app.name}" of ${app.developerEmail} is deleted`);
     }),
   );
+}
+
+interface CertificateOptions {
+  developer?: string;
+  name?: string;
+  pem?: string[];
+  thumbprint?: string[];
+  subjectDn?: string;
+  sanDns?: string;
+  sanUri?: string;
+  sanIp?: string;
+  sanEmail?: string;
+  none?: boolean;
+}
+
+/** The one registration the options ask for. */
+function certificateInput(opts: CertificateOptions): CertificateAuthInput {
+  const selfSigned = [...(opts.pem ?? []).map(readPem), ...(opts.thumbprint ?? [])];
+  const sans = (['dns', 'uri', 'ip', 'email'] as const).flatMap((san) => {
+    const value = opts[`san${san[0]!.toUpperCase()}${san.slice(1)}` as 'sanDns' | 'sanUri' | 'sanIp' | 'sanEmail'];
+    return value === undefined ? [] : [{ method: 'tls_client_auth' as const, san, value }];
+  });
+  const asked: CertificateAuthInput[] = [
+    ...(selfSigned.length > 0 ? [{ method: 'self_signed_tls_client_auth' as const, certificates: selfSigned }] : []),
+    ...(opts.subjectDn === undefined ? [] : [{ method: 'tls_client_auth' as const, subjectDn: opts.subjectDn }]),
+    ...sans,
+    ...(opts.none === true ? [{ method: 'none' as const }] : []),
+  ];
+  if (asked.length !== 1) throw new AdminError('usage', 'give one of: --pem/--thumbprint (repeatable), --subject-dn, one --san-*, or --none');
+  return asked[0]!;
+}
+
+function readPem(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/** What the app's certificate registration says, for people. */
+function certificateLines(app: App): string[] {
+  const auth = app.certificateAuth;
+  const of = `app "${app.name}" of ${app.developerEmail}`;
+  if (auth === undefined) return [`${of} authenticates with its secret (no client certificate)`];
+  if (auth.method === 'tls_client_auth') {
+    const subject = 'dn' in auth.subject ? `subject DN ${auth.subject.dn}` : `subjectAltName ${auth.subject.san.toUpperCase()}:${auth.subject.value}`;
+    return [`${of} authenticates with a client certificate of the CA, ${subject} (tls_client_auth); its secret no longer does`];
+  }
+  return [
+    `${of} authenticates with one of these self-signed certificates (self_signed_tls_client_auth); its secret no longer does:`,
+    table(
+      auth.certificates.map((c) => ({ thumbprint: c.thumbprint, expires: c.expiresAt === null ? '-' : isoDate(c.expiresAt), subject: c.subject || '-' })),
+      ['thumbprint', 'expires', 'subject'],
+    ),
+  ];
 }
 
 const signingKeyRow = (k: SigningKeyView) => ({

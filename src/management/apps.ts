@@ -1,5 +1,6 @@
 // The management API's operations on apps, their keys and their tokens: each a thin call of
 // src/admin, as `gateway admin apps|keys|tokens` is.
+import { certificateAuthOf, setCertificateAuth, type CertificateAuthInput } from '../admin/app-certificates.ts';
 import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris, type AppDetails, type NewAppInput } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
 import { importKey, revokeTokens } from '../admin/keys.ts';
@@ -48,9 +49,16 @@ export const appOperations: Record<string, ManagementOperation> = {
   async updateApp(call) {
     const app = await appOf(call);
     requireMatch(call, app);
-    const { status, approval, redirectUris } = call.body as { status?: App['status']; approval?: 'approved'; redirectUris?: string[] };
-    // First: the one change that may be refused, so that a refusal leaves the others unmade.
+    const { status, approval, redirectUris, certificateAuth } = call.body as {
+      status?: App['status'];
+      approval?: 'approved';
+      redirectUris?: string[];
+      certificateAuth?: CertificateAuthInput;
+    };
+    // First: the changes that may be refused, checked before any is made, so that a refusal leaves the others unmade.
+    if (certificateAuth !== undefined) certificateAuthOf(certificateAuth);
     if (redirectUris !== undefined) await setRedirectUris(call.deps, { id: app.id }, redirectUris);
+    if (certificateAuth !== undefined) await setCertificateAuth(call.deps, { id: app.id }, certificateAuth);
     if (approval !== undefined) await approveApp(call.deps, { id: app.id });
     if (status !== undefined) await setAppStatus(call.deps, { id: app.id }, status);
     return { status: 200, body: await appOf(call), etag: true };

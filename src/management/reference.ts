@@ -86,6 +86,10 @@ const CODES: readonly (readonly [code: string, meaning: string, status?: number]
   ['redirect_uri_not_allowed', 'The product does not have the authorization_code grant: its apps take no redirect URIs.'],
   ['public_client_grants', 'A public app for a product without the authorization_code grant: a public app holds no secret, so it can use no other.'],
   ['public_client_secret', 'A key with a secret imported for a public app, which holds none.'],
+  [
+    'invalid_certificate',
+    'A certificate registration that cannot be one: not a PEM certificate nor a SHA-256 thumbprint, more than 4, a subject DN or subjectAltName that does not parse, or one for a public app.',
+  ],
   ['unauthorized', 'No bearer token.', 401],
   ['invalid_token', 'The access token is invalid, expired or revoked.', 401],
   ['insufficient_scope', 'The token is not a management client’s, or lacks the scope the operation needs (`WWW-Authenticate` names it).', 403],

@@ -15,6 +15,7 @@ import { NOSNIFF } from '../http/problem.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { createDpopVerifier } from '../oauth/dpop.ts';
 import { createPublicOrigin } from '../http/origin.ts';
+import { createReadClientCertificate } from '../http/client-certificate.ts';
 import { builtInDocument } from '../openapi/document.ts';
 import { operationRoutes } from '../openapi/routes.ts';
 import { Documents } from '../openapi/validators.ts';
@@ -187,8 +188,9 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     authServers: new Map(),
     // Management clients get opaque tokens.
     signing: { keys: services.keys, issuer: undefined },
-    // A management client may bind its tokens to a DPoP key, as an app may.
+    // A management client may bind its tokens to a DPoP key, as an app may; its listener asks for no certificate.
     dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin({ trustedProxies: [], publicHost: undefined }) }),
+    clientCertificate: createReadClientCertificate({ trustedProxies: [], clientCertificateHeader: undefined }),
   });
   const ownPaths = new Map<string, OwnPath>([
     ['/oauth2/token', { route: { name: '/oauth2/token', upstream: undefined, steps: [requestIdHeader, token.step], surface: 'token', fail: token.fail }, preflight: undefined }],

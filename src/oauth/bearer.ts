@@ -12,6 +12,7 @@ import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Store } from '../store/port/index.ts';
 import type { ProductSettings } from '../config/types.ts';
 import { jwtMatches, looksLikeJwt, type JwtVerifier, type VerifiedJwt } from './signing/jwt.ts';
+import type { ReadClientCertificate } from '../http/client-certificate.ts';
 import { DPOP_ALGORITHMS, DpopRefusal, proofHeader, type DpopVerifier } from './dpop.ts';
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -52,6 +53,11 @@ export function createBearerErrors(realm: string, dpop = false) {
     boundAsBearer: () =>
       new GatewayError(401, 'invalid_token', 'this access token is DPoP-bound: send it with the DPoP scheme and a proof', {
         headers: challenge('invalid_token', 'this access token is DPoP-bound: send it with the DPoP scheme and a proof'),
+      }),
+    /** RFC 8705 §3: a certificate-bound token on a request without that certificate. */
+    otherCertificate: () =>
+      new GatewayError(401, 'invalid_token', 'this access token is bound to a client certificate the request did not present', {
+        headers: challenge('invalid_token', 'this access token is bound to a client certificate the request did not present'),
       }),
     invalidRequest: (description: string) => new GatewayError(400, 'invalid_request', description, { headers: challenge('invalid_request', description) }),
     invalidToken: () =>
@@ -142,10 +148,18 @@ export function createFindToken(env: { store: Store; clock: () => number; verify
  * are two Authorization headers.
  */
 export function createVerifyToken(
-  env: { store: Store; clock: () => number; maxBodySize: number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings>; dpop: DpopVerifier },
+  env: {
+    store: Store;
+    clock: () => number;
+    maxBodySize: number;
+    verifyJwt: JwtVerifier;
+    products: ReadonlyMap<string, ProductSettings>;
+    dpop: DpopVerifier;
+    clientCertificate: ReadClientCertificate;
+  },
   errors: BearerErrors,
 ): Step {
-  const { clock, products, dpop } = env;
+  const { clock, products, dpop, clientCertificate } = env;
   const find = createFindToken(env);
   // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
   const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
@@ -174,8 +188,17 @@ export function createVerifyToken(
   };
   /** RFC 9449 §7.2: a DPoP-bound token is refused as a bearer token, as is an unbound one of a product that binds every token. */
   function acceptBearer(ctx: RequestContext, found: ActiveToken | undefined): void {
-    if (found === undefined || products.get(found.product)?.senderConstraint === 'dpop') throw errors.invalidToken();
-    if (found.cnf !== undefined && 'jkt' in found.cnf) throw errors.boundAsBearer();
+    if (found === undefined) throw errors.invalidToken();
+    const { cnf } = found;
+    if (cnf !== undefined && 'jkt' in cnf) throw errors.boundAsBearer();
+    const constraint = products.get(found.product)?.senderConstraint ?? 'none';
+    if (cnf !== undefined) {
+      // RFC 8705 §3: the request's certificate must be the one the token was issued to.
+      if (clientCertificate(ctx.req)?.thumbprint !== cnf['x5t#S256']) throw errors.otherCertificate();
+    } else if (constraint !== 'none') {
+      // A product that binds every token: an unbound one of it is from before it did.
+      throw errors.invalidToken();
+    }
     ctx.token = found;
   }
   /**

@@ -1,15 +1,18 @@
 // Client authentication at the token endpoint (RFC 6749 §2.3): HTTP Basic or client_id and
 // client_secret in the form, never both; a public app (OAuth 2.1 §2.1) names itself with
-// client_id alone, and has no secret to send.
+// client_id alone, and has no secret to send; so does an app that authenticates with its client
+// certificate (RFC 8705 §2), and only with it.
 import type { IncomingMessage } from 'node:http';
 import { CLIENT_KEY, safeEqual, secretHash } from '../crypto.ts';
 import { parseAuthorization, repeatedAuthorization } from '../http/authorization.ts';
 import type { KeyObject } from 'node:crypto';
+import type { ClientCertificate } from '../http/client-certificate.ts';
 import type { Client, Store } from '../store/port/index.ts';
 import { invalidClient, invalidRequest } from './errors.ts';
 import { formDecode } from './form.ts';
+import { certificateMatches } from './mtls.ts';
 
-/** The client authentication methods presentedCredentials accepts (RFC 8414 names), and no other. */
+/** The client authentication methods of a secret, or none (RFC 8414 names); CERTIFICATE_AUTH_METHODS where clients may present certificates. */
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
 export type PresentedCredentials = { id: string; secret: string; method: 'client_secret_basic' | 'client_secret_post' } | { id: string; method: 'none' };
@@ -44,17 +47,28 @@ export function presentedCredentials(req: IncomingMessage, form: Map<string, str
 
 const MISSING_HASH = Buffer.alloc(32);
 
-/** The client if the key exists, the secret matches and the credential, app and developer are enabled. */
-export async function authenticateClient(store: Store, secretKey: KeyObject, presented: PresentedCredentials, now: number): Promise<Client> {
+/**
+ * The client if the key exists, it proved it is the app (its secret, or the certificate it
+ * registered, presented on this request) and the credential, app and developer are enabled.
+ */
+export async function authenticateClient(store: Store, secretKey: KeyObject, presented: PresentedCredentials, certificate: ClientCertificate | undefined, now: number): Promise<Client> {
   // Only the shapes of key this gateway makes or imports are looked up; the secret is hashed either way.
   const client = CLIENT_KEY.test(presented.id) ? await store.cache.findClient(presented.id) : undefined;
   if (presented.method === 'none') {
-    // Only a public app goes without a secret; a confidential one must prove it is itself.
-    if (client?.app.type !== 'public') throw invalidClient(client === undefined ? 'unknown client' : 'a confidential client must authenticate');
+    if (client === undefined) throw invalidClient('unknown client');
+    const byCertificate = client.app.certificateAuth;
+    if (byCertificate !== undefined) {
+      if (certificate === undefined || !certificateMatches(byCertificate, certificate, now)) throw invalidClient('no client certificate, or not the one registered');
+    } else if (client.app.type !== 'public') {
+      // Only a public app goes without a secret; a confidential one must prove it is itself.
+      throw invalidClient('a confidential client must authenticate');
+    }
   } else {
     // Hash and compare even for an unknown key, so both failures cost the same.
     const matches = safeEqual(secretHash(secretKey, presented.secret), client?.secretHash ?? MISSING_HASH);
     if (client === undefined || !matches) throw invalidClient(client === undefined ? 'unknown client' : 'wrong secret');
+    // RFC 8705 §2: an app registered for a certificate method authenticates by that method only.
+    if (client.app.certificateAuth !== undefined) throw invalidClient('this app authenticates with its client certificate');
   }
   const unusable = unusableBecause(client, now);
   if (unusable !== undefined) throw invalidClient(unusable);

@@ -5,6 +5,7 @@ import type { KeyObject } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { readBody } from '../http/body.ts';
+import type { ReadClientCertificate } from '../http/client-certificate.ts';
 import type { Client, Store } from '../store/port/index.ts';
 import { authenticateClient, presentedCredentials } from './client-auth.ts';
 import { GatewayError } from '../errors.ts';
@@ -55,6 +56,8 @@ export interface OAuthEnv {
   logger: Logger;
   /** The realm of the Basic challenge (oauth.realm). */
   realm: string;
+  /** The certificate a request's client presented (RFC 8705), when it presented one the gateway believes. */
+  clientCertificate: ReadClientCertificate;
 }
 
 export function requirePost(endpoint: string): FormStep<FormContext> {
@@ -79,11 +82,11 @@ export async function parseBody(ctx: FormContext): Promise<void> {
   ctx.form = parseForm((await readBody(ctx.req, BODY_LIMIT)).toString('utf8'));
 }
 
-export function clientAuth({ store, secretKey }: Pick<OAuthEnv, 'store' | 'secretKey'>): FormStep<FormContext> {
+export function clientAuth({ store, secretKey, clientCertificate }: Pick<OAuthEnv, 'store' | 'secretKey' | 'clientCertificate'>): FormStep<FormContext> {
   return async function clientAuth(ctx) {
     const presented = presentedCredentials(ctx.req, ctx.form);
     try {
-      ctx.client = await authenticateClient(store, secretKey, presented, ctx.now);
+      ctx.client = await authenticateClient(store, secretKey, presented, clientCertificate(ctx.req), ctx.now);
     } catch (err) {
       if (err instanceof GatewayError) throw err;
       // The store failed: the client may be fine, and may try again.

@@ -6,6 +6,7 @@ import { NOSNIFF } from '../http/problem.ts';
 import type { GrantTypeName } from '../config/schema.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth.ts';
 import { DPOP_ALGORITHMS } from './dpop.ts';
+import { CERTIFICATE_AUTH_METHODS } from './mtls.ts';
 import { OAUTH_PATHS } from './endpoint.ts';
 import { grants } from './grants/index.ts';
 import type { Step } from '../pipeline/context.ts';
@@ -15,13 +16,19 @@ export function introspectionServed(oauth: Config['oauth']): boolean {
   return oauth.introspectionClients.length > 0;
 }
 
-function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettings>): Record<string, unknown> | undefined {
+/** Whether clients may present certificates: the listener asks for them, or a trusted proxy in front says which they presented. */
+export function mutualTls(listen: Config['listen']): boolean {
+  return listen.tls?.clientCa !== undefined || listen.clientCertificateHeader !== undefined;
+}
+
+function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettings>, certificates: boolean): Record<string, unknown> | undefined {
   const { issuer } = oauth;
   if (issuer === undefined) return undefined;
   const products = [...served];
   const enabled = new Set(products.flatMap((p) => [...p.grants]));
   // Public apps (client_id alone) exist only for the authorization code grant.
-  const clientAuth = enabled.has('authorization_code') ? CLIENT_AUTH_METHODS : CLIENT_AUTH_METHODS.filter((m) => m !== 'none');
+  const bySecret = enabled.has('authorization_code') ? CLIENT_AUTH_METHODS : CLIENT_AUTH_METHODS.filter((m) => m !== 'none');
+  const clientAuth = certificates ? [...bySecret, ...CERTIFICATE_AUTH_METHODS] : bySecret;
   return {
     issuer,
     token_endpoint: `${issuer}${OAUTH_PATHS.token}`,
@@ -37,6 +44,8 @@ function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettin
     ...(oauth.signing.used ? { jwks_uri: `${issuer}${OAUTH_PATHS.jwks}` } : {}),
     // RFC 9449 §5.1: every product takes DPoP proofs at the token endpoint.
     dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
+    // RFC 8705 §3.3: a token requested with a client certificate is bound to it.
+    ...(certificates ? { tls_client_certificate_bound_access_tokens: true } : {}),
     // Required by §2: none without an authorization endpoint.
     response_types_supported: enabled.has('authorization_code') ? ['code'] : [],
     ...(enabled.has('authorization_code') ? authorizationMetadata(issuer, products) : {}),
@@ -61,8 +70,8 @@ function authorizationMetadata(issuer: string, products: readonly ProductSetting
 }
 
 /** The metadata answer, serialised once, as a route's last step; undefined (not served) without an issuer. */
-export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterable<ProductSettings>): Step | undefined {
-  const document = metadataDocument(oauth, products);
+export function createMetadataEndpoint(oauth: Config['oauth'], products: Iterable<ProductSettings>, certificates: boolean): Step | undefined {
+  const document = metadataDocument(oauth, products, certificates);
   if (document === undefined) return undefined;
   const body = Buffer.from(JSON.stringify(document));
   const notAllowed = new GatewayError(405, 'method_not_allowed', 'the metadata document answers GET and HEAD only', { headers: { allow: 'GET, HEAD' } });

@@ -4,6 +4,7 @@ import type { ProductSettings } from '../config/load.ts';
 import type { Confirmation } from '../store/port/index.ts';
 import { clientAuth, createFormEndpoint, OAUTH_PATHS, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type FormStep, type OAuthEnv } from './endpoint.ts';
 import { DpopRefusal, proofHeader, type DpopVerifier } from './dpop.ts';
+import type { ReadClientCertificate } from '../http/client-certificate.ts';
 import { dpopRefused, invalidRequest, invalidScope, NO_STORE_NOSNIFF, unauthorizedClient, unsupportedGrantType } from './errors.ts';
 import type { Grant, GrantEnv } from './grants/grant.ts';
 import { grants } from './grants/index.ts';
@@ -66,15 +67,25 @@ function validateScope(ctx: TokenContext): void {
 }
 
 /**
- * RFC 9449 §5: a DPoP proof binds the tokens to its key, whatever the product; a product with
- * senderConstraint: dpop issues no token without one.
+ * What the tokens are bound to. RFC 9449 §5: a DPoP proof binds them to its key; RFC 8705 §3: a
+ * request made with a client certificate, to the certificate; whatever the product, the proof
+ * first. A product with senderConstraint dpop or mtls issues no token without its kind of binding.
  */
-function senderBinding(dpop: DpopVerifier): Step {
+function senderBinding(dpop: DpopVerifier, clientCertificate: ReadClientCertificate): Step {
   return async function senderBinding(ctx) {
+    const product = ctx.product!;
+    if (product.senderConstraint === 'mtls') {
+      const certificate = clientCertificate(ctx.req);
+      if (certificate === undefined) throw invalidRequest(`API product '${product.name}' issues certificate-bound tokens only: present a client certificate`);
+      ctx.cnf = { 'x5t#S256': certificate.thumbprint };
+      return;
+    }
     try {
       const proof = proofHeader(ctx.req);
       if (proof === undefined) {
-        if (ctx.product!.senderConstraint === 'dpop') throw new DpopRefusal('invalid_dpop_proof', `API product '${ctx.product!.name}' issues DPoP-bound tokens only: send a DPoP proof`);
+        if (product.senderConstraint === 'dpop') throw new DpopRefusal('invalid_dpop_proof', `API product '${product.name}' issues DPoP-bound tokens only: send a DPoP proof`);
+        const certificate = clientCertificate(ctx.req);
+        if (certificate !== undefined) ctx.cnf = { 'x5t#S256': certificate.thumbprint };
         return;
       }
       const jkt = await dpop.verify(proof, { method: 'POST', htu: dpop.htu(ctx.req, ctx.request.protocol, OAUTH_PATHS.token), now: ctx.now });
@@ -103,7 +114,7 @@ export function createTokenEndpoint(env: TokenEndpointEnv): FormEndpoint {
     stripGrantIrrelevantParameters,
     allowedGrantType(env.products),
     validateScope,
-    senderBinding(env.dpop),
+    senderBinding(env.dpop, env.clientCertificate),
   ];
   const grantEnv: GrantEnv = { store: env.store, secretKey: env.secretKey, authServers: env.authServers, signing: env.signing };
   return createFormEndpoint<TokenContext>(env, {

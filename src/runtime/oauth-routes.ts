@@ -14,12 +14,13 @@ import type { Config } from '../config/load.ts';
 import type { Metrics } from '../metrics.ts';
 import { OAUTH_PATHS, type FormEndpoint } from '../oauth/endpoint.ts';
 import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
-import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
+import { createMetadataEndpoint, introspectionServed, mutualTls } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createJwksEndpoint } from '../oauth/signing/jwks.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
 import { createDpopVerifier } from '../oauth/dpop.ts';
+import { createReadClientCertificate } from '../http/client-certificate.ts';
 import { createPublicOrigin } from '../http/origin.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
@@ -70,7 +71,7 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
       preflight: cors === undefined ? undefined : { name: path, upstream: undefined, steps: [requestIdHeader, cors.preflight], surface },
     });
   }
-  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm };
+  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm, clientCertificate: createReadClientCertificate(config.listen) };
   // Revocation and introspection take the gateway's JWT access tokens as well as its opaque ones.
   const verifyJwt = createJwtVerifier(keys, config.oauth.issuer);
   const dpop = createDpopVerifier(config.oauth.dpop, { once: store.once, secretKey, origin: createPublicOrigin(config.listen) });
@@ -89,7 +90,7 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
     }
     serve(OAUTH_PATHS.par, createParEndpoint({ ...oauth, products: config.products, pushed }));
   }
-  const metadata = createMetadataEndpoint(config.oauth, config.products.values());
+  const metadata = createMetadataEndpoint(config.oauth, config.products.values(), mutualTls(config.listen));
   if (metadata !== undefined) paths.set(OAUTH_PATHS.metadata, { route: { name: OAUTH_PATHS.metadata, upstream: undefined, steps: [requestIdHeader, metadata] }, preflight: undefined });
   return paths;
 }

@@ -1,6 +1,7 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
 import type { Config, RouteSettings } from '../config/load.ts';
 import type { DpopSettings, SigningSettings } from '../config/types.ts';
+import { createReadClientCertificate } from '../http/client-certificate.ts';
 import { createPublicOrigin } from '../http/origin.ts';
 import { createDpopVerifier } from '../oauth/dpop.ts';
 import type { PolicyEntry } from '../config/schema.ts';
@@ -170,7 +171,10 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
   );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
   const dpop = createDpopVerifier(config.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(config.listen) });
-  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, dpop }, errors);
+  const verifyToken = createVerifyToken(
+    { store: services.store, clock, maxBodySize, verifyJwt, products: config.products, dpop, clientCertificate: createReadClientCertificate(config.listen) },
+    errors,
+  );
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);

@@ -137,13 +137,20 @@ export interface ForwardingSettings {
   dropHeaders: readonly string[];
   /** The host clients address the gateway by, sent as X-Forwarded-Host. */
   publicHost: string | undefined;
+  /** A proxy's client certificate header: the gateway's to read, never an upstream's. */
+  clientCertificateHeader: { name: string } | undefined;
 }
 
 export type RequestHeaders = (ctx: RequestContext) => Record<string, string | string[]>;
 
 /** The headers the upstream receives: the client's, filtered, then the gateway's own. */
 export function createRequestHeaders(settings: ForwardingSettings): RequestHeaders {
-  const drop = new Set([...REQUEST_DROP, ...IDENTITY_HEADERS, ...settings.dropHeaders.map((h) => h.toLowerCase())]);
+  const drop = new Set([
+    ...REQUEST_DROP,
+    ...IDENTITY_HEADERS,
+    ...settings.dropHeaders.map((h) => h.toLowerCase()),
+    ...(settings.clientCertificateHeader === undefined ? [] : [settings.clientCertificateHeader.name]),
+  ]);
   // X-Forwarded-Host and -Proto: never the client's Host or its own forwarding headers.
   const origin = createPublicOrigin(settings);
   return function upstreamRequestHeaders(ctx) {
@@ -170,6 +177,8 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
       out['x-gateway-product'] = token.product;
       out['x-gateway-scope'] = token.scope;
       if (token.subject !== null) out['x-gateway-subject'] = headerValue(token.subject);
+      // How the caller proved the token is its own: dpop (RFC 9449) or mtls (RFC 8705); absent for a bearer token.
+      if (token.cnf !== undefined) out['x-gateway-token-binding'] = 'jkt' in token.cnf ? 'dpop' : 'mtls';
     }
     return out;
   };

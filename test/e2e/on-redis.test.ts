@@ -17,6 +17,8 @@ const SUITES = [
   'test/oauth/password-refresh.test.ts',
   'test/authorize/auth-server.test.ts',
   'test/authorize/consent.test.ts',
+  'test/oauth/dpop.test.ts',
+  'test/oauth/dpop-public.test.ts',
 ];
 
 let redis: RedisServer;

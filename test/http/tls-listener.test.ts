@@ -213,7 +213,7 @@ describe('listen.tls that cannot serve: the config does not load, and says where
     assert.equal(message, `listen.tls.cert: cannot read ${path.join(temp.dir, 'nowhere/site.crt')}: no such file (gateway.yaml:${certLine})`);
     const file = path.join(temp.dir, 'relative.yaml');
     writeFileSync(file, configYaml({ listen: '  tls:\n    cert: ./pair.crt\n    key: ./pair.key\n' }));
-    assert.deepEqual(loadConfigFile(file, { env: {} }).listen.tls, { cert: pair.cert, key: pair.key });
+    assert.deepEqual(loadConfigFile(file, { env: {} }).listen.tls, { cert: pair.cert, key: pair.key, clientCa: undefined });
   });
 
   test('a certificate and a key that are not a pair', () => {

@@ -78,6 +78,8 @@ export function signIdentityToken(key: SigningKey, issuer: string, token: Active
     app: token.appName,
     product: token.product,
     scope: token.scope,
+    // RFC 7800: what the caller's token was bound to, and so what the caller proved it holds.
+    ...(token.cnf === undefined ? {} : { cnf: token.cnf }),
     jti: randomBytes(16).toString('base64url'),
     iat: seconds(now),
     exp: seconds(now) + lifetime,

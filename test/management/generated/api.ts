@@ -297,6 +297,51 @@ export interface components {
             type: "confidential" | "public";
             /** @description Where the authorization endpoint may send users back, in the order registered. */
             redirectUris: string[];
+            certificateAuth?: components["schemas"]["CertificateAuth"];
+        };
+        /** @description RFC 8705 §2: how the app authenticates with a client certificate (then its secret no longer does); absent: it does not. */
+        CertificateAuth: {
+            /** @constant */
+            method: "tls_client_auth";
+            /** @description The subject DN (RFC 4514), or one subjectAltName entry, a certificate of listen.tls.clientCa must carry. */
+            subject: {
+                dn: string;
+            } | {
+                /** @enum {unknown} */
+                san: "dns" | "uri" | "ip" | "email";
+                value: string;
+            };
+        } | {
+            /** @constant */
+            method: "self_signed_tls_client_auth";
+            certificates: {
+                /** @description base64url SHA-256 of the DER certificate (x5t#S256). */
+                thumbprint: string;
+                /** @description Empty when registered by thumbprint alone. */
+                subject: string;
+                /** @description Its notAfter, epoch milliseconds; null when registered by thumbprint alone. */
+                expiresAt: number | null;
+            }[];
+        };
+        /** @description Replaces how the app authenticates with a client certificate; method none: by its secret again. */
+        CertificateAuthInput: {
+            /** @constant */
+            method: "tls_client_auth";
+            subjectDn: string;
+        } | {
+            /** @constant */
+            method: "tls_client_auth";
+            /** @enum {unknown} */
+            san: "dns" | "uri" | "ip" | "email";
+            value: string;
+        } | {
+            /** @constant */
+            method: "self_signed_tls_client_auth";
+            /** @description Each a PEM certificate, or its SHA-256 thumbprint (base64url, or hex as openssl prints it). */
+            certificates: string[];
+        } | {
+            /** @constant */
+            method: "none";
         };
         App: components["schemas"]["AppFields"] & {
             credentials: components["schemas"]["Credential"][];
@@ -334,6 +379,7 @@ export interface components {
             approval?: "approved";
             /** @description Replaces every redirect URI of the app, under the rules of registration. */
             redirectUris?: string[];
+            certificateAuth?: components["schemas"]["CertificateAuthInput"];
         };
         KeyImport: {
             /** @description The client id the other gateway issued. */
