@@ -26,6 +26,7 @@ export interface ClientCertificateSettings {
 /** A header of PEM text is a few kilobytes; a chain, a few times that. */
 const MAX_HEADER_LENGTH = 16_384;
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+const FIRST_PEM_BODY = /-----BEGIN CERTIFICATE-----([A-Za-z0-9+/=\s]+)-----END CERTIFICATE-----/;
 
 /** The PEM certificates in `text`, in order. */
 export function pemCertificates(text: string): string[] {
@@ -70,12 +71,12 @@ function forwarded(value: string | string[] | undefined, format: 'envoy' | 'ngin
   } catch {
     return undefined;
   }
-  // nginx's older $ssl_client_cert indents every line but the first with a tab.
-  // The client's own certificate comes first, alone or followed by its chain.
-  const first = pemCertificates(pem.replace(/\n[\t ]+/g, '\n'))[0];
-  if (first === undefined) return undefined;
+  // The client's own certificate comes first, alone or followed by its chain. Its base64 read
+  // whatever the whitespace: nginx's older $ssl_client_cert folds its lines with tabs.
+  const body = FIRST_PEM_BODY.exec(pem)?.[1];
+  if (body === undefined) return undefined;
   try {
-    const x509 = new X509Certificate(first);
+    const x509 = new X509Certificate(Buffer.from(body.replace(/\s+/g, ''), 'base64'));
     // The proxy checked it against the CA it was given (listen.clientCertificateHeader says it must).
     return { x509, thumbprint: thumbprintOf(x509), chained: true };
   } catch {
