@@ -14,6 +14,7 @@ import { adminDeps, bearer, call, configYaml, tempDir, tokenRequest } from '../h
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 import { SIGN_IN } from '../sign-in-products.ts';
 import { ALL_SCOPES } from './client.ts';
+import { makeCertificates, type Certificates } from '../oauth/mtls-certificates.ts';
 
 interface Run {
   code: number;
@@ -322,6 +323,69 @@ describe('gateway admin: public apps and redirect URIs, on the store and through
       out: '',
       err: 'error: invalid apps file:\ndevelopers[0].apps[0].type: a public app holds no secret, so it needs the authorization_code grant, and product "hello" offers client_credentials only: register a confidential app (spa-apps.yaml:7)',
     });
+  });
+});
+
+describe('gateway admin apps certificate, on the store and through --url', () => {
+  const dir = tempDir();
+  let ws: Awaited<ReturnType<typeof workspace>>;
+  let certs: Certificates;
+  before(async () => {
+    ws = await workspace(withManagement(configYaml()), dir.dir);
+    certs = makeCertificates(dir.dir);
+  });
+  after(async () => {
+    await ws.gw.close();
+    dir.remove();
+  });
+
+  test('self-signed certificates by PEM file or thumbprint, a subject DN, a subjectAltName, none; the refusals; alike on the store and over the API', async () => {
+    const one = certs.selfSigned('one', '/CN=first app certificate');
+    const two = certs.selfSigned('two', '/CN=second');
+    const hex = Buffer.from(two.thumbprint, 'base64url').toString('hex').toUpperCase().match(/../g)!.join(':');
+    for (const [run, who] of [
+      [ws.local, 'local'],
+      [ws.remote, 'remote'],
+    ] as const) {
+      const email = `certs-${who}@example.com`;
+      await run('developers', 'create', '--email', email, '--name', who);
+      const key = JSON.parse((await run('apps', 'create', '--developer', email, '--name', 'svc', '--product', 'hello', '--json')).out).key as string;
+      const selfSigned = await run('apps', 'certificate', key, '--pem', one.cert, '--thumbprint', hex);
+      assert.equal(selfSigned.code, 0, selfSigned.err);
+      const lines = selfSigned.out.split('\n');
+      assert.equal(lines[0], `app "svc" of ${email} authenticates with one of these self-signed certificates (self_signed_tls_client_auth); its secret no longer does:`);
+      assert.match(lines[1]!, /^THUMBPRINT +EXPIRES +SUBJECT$/);
+      assert.match(lines[2]!, new RegExp(`^${one.thumbprint} +\\d{4}-\\d\\d-\\d\\dT[^ ]+ +CN=first app certificate$`));
+      assert.match(lines[3]!, new RegExp(`^${two.thumbprint} +- +-$`));
+      const json = JSON.parse((await run('apps', 'show', key, '--json')).out);
+      assert.deepEqual(
+        json.certificateAuth.certificates.map((c: { thumbprint: string }) => c.thumbprint),
+        [one.thumbprint, two.thumbprint],
+      );
+      assert.deepEqual(await run('apps', 'certificate', key, '--subject-dn', 'CN=svc,O=Example'), {
+        code: 0,
+        out: `app "svc" of ${email} authenticates with a client certificate of the CA, subject DN CN=svc,O=Example (tls_client_auth); its secret no longer does`,
+        err: '',
+      });
+      assert.deepEqual(await run('apps', 'certificate', key, '--san-dns', 'svc.example.com'), {
+        code: 0,
+        out: `app "svc" of ${email} authenticates with a client certificate of the CA, subjectAltName DNS:svc.example.com (tls_client_auth); its secret no longer does`,
+        err: '',
+      });
+      assert.deepEqual(await run('apps', 'certificate', key, '--san-ip', 'not-an-ip'), { code: 1, out: '', err: 'error: "not-an-ip" is not an IP address' });
+      assert.deepEqual(await run('apps', 'certificate', key, '--thumbprint', 'abc'), {
+        code: 1,
+        out: '',
+        err: 'error: not a PEM certificate (-----BEGIN CERTIFICATE-----) nor a SHA-256 thumbprint',
+      });
+      assert.deepEqual(await run('apps', 'certificate', key, '--subject-dn', 'CN=a', '--none'), {
+        code: 1,
+        out: '',
+        err: 'error: give one of: --pem/--thumbprint (repeatable), --subject-dn, one --san-*, or --none',
+      });
+      assert.deepEqual(await run('apps', 'certificate', key, '--none'), { code: 0, out: `app "svc" of ${email} authenticates with its secret (no client certificate)`, err: '' });
+      assert.equal(JSON.parse((await run('apps', 'show', key, '--json')).out).certificateAuth, undefined);
+    }
   });
 });
 
