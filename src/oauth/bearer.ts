@@ -142,70 +142,12 @@ export function createFindToken(env: { store: Store; clock: () => number; verify
 }
 
 /**
- * The step that authenticates a call: §2.1, the Authorization header only, scheme
- * case-insensitive. §2 allows one way of sending the token per request: a token in the query
- * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
- * are two Authorization headers.
+ * RFC 9449 §7: `Authorization: DPoP <token>` with a proof of the key the token is bound to, made
+ * for this method and URI and naming this token (§4.3); resolves to the token once all of that
+ * holds. Every refusal is a DPoP challenge.
  */
-export function createVerifyToken(
-  env: {
-    store: Store;
-    clock: () => number;
-    maxBodySize: number;
-    verifyJwt: JwtVerifier;
-    products: ReadonlyMap<string, ProductSettings>;
-    dpop: DpopVerifier;
-    clientCertificate: ReadClientCertificate;
-  },
-  errors: BearerErrors,
-): Step {
-  const { clock, products, dpop, clientCertificate } = env;
-  const find = createFindToken(env);
-  // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
-  const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
-  // Synchronous when the store has the token in memory: no promise on the usual path.
-  return function verifyToken(ctx: RequestContext): void | Promise<void> {
-    const { req } = ctx;
-    // Any spelling of the name (access%5Ftoken…) holds "access" or a "%".
-    const { query } = ctx;
-    if ((query.includes('access') || query.includes('%')) && new URLSearchParams(query).has('access_token')) {
-      throw errors.invalidRequest('the access token must not be sent in the query string');
-    }
-    const header = req.headers.authorization;
-    if (header === undefined) throw errors.missing();
-    if (repeatedAuthorization(req.rawHeaders)) throw errors.invalidRequest('the request has more than one Authorization header');
-    const { scheme, credentials: token } = parseAuthorization(header);
-    if (scheme === 'dpop') return dpopAccess(ctx, token);
-    if (scheme !== 'bearer') throw errors.missing();
-    if (token === '') throw errors.invalidRequest('the bearer token is empty');
-    if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
-    // A bearer call's proof, if it sends one, is not looked at: the token must be a bearer token.
-    const found = find(ctx, token);
-    const accepted = found instanceof Promise ? found.then((t) => acceptBearer(ctx, t)) : acceptBearer(ctx, found);
-    // The body is read only once the token is accepted, and only a small form's.
-    if (!formBodyToCheck(req)) return accepted;
-    return accepted instanceof Promise ? accepted.then(() => checkFormBody(ctx)) : checkFormBody(ctx);
-  };
-  /** RFC 9449 §7.2: a DPoP-bound token is refused as a bearer token, as is an unbound one of a product that binds every token. */
-  function acceptBearer(ctx: RequestContext, found: ActiveToken | undefined): void {
-    if (found === undefined) throw errors.invalidToken();
-    const { cnf } = found;
-    if (cnf !== undefined && 'jkt' in cnf) throw errors.boundAsBearer();
-    const constraint = products.get(found.product)?.senderConstraint ?? 'none';
-    if (cnf !== undefined) {
-      // RFC 8705 §3: the request's certificate must be the one the token was issued to.
-      if (clientCertificate(ctx.req)?.thumbprint !== cnf['x5t#S256']) throw errors.otherCertificate();
-    } else if (constraint !== 'none') {
-      // A product that binds every token: an unbound one of it is from before it did.
-      throw errors.invalidToken();
-    }
-    ctx.token = found;
-  }
-  /**
-   * RFC 9449 §7: `Authorization: DPoP <token>` with a proof of the key the token is bound to,
-   * made for this method and URI and naming this token (§4.3). Every refusal is a DPoP challenge.
-   */
-  async function dpopAccess(ctx: RequestContext, token: string): Promise<void> {
+function createDpopAccess(find: FindToken, dpop: DpopVerifier, clock: () => number, errors: BearerErrors) {
+  return async function dpopAccess(ctx: RequestContext, token: string): Promise<ActiveToken> {
     if (token === '' || !TOKEN68.test(token)) throw errors.dpop('invalid_request', 'the DPoP access token is empty or malformed');
     let proof: string | undefined;
     try {
@@ -226,9 +168,73 @@ export function createVerifyToken(
       throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message, dpop.nonce(now)) : err;
     }
     if (jkt !== cnf.jkt) throw errors.dpop('invalid_dpop_proof', 'the DPoP proof is signed by another key than the one the token is bound to');
-    // Only now is the call the token holder's.
+    return found;
+  };
+}
+
+/**
+ * The step that authenticates a call: §2.1, the Authorization header only, scheme
+ * case-insensitive. §2 allows one way of sending the token per request: a token in the query
+ * (§2.3, refused outright: URIs end up in logs) or in a form body besides the header is a 400, as
+ * are two Authorization headers.
+ */
+export function createVerifyToken(
+  env: {
+    store: Store;
+    clock: () => number;
+    maxBodySize: number;
+    verifyJwt: JwtVerifier;
+    products: ReadonlyMap<string, ProductSettings>;
+    dpop: DpopVerifier;
+    clientCertificate: ReadClientCertificate;
+  },
+  errors: BearerErrors,
+): Step {
+  const { clock, products, dpop, clientCertificate } = env;
+  const find = createFindToken(env);
+  const dpopAccess = createDpopAccess(find, dpop, clock, errors);
+  // listen.maxBodySize bounds a chunked form too; when it is the smaller bound, the 413 is the listener's.
+  const formLimit = Math.min(FORM_BODY_LIMIT, env.maxBodySize);
+  // Synchronous when the store has the token in memory: no promise on the usual path.
+  return function verifyToken(ctx: RequestContext): void | Promise<void> {
+    const { req } = ctx;
+    // Any spelling of the name (access%5Ftoken…) holds "access" or a "%".
+    const { query } = ctx;
+    if ((query.includes('access') || query.includes('%')) && new URLSearchParams(query).has('access_token')) {
+      throw errors.invalidRequest('the access token must not be sent in the query string');
+    }
+    const header = req.headers.authorization;
+    if (header === undefined) throw errors.missing();
+    if (repeatedAuthorization(req.rawHeaders)) throw errors.invalidRequest('the request has more than one Authorization header');
+    const { scheme, credentials: token } = parseAuthorization(header);
+    // Only once its proof holds is the call the token holder's.
+    if (scheme === 'dpop') return dpopAccess(ctx, token).then((found) => accepted(ctx, found));
+    if (scheme !== 'bearer') throw errors.missing();
+    if (token === '') throw errors.invalidRequest('the bearer token is empty');
+    if (!TOKEN68.test(token)) throw errors.invalidRequest('the bearer token is malformed');
+    // A bearer call's proof, if it sends one, is not looked at: the token must be a bearer token.
+    const found = find(ctx, token);
+    return found instanceof Promise ? found.then((t) => acceptBearer(ctx, t)) : acceptBearer(ctx, found);
+  };
+  /** The body is read only once the token is accepted, and only a small form's. */
+  function accepted(ctx: RequestContext, found: ActiveToken): void | Promise<void> {
     ctx.token = found;
-    if (formBodyToCheck(ctx.req)) await checkFormBody(ctx);
+    if (formBodyToCheck(ctx.req)) return checkFormBody(ctx);
+  }
+  /** RFC 9449 §7.2: a DPoP-bound token is refused as a bearer token, as is an unbound one of a product that binds every token. */
+  function acceptBearer(ctx: RequestContext, found: ActiveToken | undefined): void | Promise<void> {
+    if (found === undefined) throw errors.invalidToken();
+    const { cnf } = found;
+    if (cnf !== undefined && 'jkt' in cnf) throw errors.boundAsBearer();
+    const constraint = products.get(found.product)?.senderConstraint ?? 'none';
+    if (cnf !== undefined) {
+      // RFC 8705 §3: the request's certificate must be the one the token was issued to.
+      if (clientCertificate(ctx.req)?.thumbprint !== cnf['x5t#S256']) throw errors.otherCertificate();
+    } else if (constraint !== 'none') {
+      // A product that binds every token: an unbound one of it is from before it did.
+      throw errors.invalidToken();
+    }
+    return accepted(ctx, found);
   }
   /** §2.2: a form body may carry access_token; with the header too, that is two methods. The body is kept for the upstream. */
   async function checkFormBody(ctx: RequestContext): Promise<void> {
