@@ -189,7 +189,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     // Management clients get opaque tokens.
     signing: { keys: services.keys, issuer: undefined },
     // A management client may bind its tokens to a DPoP key, as an app may; its listener asks for no certificate.
-    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin({ trustedProxies: [], publicHost: undefined }) }),
+    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin({ trustedProxies: [], publicHost: undefined }), issuer: undefined }),
     clientCertificate: createReadClientCertificate({ trustedProxies: [], clientCertificateHeader: undefined }),
   });
   const ownPaths = new Map<string, OwnPath>([

@@ -33,8 +33,8 @@ const refuse = (description: string) => new DpopRefusal('invalid_dpop_proof', de
 /** What the proof must match: the request as the client sent it. */
 export interface ProofTarget {
   method: string;
-  /** The URI the client addressed, without query and fragment (§4.3 check 9), normalised by normalHtu. */
-  htu: string;
+  /** The URIs the client may have addressed, without query and fragment (§4.3 check 9), each normalised by normalHtu. */
+  htu: readonly string[];
   /** On a route: the access token the proof must name (ath, §4.3 check 11). */
   accessToken?: string;
   now: number;
@@ -64,15 +64,19 @@ export interface DpopVerifier {
   verify(proof: string, target: ProofTarget): Promise<string>;
   /** The nonce proofs must carry now (DPoP-Nonce), when nonces are on. */
   nonce(now: number): string | undefined;
-  /** The URI a request addressed, as its proof's htu must say. */
-  htu(req: IncomingMessage, listener: string, path: string): string;
+  /**
+   * The URIs of `path` a request's proof may name (htu): at the origin a trusted proxy or
+   * listen.publicHost says the client addressed, else at the connection's own address (and
+   * localhost for a loopback one); and at oauth.issuer's. Never at a Host header's.
+   */
+  htu(req: IncomingMessage, listener: string, path: string): string[];
 }
 
 /**
  * `secretKey` keys the nonces: any instance sharing the store (and so the key) takes any other's,
  * with nothing stored. A nonce is good for the window it was made in and the next.
  */
-export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStore; secretKey: KeyObject; origin: PublicOrigin }): DpopVerifier {
+export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStore; secretKey: KeyObject; origin: PublicOrigin; issuer: string | undefined }): DpopVerifier {
   const { maxAgeMs } = settings;
   const windowMs = Math.max(1000, maxAgeMs);
   const nonceAt = (window: number) => `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
@@ -85,9 +89,13 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
   return {
     nonce: (now) => (settings.nonce ? nonceAt(Math.floor(now / windowMs)) : undefined),
     htu(req, listener, path) {
-      // Without a trusted proxy's word or listen.publicHost, the Host header names what the client addressed.
-      const host = env.origin.host(req) ?? req.headers.host ?? '';
-      return normalHtu(`${env.origin.proto(req, listener)}://${host}${path}`) ?? '';
+      const proto = env.origin.proto(req, listener);
+      const named = env.origin.host(req);
+      // §4.3 check 9 is against the server's own URI: a Host header of the client's choosing would
+      // let a proof made for another server (one the token was sent to by mistake) pass here.
+      const hosts = named === undefined ? ownHosts(req) : [named];
+      const origins = [...hosts.map((h) => `${proto}://${h}`), ...(env.issuer === undefined ? [] : [env.issuer])];
+      return origins.flatMap((o) => normalHtu(`${o}${path}`) ?? []);
     },
     async verify(proof, target) {
       if (proof.length > MAX_PROOF_LENGTH) throw refuse('the DPoP proof is too long');
@@ -106,7 +114,7 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
       const { jti, htm, htu, iat, ath } = claims;
       if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) throw refuse('the DPoP proof has no valid jti');
       if (htm !== target.method) throw refuse('the DPoP proof is for another method');
-      if (typeof htu !== 'string' || normalHtu(htu) !== target.htu) throw refuse('the DPoP proof is for another URI');
+      if (typeof htu !== 'string' || !target.htu.includes(normalHtu(htu) ?? '')) throw refuse('the DPoP proof is for another URI');
       if (typeof iat !== 'number' || !Number.isFinite(iat)) throw refuse('the DPoP proof has no iat');
       const issuedAt = iat * 1000;
       if (issuedAt > target.now + FUTURE_SKEW_MS || issuedAt < target.now - maxAgeMs) throw refuse('the DPoP proof is too old, or from the future');
@@ -123,4 +131,13 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
       return jkt;
     },
   };
+}
+
+/** The address and port the connection reached, as a URI's host; and localhost's, when it is a loopback one. */
+function ownHosts(req: IncomingMessage): string[] {
+  const { localAddress, localPort } = req.socket;
+  if (localAddress === undefined || localPort === undefined) return [];
+  const address = localAddress.startsWith('::ffff:') ? localAddress.slice(7) : localAddress;
+  const own = `${address.includes(':') ? `[${address}]` : address}:${localPort}`;
+  return address === '127.0.0.1' || address === '::1' ? [own, `localhost:${localPort}`] : [own];
 }

@@ -74,7 +74,7 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm, clientCertificate: createReadClientCertificate(config.listen) };
   // Revocation and introspection take the gateway's JWT access tokens as well as its opaque ones.
   const verifyJwt = createJwtVerifier(keys, config.oauth.issuer);
-  const dpop = createDpopVerifier(config.oauth.dpop, { once: store.once, secretKey, origin: createPublicOrigin(config.listen) });
+  const dpop = createDpopVerifier(config.oauth.dpop, { once: store.once, secretKey, origin: createPublicOrigin(config.listen), issuer: config.oauth.issuer });
   serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers, signing: { keys, issuer: config.oauth.issuer }, dpop }), 'token', countToken(metrics));
   serve(OAUTH_PATHS.revocation, createRevocationEndpoint({ ...oauth, verifyJwt }));
   if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint({ ...oauth, verifyJwt, products: config.products }, config.oauth.introspectionClients));

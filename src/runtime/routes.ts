@@ -170,7 +170,7 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
     [...config.products.values()].some((p) => p.senderConstraint === 'dpop'),
   );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
-  const dpop = createDpopVerifier(config.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(config.listen) });
+  const dpop = createDpopVerifier(config.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(config.listen), issuer: config.issuer });
   const verifyToken = createVerifyToken(
     { store: services.store, clock, maxBodySize, verifyJwt, products: config.products, dpop, clientCertificate: createReadClientCertificate(config.listen) },
     errors,

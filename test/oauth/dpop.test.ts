@@ -2,6 +2,7 @@
 // must prove that key, over real HTTP against a gateway on a real SQLite file with a real upstream.
 // Every refusal of §4.3 and §7 one by one.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTHeaderParameters } from 'jose';
 import { basic, call, startAuthServer, startTestGateway, startUpstream, tokenRequest, type Answer, type AuthServer, type TestGateway, type Upstream } from '../helpers.ts';
@@ -137,7 +138,8 @@ describe('DPoP-bound tokens', () => {
       ['no proof', undefined, 'a DPoP proof is required with the DPoP scheme'],
       ['a proof for another method', await key.proof({ method: 'GET', url, accessToken: token }), 'the DPoP proof is for another method'],
       ['a proof for another URL', await key.proof({ method: 'POST', url: `${gw.url}/v1/bound/8`, accessToken: token }), 'the DPoP proof is for another URI'],
-      ['a proof for another host', await key.proof({ method: 'POST', url: url.replace('127.0.0.1', 'localhost'), accessToken: token }), 'the DPoP proof is for another URI'],
+      ['a proof for another host', await key.proof({ method: 'POST', url: url.replace('127.0.0.1', 'gateway.example.org'), accessToken: token }), 'the DPoP proof is for another URI'],
+      ['a proof for another scheme', await key.proof({ method: 'POST', url: url.replace('http:', 'https:'), accessToken: token }), 'the DPoP proof is for another URI'],
       ['a stale iat', await key.proof({ method: 'POST', url, accessToken: token, claims: { iat: now - 300 } }), 'the DPoP proof is too old, or from the future'],
       ['an iat in the future', await key.proof({ method: 'POST', url, accessToken: token, claims: { iat: now + 120 } }), 'the DPoP proof is too old, or from the future'],
       ['no ath', await key.proof({ method: 'POST', url }), 'the DPoP proof does not name this access token (ath)'],
@@ -163,6 +165,26 @@ describe('DPoP-bound tokens', () => {
       assert.equal(res.body.code, 'invalid_dpop_proof', name);
     }
     assert.equal(upstream.received.length, before);
+  });
+
+  test("htu names the gateway's own address, localhost for a loopback one, or oauth.issuer's origin; never what a Host header says", async () => {
+    const token = await boundToken();
+    const port = new URL(gw.url).port;
+    for (const origin of [`http://localhost:${port}`, ISSUER]) {
+      const res = await callBound(token, await key.proof({ method: 'POST', url: `${origin}/v1/bound/7`, accessToken: token }));
+      assert.equal(res.status, 200, `${origin}: ${JSON.stringify(res.body)}`);
+    }
+    // A proof made for another server, sent here with that server's name as Host.
+    const proof = await key.proof({ method: 'POST', url: `http://api.other.example:${port}/v1/bound/7`, accessToken: token });
+    const spoofed = await new Promise<{ status: number; challenge: string | undefined }>((resolve, reject) => {
+      const req = request(`${gw.url}/v1/bound/7`, { method: 'POST', headers: { host: `api.other.example:${port}`, authorization: `DPoP ${token}`, dpop: proof } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode!, challenge: res.headers['www-authenticate'] }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.deepEqual(spoofed, { status: 401, challenge: challenge('invalid_dpop_proof', 'the DPoP proof is for another URI') });
   });
 
   test('a replayed proof is refused (jti single-use), even with a fresh token of the same key', async () => {
