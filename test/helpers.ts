@@ -313,11 +313,12 @@ export function tokenRequest(base: string, params: Record<string, string>, creds
  * Writes `text` as is on a fresh connection and resolves to the whole answer, for requests fetch
  * will not send (two Authorization headers, ambiguous framing). The request should say
  * `Connection: close`; the socket is not half-closed, which would end a proxied answer early.
+ * `from`: the loopback address to send from (127.0.0.2, a trusted proxy).
  */
-export function rawExchange(url: string, text: string): Promise<string> {
+export function rawExchange(url: string, text: string, from?: string): Promise<string> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
+    const socket = connect({ port: Number(port), host: '127.0.0.1', ...(from === undefined ? {} : { localAddress: from }) }, () => socket.write(text));
     let answer = '';
     socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
     socket.on('end', () => resolve(answer));

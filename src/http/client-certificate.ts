@@ -55,9 +55,16 @@ export function createReadClientCertificate(settings: ClientCertificateSettings)
   }
   return function clientCertificate(req) {
     // Behind the proxy, the connection is the proxy's: its client's certificate is what the header says.
-    if (header !== undefined && fromTrustedProxy(req)) return forwarded(req.headers[header.name], header.format);
+    if (header !== undefined && fromTrustedProxy(req)) return once(req.rawHeaders, header.name) ? forwarded(req.headers[header.name], header.format) : undefined;
     return connectionCertificate(req.socket);
   };
+}
+
+/** Whether `name` (lower case) is not repeated: Node joins repeated values with a comma, and which one would be the client's is anyone's guess. */
+function once(rawHeaders: readonly string[], name: string): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toLowerCase() === name && ++seen > 1) return false;
+  return true;
 }
 
 /** What a trusted proxy says; undefined when it says nothing, or nothing that reads as one certificate. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setCertificateAuth } from '../../src/admin/app-certificates.ts';
-import { startTestGateway, startUpstream, tempDir, type TestGateway, type Upstream } from '../helpers.ts';
+import { rawExchange, rawHead, startTestGateway, startUpstream, tempDir, type TestGateway, type Upstream } from '../helpers.ts';
 import { makeCertificates, type Pair } from './mtls-certificates.ts';
 
 const PROXY = '127.0.0.2';
@@ -135,6 +135,25 @@ for (const format of ['nginx', 'envoy'] as const) {
         assert.equal(res.status, 401, g);
         assert.equal(res.body.error, 'invalid_client', g);
       }
+    });
+
+    test('a header sent twice is no certificate, even if the first is the registered one', async () => {
+      const answer = await rawExchange(
+        gw.url,
+        [
+          'POST /oauth2/token HTTP/1.1',
+          `Host: 127.0.0.1:${new URL(gw.url).port}`,
+          'Content-Type: application/x-www-form-urlencoded',
+          `${header}: ${value(client)}`,
+          `${header}: ${value(other)}`,
+          `Content-Length: ${`grant_type=client_credentials&client_id=${app.key}`.length}`,
+          'Connection: close',
+          '',
+          `grant_type=client_credentials&client_id=${app.key}`,
+        ].join('\r\n'),
+        PROXY,
+      );
+      assert.equal(rawHead(answer).status, 'HTTP/1.1 401 Unauthorized');
     });
   });
 }
