@@ -3,6 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
 
 export interface Pair {
@@ -50,4 +52,32 @@ export function makeCertificates(dir: string): Certificates {
       return pair(name);
     },
   };
+}
+
+export interface Exchange {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer read by property.
+  body: any;
+}
+
+/** One request on a connection of its own (https: with the TLS options given, a client certificate among them), its answer read as JSON when it is. */
+export function exchange(url: string, options: RequestOptions & { ca?: Buffer; cert?: Buffer; key?: Buffer }, body?: string): Promise<Exchange> {
+  const send = url.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { agent: false, ...options }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {}
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -3,40 +3,17 @@
 // X-Forwarded-Client-Cert says, believed only on connections from listen.trustedProxies (here
 // 127.0.0.2, the "proxy"; 127.0.0.1 is anyone else), and never forwarded upstream.
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setCertificateAuth } from '../../src/admin/app-certificates.ts';
 import { rawExchange, rawHead, startTestGateway, startUpstream, tempDir, type TestGateway, type Upstream } from '../helpers.ts';
-import { makeCertificates, type Pair } from './mtls-certificates.ts';
+import { exchange, makeCertificates, type Exchange, type Pair } from './mtls-certificates.ts';
 
 const PROXY = '127.0.0.2';
 const OTHER_CERTIFICATE = 'Bearer realm="test-realm", error="invalid_token", error_description="this access token is bound to a client certificate the request did not present"';
 
-interface Exchange {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer read by property.
-  body: any;
-}
-
 /** One request from `from` (a loopback address of this machine). */
 function send(url: string, from: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Exchange> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, localAddress: from, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
+  return exchange(url, { method: init.method ?? 'GET', ...(init.headers === undefined ? {} : { headers: init.headers }), localAddress: from }, init.body);
 }
 
 const nginx = (c: Pair) => encodeURIComponent(c.pem);

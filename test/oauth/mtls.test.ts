@@ -7,38 +7,15 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { setCertificateAuth } from '../../src/admin/app-certificates.ts';
 import { basic, startTestGateway, startUpstream, tempDir, type TestGateway, type Upstream } from '../helpers.ts';
-import { makeCertificates, type Certificates, type Pair } from './mtls-certificates.ts';
-
-interface Exchange {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  // biome-ignore lint/suspicious/noExplicitAny: a JSON answer read by property.
-  body: any;
-}
+import { exchange, makeCertificates, type Certificates, type Exchange, type Pair } from './mtls-certificates.ts';
 
 /** One request on a fresh TLS connection, presenting `cert` if given. */
 function httpsCall(url: string, ca: Buffer, init: { method?: string; headers?: Record<string, string>; body?: string; cert?: Pair } = {}): Promise<Exchange> {
   const client = init.cert === undefined ? {} : { cert: readFileSync(init.cert.cert), key: readFileSync(init.cert.key) };
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { method: init.method ?? 'GET', headers: init.headers, ca, agent: false, ...client }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {}
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
+  return exchange(url, { method: init.method ?? 'GET', ...(init.headers === undefined ? {} : { headers: init.headers }), ca, ...client }, init.body);
 }
 
 // Asynchronous: the gateway answering them runs in this process.
