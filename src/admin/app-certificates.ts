@@ -80,13 +80,23 @@ function registered(text: string): RegisteredCertificate[] {
 export async function setCertificateAuth(deps: CallerDeps, ref: AppRef, input: CertificateAuthInput): Promise<AppDetails> {
   const app = await findApp(deps, ref);
   if (isDeveloper(deps)) await requireChangeable(deps, app);
-  const auth = certificateAuthOf(input);
+  const auth = keepDetails(certificateAuthOf(input), app.certificateAuth);
   if (auth !== undefined && app.type === 'public') throw invalid('a public app does not authenticate; its tokens are bound to the certificate it presents without registering one');
   const updated = await deps.store.apps.setCertificateAuth(app.id, auth, deps.clock());
   // Deleted since it was read (a DELETE racing this change).
   if (updated === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
   audit(deps.logger, 'app.certificate', { actor: asCaller(deps), ...ofApp(updated), method: auth?.method ?? 'none', ...thumbprints(auth) });
   return { ...updated, credentials: app.credentials };
+}
+
+/**
+ * A certificate given again by its thumbprint alone keeps what its PEM said when it was registered
+ * (subject and expiry): adding or removing one names the others by thumbprint.
+ */
+function keepDetails(auth: CertificateAuth | undefined, before: CertificateAuth | undefined): CertificateAuth | undefined {
+  if (auth?.method !== 'self_signed_tls_client_auth' || before?.method !== 'self_signed_tls_client_auth') return auth;
+  const known = new Map(before.certificates.map((c) => [c.thumbprint, c]));
+  return { method: auth.method, certificates: auth.certificates.map((c) => (c.expiresAt === null ? (known.get(c.thumbprint) ?? c) : c)) };
 }
 
 function thumbprints(auth: CertificateAuth | undefined): { thumbprints?: string[] } {

@@ -153,6 +153,9 @@ function documentPath(): OwnPath {
   return { route: { name: '/openapi.json', upstream: undefined, steps: [requestIdHeader, serveDocument] }, preflight: undefined };
 }
 
+/** The management listener's clients reach it directly: no proxy speaks for them. */
+const UNPROXIED = { trustedProxies: [], publicHost: undefined, clientCertificateHeader: undefined } as const;
+
 /** The listener's request handler: the operations' routes, the token endpoint for management clients, and the document. */
 export function createManagementHandler(config: Config, settings: ManagementSettings, services: ManagementServices, current: () => Config) {
   const document = builtInDocument('management-api.json', managementDocument);
@@ -189,8 +192,8 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     // Management clients get opaque tokens.
     signing: { keys: services.keys, issuer: undefined },
     // A management client may bind its tokens to a DPoP key, as an app may; its listener asks for no certificate.
-    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin({ trustedProxies: [], publicHost: undefined }), issuer: undefined }),
-    clientCertificate: createReadClientCertificate({ trustedProxies: [], clientCertificateHeader: undefined }),
+    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(UNPROXIED), issuer: undefined }),
+    clientCertificate: createReadClientCertificate(UNPROXIED),
   });
   const ownPaths = new Map<string, OwnPath>([
     ['/oauth2/token', { route: { name: '/oauth2/token', upstream: undefined, steps: [requestIdHeader, token.step], surface: 'token', fail: token.fail }, preflight: undefined }],

@@ -6,6 +6,7 @@ import type { QuotaSettings } from '../policies/quota.ts';
 import { isLive, type App, type Credential, type HourCount } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { html, type Html } from '../html.ts';
+import { certificatesSection } from './certificate-pages.ts';
 import { csrfField, date, dateTime, layout, notice, plural, problem, quotaText, span, type Frame } from './pages.ts';
 
 /** An app's state as its developer reads it. */
@@ -156,13 +157,16 @@ export interface AppView {
   /** The product's quota and how much of it the app used in the current window. */
   quota: { settings: QuotaSettings; used: number } | undefined;
   now: number;
+  /** Whether token requests can present a client certificate (src/oauth/metadata.ts mutualTls). */
+  takesCertificates: boolean;
 }
 
-/** What an app's page says besides the app: a notice, an error of an action, or the redirect URI form as typed with its error. */
+/** What an app's page says besides the app: a notice, an error of an action, or the redirect URI or certificate form as typed with its error. */
 export interface AppNotes {
   notice?: string | undefined;
   error?: string;
   redirectUris?: { text: string; error: string };
+  certificate?: { text: string; error: string };
 }
 
 export function appPage(frame: Frame, view: AppView, notes: AppNotes = {}): Html {
@@ -196,6 +200,7 @@ ${credentials.map(
 </table>
 <form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">${app.type === 'public' ? 'Rotate key' : 'Rotate secret'}</button></form>
 <p class="hint">${rotating} working for ${span(frame.portal.keyOverlapMs)}, then stop${app.type === 'public' ? 's' : ''}.</p>
+${certificatesSection({ app, now, takesCertificates: view.takesCertificates, typed: notes.certificate }, frame)}
 ${redirectUrisSection(frame, view, notes.redirectUris)}
 <h2>Usage</h2>
 ${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}

@@ -1,13 +1,17 @@
 // A developer's apps: the list, registering one, an app's page with its usage, and its actions
-// (rotate the key, revoke a key, replace the redirect URIs, delete), each through src/admin as the developer.
+// (rotate the key, revoke a key, replace the redirect URIs, add or remove a client certificate,
+// delete), each through src/admin as the developer.
+import { setCertificateAuth } from '../admin/app-certificates.ts';
 import { CLIENT_TYPES } from '../admin/app-rules.ts';
 import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setRedirectUris, type AppDetails } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
+import { mutualTls } from '../oauth/metadata.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { isLive } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { asDeveloper, developerOf, notFound, page, refused, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
 import * as pages from './app-pages.ts';
+import * as certificatePages from './certificate-pages.ts';
 import type { Shown } from './reveal.ts';
 
 const NOTICES = new Map([
@@ -15,9 +19,14 @@ const NOTICES = new Map([
   ['revoked', 'The key is revoked.'],
   ['deleted', 'The app is deleted; its tokens no longer work.'],
   ['redirect-uris', 'The redirect URIs are saved.'],
+  ['certificate-first', 'The certificate is registered: the app now authenticates with it, no longer with its secret.'],
+  ['certificate-added', 'The certificate is registered; the others still work.'],
+  ['certificate-known', 'That certificate was registered already: nothing changed.'],
+  ['certificate-removed', 'The certificate is removed.'],
+  ['certificate-last', 'The certificate is removed: the app authenticates with its secret again.'],
 ]);
 /** The notices an app's own page shows. */
-const APP_NOTICES = new Set(['revoked', 'redirect-uris']);
+const APP_NOTICES = new Set(['revoked', 'redirect-uris', 'certificate-first', 'certificate-added', 'certificate-known', 'certificate-removed', 'certificate-last']);
 
 /** An app page's id, and its key's (in the order of the route patterns' groups). */
 const ID = '(?<id>[A-Za-z0-9_-]{1,64})';
@@ -27,8 +36,11 @@ export const APP_SECRET = new RegExp(`^/apps/${ID}/secret$`);
 export const APP_ROTATE = new RegExp(`^/apps/${ID}/rotate$`);
 export const APP_REDIRECT_URIS = new RegExp(`^/apps/${ID}/redirect-uris$`);
 export const KEY_REVOKE = new RegExp(`^/apps/${ID}/keys/(?<key>[A-Za-z0-9]{1,64})/revoke$`);
+export const APP_CERTIFICATES = new RegExp(`^/apps/${ID}/certificates$`);
+/** A registered certificate, by its x5t#S256 (base64url of 32 bytes). */
+export const CERTIFICATE_REMOVE = new RegExp(`^/apps/${ID}/certificates/(?<thumbprint>[A-Za-z0-9_-]{43})/remove$`);
 /** Every path under an app, whichever the method: a developer's, so that a visitor is sent to log in. */
-export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/redirect-uris|/keys/[A-Za-z0-9]{1,64}/revoke)?$`);
+export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/redirect-uris|/keys/[A-Za-z0-9]{1,64}/revoke|/certificates|/certificates/[A-Za-z0-9_-]{43}/remove)?$`);
 
 export async function appsPage(ctx: PortalContext, r: Request): Promise<Answer> {
   const { clock } = ctx.services;
@@ -94,6 +106,7 @@ async function appView(ctx: PortalContext, app: AppDetails): Promise<pages.AppVi
         ? undefined
         : { settings: product.quota, used: await quotaUsed(product.quota, 'product', store.counters, product.name, { appId: app.id, developerEmail: app.developerEmail }, now) },
     now,
+    takesCertificates: mutualTls(ctx.catalog().listen),
   };
 }
 
@@ -141,6 +154,57 @@ export const redirectUrisForm = withApp(async (ctx, r, app) => {
     return refused(err, (error) => pages.appPage(r.frame, view, { redirectUris: { text, error } }));
   }
   return { redirect: `/apps/${app.id}?done=redirect-uris` };
+});
+
+/** Refusals of the certificate form that src/admin would not make: it does not know the listener, nor who registered a subject. */
+const BY_OPERATOR = 'The API team registered the certificate this app authenticates with: ask them to change it.';
+const NO_MUTUAL_TLS = 'The gateway takes no client certificates at the moment: a certificate registered now would stop the app from getting tokens.';
+
+/**
+ * Registers the pasted certificate beside the app's others, given back as their thumbprints, so
+ * that the app can move to a new one before the old is removed; refused, the form comes back as
+ * typed, with why.
+ */
+export const certificateForm = withApp(async (ctx, r, app) => {
+  const text = r.form.get('certificate') ?? '';
+  const again = async (status: number, error: string) => page(status, pages.appPage(r.frame, await appView(ctx, app), { certificate: { text, error } }));
+  if (app.certificateAuth?.method === 'tls_client_auth') return again(403, BY_OPERATOR);
+  if (!mutualTls(ctx.catalog().listen)) return again(400, NO_MUTUAL_TLS);
+  const kept = certificatePages.registeredCertificates(app).map((c) => c.thumbprint);
+  let added: number;
+  try {
+    const updated = await setCertificateAuth(asDeveloper(ctx, r), { id: app.id }, { method: 'self_signed_tls_client_auth', certificates: [...kept, text] });
+    added = certificatePages.registeredCertificates(updated).length - kept.length;
+  } catch (err) {
+    const view = await appView(ctx, app);
+    return refused(err, (error) => pages.appPage(r.frame, view, { certificate: { text, error } }));
+  }
+  return { redirect: `/apps/${app.id}?done=${added === 0 ? 'certificate-known' : kept.length === 0 ? 'certificate-first' : 'certificate-added'}` };
+});
+
+/** The route's certificate among those the app registered; undefined for any other thumbprint. */
+const routeCertificate = (r: Request, app: AppDetails) => certificatePages.registeredCertificates(app).find((c) => c.thumbprint === r.params.thumbprint);
+
+export const removeCertificatePage = withApp(async (ctx, r, app) => {
+  const certificate = routeCertificate(r, app);
+  return certificate === undefined ? notFound(r) : page(200, certificatePages.removeCertificatePage(r.frame, app, certificate, ctx.services.clock()));
+});
+
+/** Registers the app's other certificates again, or none when it was the last: the secret authenticates again. */
+export const removeCertificateForm = withApp(async (ctx, r, app) => {
+  const certificate = routeCertificate(r, app);
+  if (certificate === undefined) return notFound(r);
+  const remaining = certificatePages
+    .registeredCertificates(app)
+    .filter((c) => c !== certificate)
+    .map((c) => c.thumbprint);
+  try {
+    await setCertificateAuth(asDeveloper(ctx, r), { id: app.id }, remaining.length === 0 ? { method: 'none' } : { method: 'self_signed_tls_client_auth', certificates: remaining });
+  } catch (err) {
+    const view = await appView(ctx, app);
+    return refused(err, (error) => pages.appPage(r.frame, view, { error }));
+  }
+  return { redirect: `/apps/${app.id}?done=${remaining.length === 0 ? 'certificate-last' : 'certificate-removed'}` };
 });
 
 export const deleteForm = withApp(async (ctx, r, app) => {

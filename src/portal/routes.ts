@@ -37,6 +37,9 @@ export function portalRoutes(): PortalRoute[] {
     { method: 'POST', path: apps.APP_REDIRECT_URIS, access: 'developer', handler: apps.redirectUrisForm },
     { method: 'POST', path: apps.APP_DELETE, access: 'developer', handler: apps.deleteForm },
     { method: 'POST', path: apps.KEY_REVOKE, access: 'developer', handler: apps.revokeForm },
+    { method: 'POST', path: apps.APP_CERTIFICATES, access: 'developer', handler: apps.certificateForm },
+    { method: 'GET', path: apps.CERTIFICATE_REMOVE, access: 'developer', handler: apps.removeCertificatePage },
+    { method: 'POST', path: apps.CERTIFICATE_REMOVE, access: 'developer', handler: apps.removeCertificateForm },
     { method: 'GET', path: apps.ANY_APP_PATH, access: 'developer', handler: apps.nothingHere },
     { method: 'POST', path: apps.ANY_APP_PATH, access: 'developer', handler: apps.nothingHere },
   ];

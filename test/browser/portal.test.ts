@@ -1,17 +1,20 @@
 // The developer portal in real Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
 // sign up, confirm the address with the link mailed to a real SMTP server, log in, register an app, read its key and secret off the page, use them at the token
 // endpoint and on a protected route, rotate the secret and see the old one stop after the overlap;
-// then an API reference's try-it panel getting a token and calling an operation from the page.
+// then an API reference's try-it panel getting a token and calling an operation from the page;
+// then client certificates (RFC 8705) pasted on an app's page, listed, rotated and removed.
 // Every page visited is saved as a screenshot under test-output/screenshots/, at desktop width
 // (…-desktop.png) and at phone width (…-phone-390.png), where it must not scroll sideways.
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { createDeveloper, inviteDeveloper, listApps } from '../../src/admin/operations.ts';
+import { createApp, createDeveloper, inviteDeveloper, listApps } from '../../src/admin/operations.ts';
 import { freePort } from '../../src/http/listener.ts';
 import { bearer, call, startTestGateway, startUpstream, tempDir, tokenRequest, type TestGateway, type Upstream } from '../helpers.ts';
+import { makeCertificates, type Pair } from '../oauth/mtls-certificates.ts';
 import { linkIn, startMailbox, type Mailbox } from '../portal/mailbox.ts';
 import { writePets } from '../portal/pets.ts';
 
@@ -26,6 +29,9 @@ const PASSWORD = 'a long enough password';
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const REVEAL_URL = /\/apps\/[A-Za-z0-9_-]+\/secret$/;
+/** What an app's page says client certificates do. */
+const EXPLAINED =
+  'Once a certificate is registered, the app authenticates at the token endpoint by presenting it (mutual TLS) and sending its key as client_id in the form, with no secret: its secret no longer works. Tokens requested that way are bound to the certificate, and removing every certificate gives the secret back.';
 
 // Both suites save into SHOTS, numbered in the order taken: they are in one file so that they run one after the other.
 let shot = 0;
@@ -537,3 +543,132 @@ async function assertRadiosBesideTheirNames(page: Page): Promise<void> {
     }
   }
 }
+
+// A developer pastes PEM certificates made by openssl on the app's page, without JavaScript: the
+// gateway takes client certificates from a trusted proxy (this test) in X-SSL-Client-Cert.
+describe('client certificates in Chromium', { skip: missing }, () => {
+  const HEADER = 'X-SSL-Client-Cert';
+  const temp = tempDir();
+  let gw: TestGateway;
+  let browser: Browser;
+  let one: Pair;
+  let two: Pair;
+
+  before(async () => {
+    const certs = makeCertificates(temp.dir);
+    one = certs.selfSigned('one', '/CN=<script>alert(1)<\\/script>');
+    // One long word: it must wrap in its card at phone width.
+    two = certs.selfSigned('two', '/O=Example/CN=orders-client-of-a-name-too-long-for-a-phone.example.com');
+    gw = await startTestGateway(
+      {
+        products: '  plain:\n    displayName: Plain API\n    description: Calls of your own server.\n    routes: [hello]\n    portal: true\n',
+        listen: `  trustedProxies: [127.0.0.1]\n  clientCertificateHeader:\n    name: ${HEADER}\n    format: nginx`,
+        extra: 'portal:\n  listen: { port: 0 }\n  title: Test portal\n  signup: invited\n',
+      },
+      { dir: temp.dir },
+    );
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+  after(async () => {
+    await browser?.close();
+    await gw?.close();
+    temp.remove();
+  });
+
+  const withCertificate = (key: string, pair: Pair) =>
+    call(`${gw.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', [HEADER]: encodeURIComponent(pair.pem) },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: key }).toString(),
+    });
+  /** A row of the table as a reader sees it: thumbprint, subject, expiry (notAfter in UTC). */
+  const row = (pair: Pair) => {
+    const x509 = new X509Certificate(pair.pem);
+    return [pair.thumbprint, x509.subject.replaceAll('\n', ', '), `${x509.validToDate.toISOString().slice(0, 16).replace('T', ' ')} UTC`];
+  };
+  const rows = async (page: Page) =>
+    Promise.all(
+      (await page.locator('#certificates tbody tr').all()).map(async (tr) =>
+        Promise.all(['Thumbprint', 'Subject', 'Expires'].map(async (label) => (await tr.locator(`td[data-label="${label}"]`).textContent())!)),
+      ),
+    );
+  /** At the page's current width, each thumbprint and subject stays inside its row (a card at phone width). */
+  async function assertInsideRows(page: Page): Promise<void> {
+    for (const tr of await page.locator('#certificates tbody tr').all()) {
+      const card = (await tr.boundingBox())!;
+      for (const cell of await tr.locator('td[data-label]').all()) {
+        const box = (await cell.boundingBox())!;
+        assert.ok(box.x >= card.x && box.x + box.width <= card.x + card.width + 0.5, `a cell (${box.x}–${box.x + box.width}) inside its row (${card.x}–${card.x + card.width})`);
+      }
+      const code = (await tr.locator('code').boundingBox())!;
+      assert.ok(code.x + code.width <= card.x + card.width + 0.5, 'the thumbprint wraps inside its row');
+    }
+  }
+
+  test('without JavaScript: paste a PEM, see its thumbprint, subject and expiry; garbage is refused and changes nothing; add a second; remove one after confirming', async () => {
+    const base = gw.gateway.portalUrl!;
+    await createDeveloper(gw.admin, { email: 'cert@example.com', name: 'Cert' });
+    const { code } = await inviteDeveloper(gw.admin, 'cert@example.com');
+    const { app, key, secret } = await createApp(gw.admin, { developer: 'cert@example.com', name: 'Cert <server>', product: 'plain' });
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: DESKTOP });
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(`${base}/signup?${new URLSearchParams({ email: 'cert@example.com', invitation: code })}`);
+    await page.fill('input[name=password]', PASSWORD);
+    await page.click('button:has-text("Sign up")');
+    await page.waitForURL(`${base}/apps`);
+    await page.click('text=Cert <server>');
+    assert.equal(await page.locator('h2:text-is("Client certificates") + p').textContent(), EXPLAINED);
+    assert.equal(await page.locator('h2:text-is("Client certificates") ~ p').nth(1).textContent(), 'None registered: the app authenticates with its secret.');
+    await screenshot(page, 'certificates-none');
+
+    await page.fill('textarea[name=certificate]', one.pem);
+    await page.click('button:has-text("Register the certificate")');
+    await page.waitForURL(`${base}/apps/${app.id}?done=certificate-first`);
+    assert.equal(await page.locator('.notice').textContent(), 'The certificate is registered: the app now authenticates with it, no longer with its secret.');
+    assert.deepEqual(await rows(page), [row(one)]);
+    assert.equal(row(one)[1], 'CN=\\<script\\>alert(1)\\</script\\>');
+    assert.equal(await page.locator('main script').count(), 0, 'the subject is text');
+    assert.equal((await withCertificate(key, one)).status, 200, 'the app authenticates with the certificate');
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, { key, secret: secret! })).status, 401, 'and no longer with its secret');
+
+    await page.fill('textarea[name=certificate]', 'not a certificate');
+    await page.click('button:has-text("Register the certificate")');
+    assert.equal(await page.locator('#certificate-form .error').textContent(), 'not a PEM certificate (-----BEGIN CERTIFICATE-----) nor a SHA-256 thumbprint');
+    assert.equal(await page.locator('textarea[name=certificate]').inputValue(), 'not a certificate', 'the form keeps what was pasted');
+    assert.deepEqual(await rows(page), [row(one)], 'nothing changed');
+    const stored = (await gw.admin.store.apps.findAppById(app.id))?.certificateAuth;
+    assert.deepEqual(stored?.method === 'self_signed_tls_client_auth' && stored.certificates.map((c) => c.thumbprint), [one.thumbprint]);
+    await screenshot(page, 'certificate-refused');
+
+    await page.fill('textarea[name=certificate]', two.pem);
+    await page.click('button:has-text("Register the certificate")');
+    await page.waitForURL(`${base}/apps/${app.id}?done=certificate-added`);
+    assert.equal(await page.locator('.notice').textContent(), 'The certificate is registered; the others still work.');
+    assert.deepEqual(await rows(page), [row(one), row(two)]);
+    assert.equal((await withCertificate(key, two)).status, 200);
+    await assertInsideRows(page);
+    await page.setViewportSize(PHONE);
+    await assertInsideRows(page);
+    await page.setViewportSize(DESKTOP);
+    await screenshot(page, 'certificates-two');
+
+    await page.locator('#certificates tbody tr').first().locator('text=Remove…').click();
+    await page.waitForURL(`${base}/apps/${app.id}/certificates/${one.thumbprint}/remove`);
+    assert.equal(await page.locator('h1').textContent(), 'Remove a certificate of Cert <server>?');
+    assert.equal(await page.locator('main > p').first().textContent(), 'The app can no longer authenticate with it; its other certificates keep working.');
+    await screenshot(page, 'certificate-remove');
+    await page.click('button:has-text("Remove the certificate")');
+    await page.waitForURL(`${base}/apps/${app.id}?done=certificate-removed`);
+    assert.equal(await page.locator('.notice').textContent(), 'The certificate is removed.');
+    assert.deepEqual(await rows(page), [row(two)]);
+    assert.equal((await withCertificate(key, one)).status, 401, 'the removed one no longer authenticates');
+    assert.equal((await withCertificate(key, two)).status, 200);
+    assert.deepEqual(dialogs, [], 'no script ran');
+    await context.close();
+  });
+});
