@@ -15,6 +15,11 @@
 //   openapi     a POST with a path parameter, a query parameter and a 303-byte JSON body, its
 //               route from an OpenAPI document that validates all three (scripts/bench/openapi.ts)
 //   unvalidated the same route written out under `routes`, without validation: the same request
+//   dpop-es256  the gateway case with a DPoP-bound token (RFC 9449: a product with senderConstraint
+//   dpop-eddsa  dpop) and a new ES256 or EdDSA proof on every request, signed before each
+//               measurement (scripts/bench/dpop.ts); chain-bearer: a bearer token on the same process
+//   dpop-redis  dpop-es256 and chain-bearer with the store on Redis, where each proof's jti is a
+//   bearer-redis SET NX; spendOnce, that replay cache, timed alone too (scripts/bench/once.ts)
 //   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
 //               HTTP server, each started on gateway.example.yaml: exec to the first 200 on
 //               /v1/hello, idle RSS, and the executable's size (scripts/bench/startup.ts)
@@ -36,6 +41,7 @@ import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts
 import { checkpointLines } from './bench/checkpoints.ts';
 import { signingLines } from './bench/signing.ts';
 import { BENCH_REDIRECT_URI, mintCodes } from './bench/codes.ts';
+import { checkDpopCase, dpopToken, ProofSigner, ProofSupply, type ProofAlgorithm } from './bench/dpop.ts';
 import { LINE_BODY, LINE_DOCUMENT, LINE_REFUSED_BODY, LINE_TARGET, lineRoutes, type LineRoute } from './bench/openapi.ts';
 
 const { values: args } = parseArgs({
@@ -49,9 +55,11 @@ const { values: args } = parseArgs({
     /**
      * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
      * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures; `--only code`: the
-     * authorization_code grant beside client_credentials.
+     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones.
      */
     only: { type: 'string' },
+    /** Every gateway under test writes a V8 CPU profile of its life (start, warm-up, all its cases) to <tmpdir>/gateway-bench-profiles/<gateway>.cpuprofile as it stops. */
+    'cpu-prof': { type: 'boolean', default: false },
   },
 });
 const quick = args.quick === true;
@@ -64,6 +72,8 @@ const ROOT = path.join(import.meta.dirname, '..');
 const NODE = process.execPath;
 const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((p) => existsSync(p));
 const pinned = TASKSET !== undefined && cpus().length >= 2;
+/** Where `--cpu-prof` puts the profiles: outside the repository, kept after the run. */
+const PROFILES = path.join(tmpdir(), 'gateway-bench-profiles');
 
 interface Figures {
   rps: number;
@@ -74,10 +84,10 @@ interface Figures {
   cpu_us: number;
 }
 
-/** Starts a script (TypeScript through tsx) on a core, and waits until it is ready. */
-async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>): Promise<ChildProcess> {
+/** Starts a script (TypeScript through tsx) on a core, with Node's `flags` besides the runtime's, and waits until it is ready. */
+async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>, flags: string[] = []): Promise<ChildProcess> {
   // Every process under test gets the gateway's runtime flags: the cases differ in their code only.
-  const command = [NODE, ...RUNTIME_FLAGS, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
+  const command = [NODE, ...RUNTIME_FLAGS, ...flags, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
   const child =
     pinned && core >= 0
       ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
@@ -125,8 +135,10 @@ interface Load {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** A body of its own for each request (an authorization code is spent once). */
-  next?: () => string;
+  /** A body or headers of its own for each request (an authorization code is spent once, a DPoP proof too). */
+  next?: () => { body?: string; headers?: Record<string, string> };
+  /** Before each measurement of so many seconds, outside it: makes what `next` hands out (DPoP proofs, fresh). */
+  prepare?: (seconds: number) => void;
   amount?: number;
 }
 
@@ -141,6 +153,7 @@ function cpuSeconds(child: ChildProcess): number {
 
 /** Drives load with autocannon and samples the process's RSS while it runs. */
 async function measure(load: Load, child: ChildProcess, seconds = duration): Promise<Figures & { errors: number }> {
+  load.prepare?.(seconds);
   let peak = rssMb(child);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(child))), 200);
   const cpuBefore = cpuSeconds(child);
@@ -149,7 +162,7 @@ async function measure(load: Load, child: ChildProcess, seconds = duration): Pro
     method: load.method ?? 'GET',
     headers: load.headers ?? {},
     ...(load.body === undefined ? {} : { body: load.body }),
-    ...(load.next === undefined ? {} : { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: load.next!() }) }] }),
+    ...(load.next === undefined ? {} : { requests: [{ setupRequest: (req: autocannon.Request) => ownRequest(req, load.next!()) }] }),
     connections,
     ...(load.amount === undefined ? { duration: seconds } : { amount: load.amount }),
   });
@@ -166,12 +179,32 @@ async function measure(load: Load, child: ChildProcess, seconds = duration): Pro
   };
 }
 
+/** autocannon's request with a load's own body or headers for it. */
+function ownRequest(req: autocannon.Request, own: { body?: string; headers?: Record<string, string> }): autocannon.Request {
+  return { ...req, ...(own.body === undefined ? {} : { body: own.body }), ...(own.headers === undefined ? {} : { headers: { ...req.headers, ...own.headers } }) };
+}
+
+/** Runs a TypeScript script of the bench in its own process on a core, and parses the JSON it prints. */
+function runOn<T>(core: number, script: string, argv: string[]): T {
+  const command = [NODE, '--import', 'tsx', script, ...argv];
+  const out = pinned ? execFileSync(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, encoding: 'utf8' }) : execFileSync(command[0]!, command.slice(1), { cwd: ROOT, encoding: 'utf8' });
+  return JSON.parse(out) as T;
+}
+
 /** Latency at a constant rate (scripts/bench/paced.ts, in its own process on core 1). */
 function paced(load: Load, rate: number, seconds: number): { errors: number; p50_ms: number; p99_ms: number } {
-  const headers = Object.entries(load.headers ?? {}).flat();
-  const command = [NODE, '--import', 'tsx', 'scripts/bench/paced.ts', load.url, String(rate), String(seconds), ...headers];
-  const out = pinned ? execFileSync(TASKSET!, ['-c', '1', ...command], { cwd: ROOT, encoding: 'utf8' }) : execFileSync(command[0]!, command.slice(1), { cwd: ROOT, encoding: 'utf8' });
-  return JSON.parse(out) as { errors: number; p50_ms: number; p99_ms: number };
+  return runOn(1, 'scripts/bench/paced.ts', [load.url, String(rate), String(seconds), ...Object.entries(load.headers ?? {}).flat()]);
+}
+
+/** What one spendOnce costs, as scripts/bench/once.ts measures it. */
+interface SpendOnceCost {
+  serial_us: number;
+  cpu_us: number;
+}
+
+/** spendOnce timed alone on the store of a gateway's config, in a process on core 0 (where the gateways run; they idle meanwhile). */
+function spendOnceCost(configFile: string): SpendOnceCost {
+  return runOn(0, 'scripts/bench/once.ts', [configFile, String(quick ? 5000 : 20_000)]);
 }
 
 const median = (xs: number[]) => {
@@ -223,7 +256,6 @@ function table(results: Record<string, Figures>): string[] {
   ];
 }
 
-/** The openapi pair's ratios: by req/s (the target), and by CPU per request, which the VM's stalls do not move. */
 /** The authorization_code grant against client_credentials, in the same run and process. */
 function codeLines(results: Record<string, Figures>): string[] {
   return [
@@ -239,6 +271,26 @@ function jwtLines(results: Record<string, Figures>): string[] {
   ];
 }
 
+/** The DPoP cases against the bearer chain on the same process, and the replay cache's cost on Redis; `late`: warnings of scripts/bench/dpop.ts. */
+function dpopLines(results: Record<string, Figures>, spend: { sqlite: SpendOnceCost; redis: SpendOnceCost | undefined }, late: string[]): string[] {
+  const ratio = (name: string, against: string, about: string) =>
+    `${`${name} / ${against}`.padEnd(27)} ${(results[name]!.rps / results[against]!.rps).toFixed(3)}   (${about}; by CPU per request ${(results[against]!.cpu_us / results[name]!.cpu_us).toFixed(3)})`;
+  const redis = spend.redis;
+  return [
+    ratio('dpop-es256', 'chain-bearer', 'full chain with a DPoP-bound token and a new ES256 proof per request against a bearer token, one process; target ≥ 0.7'),
+    ratio('dpop-eddsa', 'chain-bearer', 'the same with EdDSA proofs; target ≥ 0.7'),
+    results['dpop-redis'] === undefined || redis === undefined
+      ? 'dpop-redis: no redis-server on this machine; the replay cache on Redis was not measured'
+      : ratio(
+          'dpop-redis',
+          'bearer-redis',
+          `dpop-es256 and chain-bearer with the store on Redis, one process; the replay cache, spendOnce: ${redis.serial_us} µs a call one at a time on Redis, ${redis.cpu_us} µs of the caller's CPU with 64 in flight; ${spend.sqlite.serial_us} µs on SQLite`,
+        ),
+    ...late,
+  ];
+}
+
+/** The openapi pair's ratios: by req/s (the target), and by CPU per request, which the VM's stalls do not move. */
 function openapiLines(results: Record<string, Figures>): string[] {
   const validated = results.openapi!;
   const unvalidated = results.unvalidated!;
@@ -301,7 +353,8 @@ async function main(): Promise<void> {
       process.stdout.write(`${(await checkpointLines(quick ? 3000 : 10_000, quick ? 1 : 3)).join('\n')}\n`);
       return;
     }
-    const startLines = args.only === 'openapi' ? [] : await startup(dir, executable);
+    // Only the full run and `--only start` print the start-up figures.
+    const startLines = args.only === undefined || args.only === 'start' ? await startup(dir, executable) : [];
     if (args.only === 'start') {
       process.stdout.write(`${startLines.join('\n')}\n`);
       return;
@@ -350,7 +403,8 @@ ${line?.openapi ?? ''}${extra}`,
       cli(file, 'admin', 'developers', 'create', '--email', 'bench@example.com', '--name', 'Bench');
       const app = JSON.parse(cli(file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench', '--product', 'bench', '--json')) as { key: string; secret: string };
       const url = `http://127.0.0.1:${port}`;
-      const child = await start(core, BUNDLE, ['--config', file], () => untilListening(`${url}/`));
+      const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
+      const child = await start(core, BUNDLE, ['--config', file], () => untilListening(`${url}/`), profile);
       children.push(child);
       const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
       const answer = await fetch(`${url}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' });
@@ -358,6 +412,62 @@ ${line?.openapi ?? ''}${extra}`,
       return { child, url, basic, token, file };
     }
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const verifyLoad = (g: { url: string; token: string }): Load => ({ url: `${g.url}/v1/bench?q=tea`, headers: { authorization: `Bearer ${g.token}` } });
+    const tokenLoad = (g: { url: string; basic: string }): Load => ({
+      url: `${g.url}/oauth2/token`,
+      method: 'POST',
+      headers: { ...form, authorization: g.basic },
+      body: 'grant_type=client_credentials',
+    });
+
+    const withDpop = args.only === undefined || args.only === 'dpop';
+    const redis = withDpop ? await startRedisServer(dir) : undefined;
+    if (redis !== undefined) children.push(redis.child);
+    const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
+
+    /** The proofs of each DPoP case. */
+    const supplies: Record<string, ProofSupply> = {};
+    /**
+     * The bench route of a gateway for bearer tokens (`bench`) and DPoP-bound ones (`bench-dpop`),
+     * so that the ratio is DPoP's alone: chain-bearer, and a case per algorithm, each with its own
+     * key and token and a new proof per call (checked, before the load, to pass once and only once).
+     */
+    async function dpopGateway(name: string, store: string | undefined, bearer: string, algorithms: Record<string, ProofAlgorithm>): Promise<{ file: string; cases: Record<string, Case> }> {
+      const g = await startGatewayCase(name, 0, '  bench-dpop: { routes: [bench], senderConstraint: dpop }\n', store);
+      const app = JSON.parse(cli(g.file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench-dpop', '--product', 'bench-dpop', '--json')) as {
+        key: string;
+        secret: string;
+      };
+      const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
+      const cases: Record<string, Case> = { [bearer]: { load: verifyLoad(g), child: g.child } };
+      for (const [caseName, alg] of Object.entries(algorithms)) {
+        const signer = new ProofSigner(alg);
+        const token = await dpopToken(g.url, basic, signer);
+        const url = `${g.url}/v1/bench?q=tea`;
+        const supply = new ProofSupply(signer, url, token);
+        await checkDpopCase(url, supply, token);
+        supplies[caseName] = supply;
+        cases[caseName] = { load: { url, prepare: (seconds) => supply.prepare(seconds), next: () => ({ headers: supply.next() }) }, child: g.child };
+      }
+      return { file: g.file, cases };
+    }
+    const dpopSqlite = withDpop ? await dpopGateway('dpop', undefined, 'chain-bearer', { 'dpop-es256': 'ES256', 'dpop-eddsa': 'EdDSA' }) : undefined;
+    const dpopRedis = withDpop && redis !== undefined ? await dpopGateway('dpop-redis', onRedis('dpop'), 'bearer-redis', { 'dpop-redis': 'ES256' }) : undefined;
+    const dpopCases: Record<string, Case> = { ...dpopSqlite?.cases, ...dpopRedis?.cases };
+    /** After the cases ran: spendOnce alone on each gateway's store, and any proofs the load generator had to sign itself. */
+    const dpopReport = (results: Record<string, Figures>) => {
+      const spend = { sqlite: spendOnceCost(dpopSqlite!.file), redis: dpopRedis === undefined ? undefined : spendOnceCost(dpopRedis.file) };
+      const late = Object.entries(supplies)
+        .filter(([, supply]) => supply.late > 0)
+        .map(([name, supply]) => `${name}: ${supply.late} proofs signed during the measurements, by the load generator (more requests than the margin)`);
+      return { lines: dpopLines(results, spend, late), spend };
+    };
+    if (args.only === 'dpop') {
+      const results = await alternate(dpopCases);
+      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
+      process.stdout.write(`${[...table(results), '', ...dpopReport(results).lines, '', footer].join('\n')}\n`);
+      return;
+    }
 
     // The openapi pair: one route from a document that validates it, and the same route written out.
     writeFileSync(path.join(dir, 'lines.openapi.yaml'), LINE_DOCUMENT);
@@ -419,7 +529,7 @@ ${line?.openapi ?? ''}${extra}`,
             url: `${codeCase.url}/oauth2/token`,
             method: 'POST',
             headers: { ...form, authorization: `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}` },
-            next: () => `grant_type=authorization_code&code=${codes.pop()}&redirect_uri=${redirect}&code_verifier=${verifier}`,
+            next: () => ({ body: `grant_type=authorization_code&code=${codes.pop()}&redirect_uri=${redirect}&code_verifier=${verifier}` }),
             amount,
           },
           child: codeCase.child,
@@ -427,13 +537,6 @@ ${line?.openapi ?? ''}${extra}`,
       };
     }
 
-    const verifyLoad = (g: { url: string; token: string }): Load => ({ url: `${g.url}/v1/bench?q=tea`, headers: { authorization: `Bearer ${g.token}` } });
-    const tokenLoad = (g: { url: string; basic: string }): Load => ({
-      url: `${g.url}/oauth2/token`,
-      method: 'POST',
-      headers: { ...form, authorization: g.basic },
-      body: 'grant_type=client_credentials',
-    });
     // One gateway, two products on the bench route: `bench` with opaque tokens, `bench-jwt` with
     // JWTs (ES256, the default). The same process serves both, so the ratio is the format's alone.
     const jwtCase = await startGatewayCase('jwt', 0, "  bench-jwt: { routes: [bench], accessTokenFormat: jwt }\noauth: { issuer: 'http://127.0.0.1' }\n");
@@ -476,9 +579,6 @@ ${line?.openapi ?? ''}${extra}`,
     const probe = await fetch(`http://127.0.0.1:${ports.peer}/token`, { method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' });
     if (probe.status !== 200) throw new Error(`oidc-provider answered ${probe.status}: ${await probe.text()}`);
 
-    const redis = await startRedisServer(dir);
-    if (redis !== undefined) children.push(redis.child);
-    const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
     const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
     const cases: Record<string, Case> = {
       upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
@@ -494,8 +594,10 @@ ${line?.openapi ?? ''}${extra}`,
       },
       ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
       ...pair,
+      ...dpopCases,
     };
     const results = await alternate(cases);
+    const dpop = dpopReport(results);
 
     // Three Redis-backed gateways on one Redis against one of them alone, none pinned, the same
     // connections in all; each instance gets its own load generator.
@@ -581,6 +683,7 @@ ${line?.openapi ?? ''}${extra}`,
       ...jwtLines(results),
       ...(await signingLines()),
       ...openapiLines(results),
+      ...dpop.lines,
       '',
       ...startLines,
       '',
@@ -591,22 +694,22 @@ ${line?.openapi ?? ''}${extra}`,
     process.stdout.write(`${lines.join('\n')}\n`);
 
     mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    const {
-      'gateway-2w': _g,
-      'token-2w': _t,
-      redis: _r,
-      'token-redis': _tr,
-      openapi: _o,
-      unvalidated: _u,
-      'chain-opaque': _co,
-      'chain-jwt': _cj,
-      'issue-opaque': _io,
-      'issue-jwt': _ij,
-      ...five
-    } = results;
-    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(five, null, 2)}\n`);
+    // The five of the first benchmark, and the DPoP cases with spendOnce's cost (the ratios follow from them).
+    const kept = ['upstream', 'baseline', 'gateway', 'token', 'peer-token', ...Object.keys(dpopCases)];
+    const written = {
+      ...Object.fromEntries(kept.filter((name) => results[name] !== undefined).map((name) => [name, results[name]])),
+      'spendOnce-sqlite': dpop.spend.sqlite,
+      ...(dpop.spend.redis && { 'spendOnce-redis': dpop.spend.redis }),
+    };
+    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(written, null, 2)}\n`);
   } finally {
+    const exited = children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined));
     for (const child of children) child.kill('SIGTERM');
+    // A gateway writes its CPU profile as it exits.
+    if (args['cpu-prof']) {
+      await Promise.all(exited);
+      process.stderr.write(`CPU profiles of the gateways: ${PROFILES}\n`);
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 }

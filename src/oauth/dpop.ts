@@ -1,9 +1,10 @@
 // DPoP (RFC 9449): proofs that the caller holds a private key, checked at the token endpoint
 // (§5) and on protected routes (§7); the one place their rules live. What a failed check becomes
 // is each surface's: an RFC 6749 body at the token endpoint, a DPoP challenge on a route.
-import type { KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { calculateJwkThumbprint, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { createVerifier } from 'fast-jwt';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
 import { safeEqual, secretHash, sha256 } from '../crypto.ts';
 import type { DpopSettings } from '../config/types.ts';
 import type { PublicOrigin } from '../http/origin.ts';
@@ -17,6 +18,14 @@ const FUTURE_SKEW_MS = 5_000;
 /** A proof is a header of a few hundred bytes; an RSA key makes it longer. */
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 256;
+/**
+ * The keys of proof headers seen lately, by the header's exact text: a client sends the same header
+ * (its algorithm and public key) with every proof, and importing the key and computing its
+ * thumbprint cost more than the signature check. Only a header whose key imported is kept.
+ */
+const PROOF_KEYS = 10_000;
+/** RFC 7517 §4, RFC 7518 §6: members only a private or symmetric key has. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 /** Why a proof was refused: `use_dpop_nonce` asks the client to try again with the nonce it is given. */
 export class DpopRefusal extends Error {
@@ -29,6 +38,34 @@ export class DpopRefusal extends Error {
 }
 
 const refuse = (description: string) => new DpopRefusal('invalid_dpop_proof', description);
+const NOT_SIGNED = 'the DPoP proof is not a valid signed dpop+jwt';
+
+/** A proof header's key: its thumbprint (what a bound token's cnf.jkt names), and the check of a proof's signature with it, which resolves to its claims. */
+interface ProofKey {
+  jkt: string;
+  verify(proof: string): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+/**
+ * §4.3 checks 2 to 7 that depend on the header alone: typ dpop+jwt, an asymmetric algorithm, a
+ * public key (never a private one) of that algorithm's type. Signatures are then checked by
+ * fast-jwt with node:crypto (the key and algorithm fixed here, and checked against each other);
+ * Ed25519, the fully-specified name of RFC 9864 that fast-jwt does not know, by jose.
+ */
+async function proofKey(proof: string): Promise<ProofKey> {
+  const header = decodeProtectedHeader(proof);
+  const { alg, jwk } = header;
+  if (typeof header.typ !== 'string' || header.typ.toLowerCase().replace(/^application\//, '') !== 'dpop+jwt') throw refuse(NOT_SIGNED);
+  if (typeof alg !== 'string' || !ALGORITHMS.includes(alg as (typeof ALGORITHMS)[number])) throw refuse(NOT_SIGNED);
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk) || PRIVATE_MEMBERS.some((m) => m in jwk)) throw refuse(NOT_SIGNED);
+  const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+  if (alg === 'Ed25519') {
+    return { jkt, verify: async (p) => (await jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['Ed25519'] })).payload as Record<string, unknown> };
+  }
+  const key = createPublicKey({ key: jwk as JWK & { kty: string }, format: 'jwk' }).export({ format: 'pem', type: 'spki' }) as string;
+  const verify = createVerifier({ key, algorithms: [alg as 'ES256'], checkTyp: 'dpop+jwt', cache: false, ignoreExpiration: true, ignoreNotBefore: true });
+  return { jkt, verify: (p) => verify(p) as Record<string, unknown> };
+}
 
 /** What the proof must match: the request as the client sent it. */
 export interface ProofTarget {
@@ -79,6 +116,17 @@ export interface DpopVerifier {
 export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStore; secretKey: KeyObject; origin: PublicOrigin; issuer: string | undefined }): DpopVerifier {
   const { maxAgeMs } = settings;
   const windowMs = Math.max(1000, maxAgeMs);
+  const keys = new Map<string, ProofKey>();
+  /** The key of a proof's header, from those seen lately or read now. */
+  async function keyOf(proof: string): Promise<ProofKey> {
+    const encoded = proof.slice(0, proof.indexOf('.'));
+    const known = keys.get(encoded);
+    if (known !== undefined) return known;
+    const read = await proofKey(proof);
+    if (keys.size >= PROOF_KEYS) keys.delete(keys.keys().next().value!);
+    keys.set(encoded, read);
+    return read;
+  }
   const nonceAt = (window: number) => `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
   function nonceGood(nonce: unknown, now: number): boolean {
     if (typeof nonce !== 'string' || nonce.length > 64) return false;
@@ -99,18 +147,17 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
     },
     async verify(proof, target) {
       if (proof.length > MAX_PROOF_LENGTH) throw refuse('the DPoP proof is too long');
-      let header: { jwk?: JWK };
+      let key: ProofKey;
       let claims: Record<string, unknown>;
       try {
-        // §4.3 checks 2 to 7: one JWS, typ dpop+jwt, an asymmetric algorithm, a public key of its
-        // header (jose refuses a private one, and one whose alg or use says otherwise), its signature.
-        const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ALGORITHMS, currentDate: new Date(target.now) });
-        header = verified.protectedHeader as { jwk?: JWK };
-        claims = verified.payload as Record<string, unknown>;
+        // §4.3 checks 2 to 7: one JWS of the header's key, and its signature.
+        key = await keyOf(proof);
+        claims = await key.verify(proof);
       } catch {
-        // Whatever fails here fails on the client's bytes: jose's errors, and WebCrypto's for a key it cannot import.
-        throw refuse('the DPoP proof is not a valid signed dpop+jwt');
+        // Whatever fails here fails on the client's bytes: a header, key or signature that does not hold.
+        throw refuse(NOT_SIGNED);
       }
+      const { jkt } = key;
       const { jti, htm, htu, iat, ath } = claims;
       if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) throw refuse('the DPoP proof has no valid jti');
       if (htm !== target.method) throw refuse('the DPoP proof is for another method');
@@ -124,7 +171,6 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
         if (typeof ath !== 'string' || !safeEqual(Buffer.from(ath), Buffer.from(expected))) throw refuse('the DPoP proof does not name this access token (ath)');
       }
       if (settings.nonce && !nonceGood(claims.nonce, target.now)) throw new DpopRefusal('use_dpop_nonce', 'the DPoP proof must carry the nonce in DPoP-Nonce');
-      const jkt = await calculateJwkThumbprint(header.jwk!, 'sha256');
       // §11.1: single-use, on every instance sharing the store, for as long as its iat is accepted.
       const spent = await env.once.spendOnce(sha256(`dpop ${jkt} ${jti}`), target.now, Math.max(issuedAt, target.now) + maxAgeMs + FUTURE_SKEW_MS);
       if (!spent) throw refuse('the DPoP proof was used before');

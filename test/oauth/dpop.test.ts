@@ -155,6 +155,9 @@ describe('DPoP-bound tokens', () => {
       ['an HMAC proof', await hmacProof(url, token), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['a none proof', unsecuredProof(url, token, key), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['garbage', 'a.b.c', 'the DPoP proof is not a valid signed dpop+jwt'],
+      ['a header naming another algorithm than its key has', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'ES384' }), 'the DPoP proof is not a valid signed dpop+jwt'],
+      ['a header naming an RSA algorithm for an EC key', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'RS256' }), 'the DPoP proof is not a valid signed dpop+jwt'],
+      ['a crit header', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { crit: ['exp'] }), 'the DPoP proof is not a valid signed dpop+jwt'],
     ];
     const before = upstream.received.length;
     for (const [name, proof, description] of cases) {
@@ -347,4 +350,11 @@ function unsecuredProof(url: string, token: string, key: DpopKey): string {
   // UnsecuredJWT writes {"alg":"none"}; the header a forger would send names typ and a key too.
   const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'dpop+jwt', jwk: key.jwk }));
   return `${header}.${jwt.split('.')[1]}.`;
+}
+
+/** `proof` with its protected header changed as `change` says, its signature as it was. */
+function withHeader(proof: string, change: Record<string, unknown>): string {
+  const [header, payload, signature] = proof.split('.');
+  const changed = { ...JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')), ...change };
+  return `${base64url.encode(JSON.stringify(changed))}.${payload}.${signature}`;
 }
