@@ -62,7 +62,10 @@ async function proofKey(proof: string): Promise<ProofKey> {
   if (alg === 'Ed25519') {
     return { jkt, verify: async (p) => (await jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['Ed25519'] })).payload as Record<string, unknown> };
   }
-  const key = createPublicKey({ key: jwk as JWK & { kty: string }, format: 'jwk' }).export({ format: 'pem', type: 'spki' }) as string;
+  const imported = createPublicKey({ key: jwk as JWK & { kty: string }, format: 'jwk' });
+  // RFC 7518 §3.3, §3.5: RSA keys of 2048 bits or more.
+  if (imported.asymmetricKeyType === 'rsa' && (imported.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw refuse(NOT_SIGNED);
+  const key = imported.export({ format: 'pem', type: 'spki' }) as string;
   const verify = createVerifier({ key, algorithms: [alg as 'ES256'], checkTyp: 'dpop+jwt', cache: false, ignoreExpiration: true, ignoreNotBefore: true });
   return { jkt, verify: (p) => verify(p) as Record<string, unknown> };
 }

@@ -2,6 +2,7 @@
 // must prove that key, over real HTTP against a gateway on a real SQLite file with a real upstream.
 // Every refusal of §4.3 and §7 one by one.
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, sign } from 'node:crypto';
 import { request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { base64url, decodeJwt, SignJWT, UnsecuredJWT, type JWTHeaderParameters } from 'jose';
@@ -16,10 +17,12 @@ const parts = (upstreamUrl: string, authServerUrl: string, oauth = '') => ({
   upstreamUrl,
   authServerUrl,
   oauth: `  issuer: ${ISSUER}\n  introspection:\n    clients: [{ id: ${CALLER.id}, secret: ${CALLER.secret} }]\n${oauth}`,
-  routes: '  bound:\n    method: POST\n    path: /v1/bound/{id}\n    upstream: backend\n  signed:\n    method: GET\n    path: /v1/signed\n    upstream: backend',
+  routes:
+    '  bound:\n    method: POST\n    path: /v1/bound/{id}\n    upstream: backend\n  signed:\n    method: GET\n    path: /v1/signed\n    upstream: backend\n  identified:\n    method: GET\n    path: /v1/identified\n    upstream: backend',
   products: [
     '  bound:\n    routes: [bound]\n    senderConstraint: dpop\n    grants: [client_credentials, password, refresh_token]\n    authServer: users',
     '  signed:\n    routes: [signed]\n    accessTokenFormat: jwt\n    grants: [client_credentials]',
+    '  identified:\n    routes: [identified]\n    upstreamIdentity: jwt\n    grants: [client_credentials]',
   ].join('\n'),
 });
 
@@ -155,7 +158,11 @@ describe('DPoP-bound tokens', () => {
       ['an HMAC proof', await hmacProof(url, token), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['a none proof', unsecuredProof(url, token, key), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['garbage', 'a.b.c', 'the DPoP proof is not a valid signed dpop+jwt'],
-      ['a header naming another algorithm than its key has', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'ES384' }), 'the DPoP proof is not a valid signed dpop+jwt'],
+      [
+        'a header naming another algorithm than its key has',
+        withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'ES384' }),
+        'the DPoP proof is not a valid signed dpop+jwt',
+      ],
       ['a header naming an RSA algorithm for an EC key', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'RS256' }), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['a crit header', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { crit: ['exp'] }), 'the DPoP proof is not a valid signed dpop+jwt'],
     ];
@@ -271,6 +278,36 @@ describe('DPoP-bound tokens', () => {
     const token = refreshed.body.access_token as string;
     assert.equal((await callBound(token, await other.proof({ method: 'POST', url: boundUrl(), accessToken: token }))).status, 200);
     assert.equal((await callBound(token, await key.proof({ method: 'POST', url: boundUrl(), accessToken: token }))).status, 401);
+  });
+
+  test("the upstream's identity says how the token was bound: X-Gateway-Token-Binding, or cnf in the signed identity", async () => {
+    const since = upstream.received.length;
+    const token = await boundToken();
+    assert.equal((await callBound(token, await key.proof({ method: 'POST', url: boundUrl(), accessToken: token }))).status, 200);
+    assert.equal(upstream.received[since]!.headers['x-gateway-token-binding'], 'dpop');
+    const app = await gw.client('identified');
+    const res = await dpopToken(app, key);
+    const url = `${gw.url}/v1/identified`;
+    const called = await call(url, { headers: { authorization: `DPoP ${res.body.access_token}`, dpop: await key.proof({ method: 'GET', url, accessToken: res.body.access_token }) } });
+    assert.equal(called.status, 200, called.text);
+    const identity = upstream.received.at(-1)!.headers['x-gateway-identity'] as string;
+    assert.deepEqual(decodeJwt(identity).cnf, { jkt: key.jkt });
+    assert.equal(upstream.received.at(-1)!.headers['x-gateway-token-binding'], undefined);
+  });
+
+  test('an RSA key under 2048 bits makes no proof', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const jwk = publicKey.export({ format: 'jwk' });
+    const header = base64url.encode(JSON.stringify({ typ: 'dpop+jwt', alg: 'RS256', jwk }));
+    const claims = base64url.encode(JSON.stringify({ jti: crypto.randomUUID(), htm: 'POST', htu: tokenUrl(), iat: Math.floor(Date.now() / 1000) }));
+    const proof = `${header}.${claims}.${base64url.encode(sign('sha256', Buffer.from(`${header}.${claims}`), privateKey))}`;
+    const res = await call(tokenUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(hello.key, hello.secret), dpop: proof },
+      body: 'grant_type=client_credentials',
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { error: 'invalid_dpop_proof', error_description: 'the DPoP proof is not a valid signed dpop+jwt' });
   });
 
   test('the metadata names the algorithms a proof may use', async () => {
