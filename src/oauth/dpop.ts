@@ -12,7 +12,6 @@ import type { OnceStore } from '../store/port/index.ts';
 
 /** Asymmetric algorithms only (§4.2: never none, never a MAC); named in the metadata's dpop_signing_alg_values_supported. */
 export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'] as const;
-const ALGORITHMS = [...DPOP_ALGORITHMS];
 /** How far ahead of the gateway's clock a client's may run. */
 const FUTURE_SKEW_MS = 5_000;
 /** A proof is a header of a few hundred bytes; an RSA key makes it longer. */
@@ -24,8 +23,27 @@ const MAX_JTI_LENGTH = 256;
  * thumbprint cost more than the signature check. Only a header whose key imported is kept.
  */
 const PROOF_KEYS = 10_000;
+/** A proof header holds its algorithm, type and public key: a few hundred characters, an RSA key of 4096 bits under 1,100. */
+const MAX_HEADER_LENGTH = 1536;
 /** RFC 7517 §4, RFC 7518 §6: members only a private or symmetric key has. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+/** RFC 7518 §3.1, RFC 8037 §3.1: the key type and curve each algorithm is defined for (ES256K's curve is not P-256's). */
+const KEY_OF_ALGORITHM: Record<(typeof DPOP_ALGORITHMS)[number], { kty: string; crv?: readonly string[] }> = {
+  ES256: { kty: 'EC', crv: ['P-256'] },
+  ES384: { kty: 'EC', crv: ['P-384'] },
+  ES512: { kty: 'EC', crv: ['P-521'] },
+  EdDSA: { kty: 'OKP', crv: ['Ed25519', 'Ed448'] },
+  Ed25519: { kty: 'OKP', crv: ['Ed25519'] },
+  PS256: { kty: 'RSA' },
+  PS384: { kty: 'RSA' },
+  PS512: { kty: 'RSA' },
+  RS256: { kty: 'RSA' },
+  RS384: { kty: 'RSA' },
+  RS512: { kty: 'RSA' },
+};
+/** RSA keys: 2048 to 4096 bits (RFC 7518 §3.3), the exponent 65537: a huge one makes each check cost milliseconds. */
+const RSA_BITS = { min: 2048, max: 4096 };
+const RSA_EXPONENT = 'AQAB';
 
 /** Why a proof was refused: `use_dpop_nonce` asks the client to try again with the nonce it is given. */
 export class DpopRefusal extends Error {
@@ -46,25 +64,35 @@ interface ProofKey {
   verify(proof: string): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
+/** Whether a header's key may sign with its algorithm: a public key of the algorithm's type and curve, for signatures (RFC 7517 §4.2 to §4.4), as jose's EmbeddedJWK asks. */
+function keyFits(jwk: JWK, alg: string): boolean {
+  const wanted = Object.hasOwn(KEY_OF_ALGORITHM, alg) ? KEY_OF_ALGORITHM[alg as keyof typeof KEY_OF_ALGORITHM] : undefined;
+  if (wanted === undefined || jwk.kty !== wanted.kty || PRIVATE_MEMBERS.some((m) => m in jwk)) return false;
+  if (wanted.crv !== undefined && !wanted.crv.includes(jwk.crv ?? '')) return false;
+  if (wanted.kty === 'RSA' && jwk.e !== RSA_EXPONENT) return false;
+  if (jwk.alg !== undefined && jwk.alg !== alg) return false;
+  if (jwk.use !== undefined && jwk.use !== 'sig') return false;
+  return jwk.key_ops === undefined || (Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'));
+}
+
 /**
  * §4.3 checks 2 to 7 that depend on the header alone: typ dpop+jwt, an asymmetric algorithm, a
- * public key (never a private one) of that algorithm's type. Signatures are then checked by
- * fast-jwt with node:crypto (the key and algorithm fixed here, and checked against each other);
- * Ed25519, the fully-specified name of RFC 9864 that fast-jwt does not know, by jose.
+ * public key (never a private one) of that algorithm's type and curve. Signatures are then checked
+ * by fast-jwt with node:crypto (the key and algorithm fixed here); Ed25519, the fully-specified
+ * name of RFC 9864 that fast-jwt does not know, by jose.
  */
 async function proofKey(proof: string): Promise<ProofKey> {
   const header = decodeProtectedHeader(proof);
   const { alg, jwk } = header;
   if (typeof header.typ !== 'string' || header.typ.toLowerCase().replace(/^application\//, '') !== 'dpop+jwt') throw refuse(NOT_SIGNED);
-  if (typeof alg !== 'string' || !ALGORITHMS.includes(alg as (typeof ALGORITHMS)[number])) throw refuse(NOT_SIGNED);
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk) || PRIVATE_MEMBERS.some((m) => m in jwk)) throw refuse(NOT_SIGNED);
-  const jkt = await calculateJwkThumbprint(jwk as JWK, 'sha256');
+  if (typeof alg !== 'string' || typeof jwk !== 'object' || jwk === null || Array.isArray(jwk) || !keyFits(jwk, alg)) throw refuse(NOT_SIGNED);
+  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
   if (alg === 'Ed25519') {
     return { jkt, verify: async (p) => (await jwtVerify(p, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: ['Ed25519'] })).payload as Record<string, unknown> };
   }
   const imported = createPublicKey({ key: jwk as JWK & { kty: string }, format: 'jwk' });
-  // RFC 7518 §3.3, §3.5: RSA keys of 2048 bits or more.
-  if (imported.asymmetricKeyType === 'rsa' && (imported.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw refuse(NOT_SIGNED);
+  const bits = imported.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (imported.asymmetricKeyType === 'rsa' && (bits < RSA_BITS.min || bits > RSA_BITS.max)) throw refuse(NOT_SIGNED);
   const key = imported.export({ format: 'pem', type: 'spki' }) as string;
   const verify = createVerifier({ key, algorithms: [alg as 'ES256'], checkTyp: 'dpop+jwt', cache: false, ignoreExpiration: true, ignoreNotBefore: true });
   return { jkt, verify: (p) => verify(p) as Record<string, unknown> };
@@ -120,15 +148,19 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
   const { maxAgeMs } = settings;
   const windowMs = Math.max(1000, maxAgeMs);
   const keys = new Map<string, ProofKey>();
-  /** The key of a proof's header, from those seen lately or read now. */
-  async function keyOf(proof: string): Promise<ProofKey> {
-    const encoded = proof.slice(0, proof.indexOf('.'));
+  /** The proof's claims and its key's thumbprint once its signature holds; its header's key is remembered only then. */
+  async function checkSignature(proof: string): Promise<{ jkt: string; claims: Record<string, unknown> }> {
+    const dot = proof.indexOf('.');
+    if (dot === -1 || dot > MAX_HEADER_LENGTH) throw refuse(NOT_SIGNED);
+    const encoded = proof.slice(0, dot);
     const known = keys.get(encoded);
-    if (known !== undefined) return known;
-    const read = await proofKey(proof);
-    if (keys.size >= PROOF_KEYS) keys.delete(keys.keys().next().value!);
-    keys.set(encoded, read);
-    return read;
+    const key = known ?? (await proofKey(proof));
+    const claims = await key.verify(proof);
+    if (known === undefined) {
+      if (keys.size >= PROOF_KEYS) keys.delete(keys.keys().next().value!);
+      keys.set(encoded, key);
+    }
+    return { jkt: key.jkt, claims };
   }
   const nonceAt = (window: number) => `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
   function nonceGood(nonce: unknown, now: number): boolean {
@@ -150,17 +182,15 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
     },
     async verify(proof, target) {
       if (proof.length > MAX_PROOF_LENGTH) throw refuse('the DPoP proof is too long');
-      let key: ProofKey;
+      let jkt: string;
       let claims: Record<string, unknown>;
       try {
         // §4.3 checks 2 to 7: one JWS of the header's key, and its signature.
-        key = await keyOf(proof);
-        claims = await key.verify(proof);
+        ({ jkt, claims } = await checkSignature(proof));
       } catch {
         // Whatever fails here fails on the client's bytes: a header, key or signature that does not hold.
         throw refuse(NOT_SIGNED);
       }
-      const { jkt } = key;
       const { jti, htm, htu, iat, ath } = claims;
       if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) throw refuse('the DPoP proof has no valid jti');
       if (htm !== target.method) throw refuse('the DPoP proof is for another method');

@@ -158,6 +158,7 @@ describe('DPoP-bound tokens', () => {
       ['an HMAC proof', await hmacProof(url, token), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['a none proof', unsecuredProof(url, token, key), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['garbage', 'a.b.c', 'the DPoP proof is not a valid signed dpop+jwt'],
+      ['a header of 2 kB', await key.proof({ method: 'POST', url, accessToken: token, header: { pad: 'A'.repeat(1500) } }), 'the DPoP proof is not a valid signed dpop+jwt'],
       [
         'a header naming another algorithm than its key has',
         withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'ES384' }),
@@ -295,19 +296,32 @@ describe('DPoP-bound tokens', () => {
     assert.equal(upstream.received.at(-1)!.headers['x-gateway-token-binding'], undefined);
   });
 
-  test('an RSA key under 2048 bits makes no proof', async () => {
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
-    const jwk = publicKey.export({ format: 'jwk' });
-    const header = base64url.encode(JSON.stringify({ typ: 'dpop+jwt', alg: 'RS256', jwk }));
-    const claims = base64url.encode(JSON.stringify({ jti: crypto.randomUUID(), htm: 'POST', htu: tokenUrl(), iat: Math.floor(Date.now() / 1000) }));
-    const proof = `${header}.${claims}.${base64url.encode(sign('sha256', Buffer.from(`${header}.${claims}`), privateKey))}`;
-    const res = await call(tokenUrl(), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(hello.key, hello.secret), dpop: proof },
-      body: 'grant_type=client_credentials',
-    });
-    assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: 'invalid_dpop_proof', error_description: 'the DPoP proof is not a valid signed dpop+jwt' });
+  test("keys that may not sign with the header's algorithm, each signing its proof rightly: refused", async () => {
+    const ec = (namedCurve: string) => generateKeyPairSync('ec', { namedCurve });
+    const rsa = (modulusLength: number, publicExponent = 65537) => generateKeyPairSync('rsa', { modulusLength, publicExponent });
+    const cases: [string, string, ReturnType<typeof ec>, Record<string, unknown>?][] = [
+      ['secp256k1 named ES256 (it is ES256K)', 'ES256', ec('secp256k1')],
+      ['P-384 named ES256', 'ES256', ec('P-384')],
+      ['a key whose own alg says RS256', 'ES256', ec('P-256'), { alg: 'RS256' }],
+      ['a key for encryption (use: enc)', 'ES256', ec('P-256'), { use: 'enc' }],
+      ['a key whose key_ops do not verify', 'ES256', ec('P-256'), { key_ops: ['encrypt'] }],
+      ['RSA of 1024 bits', 'RS256', rsa(1024)],
+      ['RSA with another exponent than 65537', 'RS256', rsa(2048, 3)],
+    ];
+    for (const [name, alg, pair, members] of cases) {
+      const jwk = { ...pair.publicKey.export({ format: 'jwk' }), ...members };
+      const header = base64url.encode(JSON.stringify({ typ: 'dpop+jwt', alg, jwk }));
+      const claims = base64url.encode(JSON.stringify({ jti: crypto.randomUUID(), htm: 'POST', htu: tokenUrl(), iat: Math.floor(Date.now() / 1000) }));
+      const input = Buffer.from(`${header}.${claims}`);
+      const signature = alg === 'ES256' ? sign('sha256', input, { key: pair.privateKey, dsaEncoding: 'ieee-p1363' }) : sign('sha256', input, pair.privateKey);
+      const res = await call(tokenUrl(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(hello.key, hello.secret), dpop: `${header}.${claims}.${base64url.encode(signature)}` },
+        body: 'grant_type=client_credentials',
+      });
+      assert.equal(res.status, 400, name);
+      assert.deepEqual(res.body, { error: 'invalid_dpop_proof', error_description: 'the DPoP proof is not a valid signed dpop+jwt' }, name);
+    }
   });
 
   test('the metadata names the algorithms a proof may use', async () => {
