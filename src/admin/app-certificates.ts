@@ -54,9 +54,13 @@ export function certificateAuthOf(input: CertificateAuthInput): CertificateAuth 
   }
 }
 
-/** A PEM text's certificates (a file may hold several), or one thumbprint. */
+/** A PEM private key, of any kind: pasted by mistake, it is no longer private. */
+export const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+
+/** A PEM text's certificates (a file may hold several), or one thumbprint; never a text holding a private key. */
 function registered(text: string): RegisteredCertificate[] {
   const trimmed = text.trim();
+  if (PRIVATE_KEY.test(trimmed)) throw invalid('this holds a private key: register the certificate alone, and since the key has left its place, make a new key and certificate');
   if (BASE64URL_SHA256.test(trimmed)) return [{ thumbprint: trimmed, subject: '', expiresAt: null }];
   if (HEX_SHA256.test(trimmed)) return [{ thumbprint: Buffer.from(trimmed.replaceAll(':', ''), 'hex').toString('base64url'), subject: '', expiresAt: null }];
   const pems = pemCertificates(trimmed);

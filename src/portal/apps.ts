@@ -1,7 +1,7 @@
 // A developer's apps: the list, registering one, an app's page with its usage, and its actions
 // (rotate the key, revoke a key, replace the redirect URIs, add or remove a client certificate,
 // delete), each through src/admin as the developer.
-import { setCertificateAuth } from '../admin/app-certificates.ts';
+import { PRIVATE_KEY, setCertificateAuth } from '../admin/app-certificates.ts';
 import { CLIENT_TYPES } from '../admin/app-rules.ts';
 import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setRedirectUris, type AppDetails } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
@@ -166,14 +166,16 @@ const NO_MUTUAL_TLS = 'The gateway takes no client certificates at the moment: a
  * typed, with why.
  */
 export const certificateForm = withApp(async (ctx, r, app) => {
-  const text = r.form.get('certificate') ?? '';
+  const pasted = r.form.get('certificate') ?? '';
+  // A private key pasted by mistake is not sent back to the browser.
+  const text = PRIVATE_KEY.test(pasted) ? '' : pasted;
   const again = async (status: number, error: string) => page(status, pages.appPage(r.frame, await appView(ctx, app), { certificate: { text, error } }));
   if (app.certificateAuth?.method === 'tls_client_auth') return again(403, BY_OPERATOR);
   if (!mutualTls(ctx.catalog().listen)) return again(400, NO_MUTUAL_TLS);
   const kept = certificatePages.registeredCertificates(app).map((c) => c.thumbprint);
   let added: number;
   try {
-    const updated = await setCertificateAuth(asDeveloper(ctx, r), { id: app.id }, { method: 'self_signed_tls_client_auth', certificates: [...kept, text] });
+    const updated = await setCertificateAuth(asDeveloper(ctx, r), { id: app.id }, { method: 'self_signed_tls_client_auth', certificates: [...kept, pasted] });
     added = certificatePages.registeredCertificates(updated).length - kept.length;
   } catch (err) {
     const view = await appView(ctx, app);

@@ -6,6 +6,7 @@
 // the API team registered, a disabled app, a gateway that takes no certificates.
 // test/browser/portal.test.ts walks the same in Chromium.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { setCertificateAuth } from '../../src/admin/app-certificates.ts';
@@ -239,6 +240,13 @@ describe('portal: client certificates', () => {
       assert.ok(form.includes(`autocomplete="off">${typed.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')}</textarea>`), 'the form holds what was typed, escaped');
       assert.deepEqual(rows(refused), [shown(one)], 'the list is unchanged');
     }
+    assert.deepEqual(await stored(app.id), before, 'nothing changed');
+    // A private key pasted with its certificate, by mistake: refused, and not sent back.
+    const withKey = `${pairs[1]!.pem}${readFileSync(pairs[1]!.key, 'utf8')}`;
+    const keyRefused = await add(visitor, path, withKey);
+    assert.equal(keyRefused.status, 400);
+    assert.equal(errorOf(keyRefused), 'this holds a private key: register the certificate alone, and since the key has left its place, make a new key and certificate');
+    assert.equal(keyRefused.text.includes('PRIVATE KEY'), false, 'the key is not on the page');
     assert.deepEqual(await stored(app.id), before, 'nothing changed');
 
     const page = await visitor.get(path);
