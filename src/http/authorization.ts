@@ -5,12 +5,17 @@ export function parseAuthorization(header: string): { scheme: string; credential
   return { scheme: header.slice(0, space).toLowerCase(), credentials: header.slice(space + 1).trim() };
 }
 
-/** Whether the request carried Authorization more than once (Node keeps only the first, where another parser may keep the last). */
-export function repeatedAuthorization(rawHeaders: readonly string[]): boolean {
+/**
+ * Whether the request carried the header `lowerName` more than once: Node keeps only the first
+ * Authorization, where another parser may keep the last, and joins others with a comma.
+ */
+export function repeatedHeader(rawHeaders: readonly string[], lowerName: string): boolean {
   let seen = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
-    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName && ++seen > 1) return true;
   }
   return false;
 }
+
+export const repeatedAuthorization = (rawHeaders: readonly string[]): boolean => repeatedHeader(rawHeaders, 'authorization');

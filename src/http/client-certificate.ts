@@ -5,6 +5,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import { repeatedHeader } from './authorization.ts';
 import { createTrustedPeer } from './ip.ts';
 
 export interface ClientCertificate {
@@ -55,16 +56,10 @@ export function createReadClientCertificate(settings: ClientCertificateSettings)
   }
   return function clientCertificate(req) {
     // Behind the proxy, the connection is the proxy's: its client's certificate is what the header says.
-    if (header !== undefined && fromTrustedProxy(req)) return once(req.rawHeaders, header.name) ? forwarded(req.headers[header.name], header.format) : undefined;
+    // Sent twice, Node joins the values with a comma, and which one is the client's is anyone's guess.
+    if (header !== undefined && fromTrustedProxy(req)) return repeatedHeader(req.rawHeaders, header.name) ? undefined : forwarded(req.headers[header.name], header.format);
     return connectionCertificate(req.socket);
   };
-}
-
-/** Whether `name` (lower case) is not repeated: Node joins repeated values with a comma, and which one would be the client's is anyone's guess. */
-function once(rawHeaders: readonly string[], name: string): boolean {
-  let seen = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toLowerCase() === name && ++seen > 1) return false;
-  return true;
 }
 
 /** What a trusted proxy says; undefined when it says nothing, or nothing that reads as one certificate. */

@@ -7,6 +7,7 @@ import { createVerifier } from 'fast-jwt';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
 import { safeEqual, secretHash, sha256 } from '../crypto.ts';
 import type { DpopSettings } from '../config/types.ts';
+import { repeatedHeader } from '../http/authorization.ts';
 import type { PublicOrigin } from '../http/origin.ts';
 import type { OnceStore } from '../store/port/index.ts';
 
@@ -41,7 +42,10 @@ const KEY_OF_ALGORITHM: Record<(typeof DPOP_ALGORITHMS)[number], { kty: string; 
   RS384: { kty: 'RSA' },
   RS512: { kty: 'RSA' },
 };
-/** RSA keys: 2048 to 4096 bits (RFC 7518 §3.3), the exponent 65537: a huge one makes each check cost milliseconds. */
+/**
+ * RSA keys: 2048 bits at least (RFC 7518 §3.3); at most 4096 and the exponent 65537 are the
+ * gateway's own bounds, since a huge key or exponent makes each check cost milliseconds.
+ */
 const RSA_BITS = { min: 2048, max: 4096 };
 const RSA_EXPONENT = 'AQAB';
 
@@ -103,7 +107,7 @@ export interface ProofTarget {
   method: string;
   /** The URIs the client may have addressed, without query and fragment (§4.3 check 9), each normalised by normalHtu. */
   htu: readonly string[];
-  /** On a route: the access token the proof must name (ath, §4.3 check 11). */
+  /** On a route: the access token the proof must name (ath, §4.3 check 12). */
   accessToken?: string;
   now: number;
 }
@@ -120,11 +124,8 @@ export function normalHtu(uri: string): string | undefined {
 export function proofHeader(req: IncomingMessage): string | undefined {
   const proof = req.headers.dpop;
   if (proof === undefined) return undefined;
-  if (typeof proof !== 'string') throw refuse('the request has more than one DPoP header');
-  let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'dpop') count++;
-  if (count > 1) throw refuse('the request has more than one DPoP header');
-  return proof;
+  if (repeatedHeader(req.rawHeaders, 'dpop')) throw refuse('the request has more than one DPoP header');
+  return proof as string;
 }
 
 export interface DpopVerifier {
@@ -199,7 +200,7 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
       const issuedAt = iat * 1000;
       if (issuedAt > target.now + FUTURE_SKEW_MS || issuedAt < target.now - maxAgeMs) throw refuse('the DPoP proof is too old, or from the future');
       if (target.accessToken !== undefined) {
-        // §4.3 check 11: base64url of the SHA-256 of the access token's ASCII.
+        // §4.3 check 12: base64url of the SHA-256 of the access token's ASCII.
         const expected = sha256(target.accessToken).toString('base64url');
         if (typeof ath !== 'string' || !safeEqual(Buffer.from(ath), Buffer.from(expected))) throw refuse('the DPoP proof does not name this access token (ath)');
       }

@@ -2,7 +2,7 @@
 // it stands for. Callers authenticate with the credentials the YAML declares under
 // oauth.introspection; an inactive token gets {"active":false} and nothing else (§2.2).
 import { PREFIX, safeEqual, sha256, tokenDigest } from '../crypto.ts';
-import type { ActiveToken } from '../store/port/index.ts';
+import { bindingOf, type ActiveToken } from '../store/port/index.ts';
 import { presentedCredentials } from './client-auth.ts';
 import { createFormEndpoint, parseBody, rejectQueryCredentials, requirePost, type FormContext, type FormEndpoint, type OAuthEnv } from './endpoint.ts';
 import { invalidClient, invalidRequest, NO_STORE_NOSNIFF, temporarilyUnavailable } from './errors.ts';
@@ -63,7 +63,7 @@ export function createIntrospectionEndpoint(
               scope: active.scope,
               client_id: active.key,
               // RFC 9449 §6.2: a DPoP-bound token is of type DPoP; RFC 7800 cnf says to what it is bound.
-              token_type: active.cnf !== undefined && 'jkt' in active.cnf ? 'DPoP' : 'Bearer',
+              token_type: bindingOf(active.cnf) === 'dpop' ? 'DPoP' : 'Bearer',
               exp: Math.floor(active.expiresAt / 1000),
               iat: Math.floor(active.issuedAt / 1000),
               ...(active.subject === null ? {} : { sub: active.subject }),

@@ -4,7 +4,7 @@
 // as they treat an opaque one.
 import { newToken, orderedId, PREFIX } from '../crypto.ts';
 import type { ProductSettings } from '../config/load.ts';
-import type { Client, Confirmation, TokenRecord } from '../store/port/index.ts';
+import { bindingOf, type Client, type Confirmation, type TokenRecord } from '../store/port/index.ts';
 import { temporarilyUnavailable } from './errors.ts';
 import type { KeyRing } from './signing/key-ring.ts';
 import { newJti, signAccessToken } from './signing/jwt.ts';
@@ -92,7 +92,7 @@ export function tokenBody(
   requested: readonly string[] | undefined,
   cnf: Confirmation | undefined,
 ): TokenResponseBody {
-  const type = cnf !== undefined && 'jkt' in cnf ? 'DPoP' : 'Bearer';
+  const type = bindingOf(cnf) === 'dpop' ? 'DPoP' : 'Bearer';
   const body: TokenResponseBody = { access_token: minted.access, token_type: type, expires_in: product.accessTokenLifetime };
   if (minted.refresh !== undefined) {
     body.refresh_token = minted.refresh;

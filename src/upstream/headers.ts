@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createPublicOrigin } from '../http/origin.ts';
 import type { RequestContext } from '../pipeline/context.ts';
+import { bindingOf } from '../store/port/index.ts';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
 
@@ -178,7 +179,8 @@ export function createRequestHeaders(settings: ForwardingSettings): RequestHeade
       out['x-gateway-scope'] = token.scope;
       if (token.subject !== null) out['x-gateway-subject'] = headerValue(token.subject);
       // How the caller proved the token is its own: dpop (RFC 9449) or mtls (RFC 8705); absent for a bearer token.
-      if (token.cnf !== undefined) out['x-gateway-token-binding'] = 'jkt' in token.cnf ? 'dpop' : 'mtls';
+      const binding = bindingOf(token.cnf);
+      if (binding !== undefined) out['x-gateway-token-binding'] = binding;
     }
     return out;
   };

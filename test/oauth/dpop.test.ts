@@ -159,13 +159,6 @@ describe('DPoP-bound tokens', () => {
       ['a none proof', unsecuredProof(url, token, key), 'the DPoP proof is not a valid signed dpop+jwt'],
       ['garbage', 'a.b.c', 'the DPoP proof is not a valid signed dpop+jwt'],
       ['a header of 2 kB', await key.proof({ method: 'POST', url, accessToken: token, header: { pad: 'A'.repeat(1500) } }), 'the DPoP proof is not a valid signed dpop+jwt'],
-      [
-        'a header naming another algorithm than its key has',
-        withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'ES384' }),
-        'the DPoP proof is not a valid signed dpop+jwt',
-      ],
-      ['a header naming an RSA algorithm for an EC key', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { alg: 'RS256' }), 'the DPoP proof is not a valid signed dpop+jwt'],
-      ['a crit header', withHeader(await key.proof({ method: 'POST', url, accessToken: token }), { crit: ['exp'] }), 'the DPoP proof is not a valid signed dpop+jwt'],
     ];
     const before = upstream.received.length;
     for (const [name, proof, description] of cases) {
@@ -198,7 +191,7 @@ describe('DPoP-bound tokens', () => {
     assert.deepEqual(spoofed, { status: 401, challenge: challenge('invalid_dpop_proof', 'the DPoP proof is for another URI') });
   });
 
-  test('a replayed proof is refused (jti single-use), even with a fresh token of the same key', async () => {
+  test('a replayed proof is refused (jti single-use)', async () => {
     const token = await boundToken();
     const proof = await key.proof({ method: 'POST', url: boundUrl(), accessToken: token });
     assert.equal((await callBound(token, proof)).status, 200);
@@ -299,26 +292,37 @@ describe('DPoP-bound tokens', () => {
   test("keys that may not sign with the header's algorithm, each signing its proof rightly: refused", async () => {
     const ec = (namedCurve: string) => generateKeyPairSync('ec', { namedCurve });
     const rsa = (modulusLength: number, publicExponent = 65537) => generateKeyPairSync('rsa', { modulusLength, publicExponent });
-    const cases: [string, string, ReturnType<typeof ec>, Record<string, unknown>?][] = [
+    // Each: the header's alg, the key, members added to its jwk, members added to the header, and the digest the key signs with.
+    const cases: [string, string, ReturnType<typeof ec>, Record<string, unknown>?, Record<string, unknown>?, string?][] = [
       ['secp256k1 named ES256 (it is ES256K)', 'ES256', ec('secp256k1')],
       ['P-384 named ES256', 'ES256', ec('P-384')],
+      ['a P-256 key named ES384', 'ES384', ec('P-256'), {}, {}, 'sha384'],
+      ['an EC key named RS256', 'RS256', ec('P-256')],
       ['a key whose own alg says RS256', 'ES256', ec('P-256'), { alg: 'RS256' }],
       ['a key for encryption (use: enc)', 'ES256', ec('P-256'), { use: 'enc' }],
       ['a key whose key_ops do not verify', 'ES256', ec('P-256'), { key_ops: ['encrypt'] }],
+      ['a crit header', 'ES256', ec('P-256'), {}, { crit: ['x-gateway-test'], 'x-gateway-test': true }],
       ['RSA of 1024 bits', 'RS256', rsa(1024)],
       ['RSA with another exponent than 65537', 'RS256', rsa(2048, 3)],
     ];
-    for (const [name, alg, pair, members] of cases) {
+    // The same, rightly named: accepted, so that each refusal above is its key's or header's.
+    const good = ec('P-256');
+    cases.push(['(control)', 'ES256', good]);
+    for (const [name, alg, pair, members, extra, digest = 'sha256'] of cases) {
       const jwk = { ...pair.publicKey.export({ format: 'jwk' }), ...members };
-      const header = base64url.encode(JSON.stringify({ typ: 'dpop+jwt', alg, jwk }));
+      const header = base64url.encode(JSON.stringify({ typ: 'dpop+jwt', alg, jwk, ...extra }));
       const claims = base64url.encode(JSON.stringify({ jti: crypto.randomUUID(), htm: 'POST', htu: tokenUrl(), iat: Math.floor(Date.now() / 1000) }));
       const input = Buffer.from(`${header}.${claims}`);
-      const signature = alg === 'ES256' ? sign('sha256', input, { key: pair.privateKey, dsaEncoding: 'ieee-p1363' }) : sign('sha256', input, pair.privateKey);
+      const signature = pair.publicKey.asymmetricKeyType === 'ec' ? sign(digest, input, { key: pair.privateKey, dsaEncoding: 'ieee-p1363' }) : sign(digest, input, pair.privateKey);
       const res = await call(tokenUrl(), {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(hello.key, hello.secret), dpop: `${header}.${claims}.${base64url.encode(signature)}` },
         body: 'grant_type=client_credentials',
       });
+      if (pair === good) {
+        assert.equal(res.status, 200, res.text);
+        continue;
+      }
       assert.equal(res.status, 400, name);
       assert.deepEqual(res.body, { error: 'invalid_dpop_proof', error_description: 'the DPoP proof is not a valid signed dpop+jwt' }, name);
     }
@@ -401,11 +405,4 @@ function unsecuredProof(url: string, token: string, key: DpopKey): string {
   // UnsecuredJWT writes {"alg":"none"}; the header a forger would send names typ and a key too.
   const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'dpop+jwt', jwk: key.jwk }));
   return `${header}.${jwt.split('.')[1]}.`;
-}
-
-/** `proof` with its protected header changed as `change` says, its signature as it was. */
-function withHeader(proof: string, change: Record<string, unknown>): string {
-  const [header, payload, signature] = proof.split('.');
-  const changed = { ...JSON.parse(Buffer.from(header!, 'base64url').toString('utf8')), ...change };
-  return `${base64url.encode(JSON.stringify(changed))}.${payload}.${signature}`;
 }

@@ -202,6 +202,30 @@ describe('mutual TLS (listen.tls.clientCa)', () => {
     assert.equal((await backend(withCert.body.access_token)).headers['www-authenticate'], OTHER_CERTIFICATE);
   });
 
+  test('a registered certificate authenticates only within its validity period: not before it, not after it', async () => {
+    const DAY = 86_400_000;
+    for (const [when, shift] of [
+      ['three days on (it is valid for two)', 3 * DAY],
+      ['a day before it was made', -DAY],
+    ] as const) {
+      const dir = tempDir();
+      const other = await startTestGateway(
+        { listen: `  tls:\n    cert: ${certs.server.cert}\n    key: ${certs.server.key}\n    clientCa: ${certs.ca}` },
+        { dir: dir.dir, clock: () => Date.now() + shift },
+      );
+      try {
+        const app = await other.client('hello', 'dated-app');
+        await setCertificateAuth(other.admin, { key: app.key }, { method: 'self_signed_tls_client_auth', certificates: [selfSigned.pem] });
+        const res = await httpsCall(`${other.url}/oauth2/token`, ca, { method: 'POST', headers: FORM, body: `grant_type=client_credentials&client_id=${app.key}`, cert: selfSigned });
+        assert.equal(res.status, 401, when);
+        assert.deepEqual(res.body, { error: 'invalid_client', error_description: 'client authentication failed' }, when);
+      } finally {
+        await other.close();
+        dir.remove();
+      }
+    }
+  });
+
   test('revocation takes a certificate-authenticated app; a revoked bound token is refused', async () => {
     const res = await token(pki.key, pkiClient);
     const revoked = await httpsCall(`${gw.url}/oauth2/revoke`, ca, {

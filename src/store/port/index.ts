@@ -49,6 +49,7 @@ export type { IdempotencyClaim, IdempotencyStore, OnceStore } from './once.ts';
 export { nextAttemptAt, type AttemptAccount, type AttemptResult, type BackoffRule, type ThrottleStore } from './throttles.ts';
 export type { SigningAlgorithm, SigningKeyRecord, SigningKeyStore } from './signing-keys.ts';
 export {
+  bindingOf,
   sameConfirmation,
   successorRecords,
   type ActiveToken,

@@ -8,6 +8,11 @@ export type TokenKind = 'access' | 'refresh';
  */
 export type Confirmation = { jkt: string } | { 'x5t#S256': string };
 
+/** How a token is bound: to a DPoP key (RFC 9449) or a client certificate (RFC 8705); undefined for a bearer token. */
+export function bindingOf(cnf: Confirmation | undefined): 'dpop' | 'mtls' | undefined {
+  return cnf === undefined ? undefined : 'jkt' in cnf ? 'dpop' : 'mtls';
+}
+
 /** Whether two bindings are the same (both absent included). */
 export function sameConfirmation(a: Confirmation | undefined, b: Confirmation | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
