@@ -22,6 +22,12 @@ export type ReadClientCertificate = (req: IncomingMessage) => ClientCertificate 
 export interface ClientCertificateSettings {
   trustedProxies: readonly string[];
   clientCertificateHeader: { name: string; format: 'envoy' | 'nginx' } | undefined;
+  tls: { clientCa: string | undefined } | undefined;
+}
+
+/** Whether clients may present certificates: the listener asks for them, or a trusted proxy in front says which they presented. */
+export function mutualTls(settings: Pick<ClientCertificateSettings, 'clientCertificateHeader' | 'tls'>): boolean {
+  return settings.tls?.clientCa !== undefined || settings.clientCertificateHeader !== undefined;
 }
 
 /** A header of PEM text is a few kilobytes; a chain, a few times that. */
@@ -40,6 +46,7 @@ export function thumbprintOf(x509: X509Certificate): string {
 }
 
 export function createReadClientCertificate(settings: ClientCertificateSettings): ReadClientCertificate {
+  if (!mutualTls(settings)) return () => undefined;
   const header = settings.clientCertificateHeader;
   const fromTrustedProxy = createTrustedPeer(settings.trustedProxies);
   // A connection's certificate does not change: read once per connection.
@@ -54,17 +61,29 @@ export function createReadClientCertificate(settings: ClientCertificateSettings)
     }
     return known ?? undefined;
   }
+  // A proxy sends one client's calls over a connection, or many clients': the last header read on
+  // each connection, and what it said, spare reading the same certificate call after call.
+  const lastForwarded = new WeakMap<Socket, { value: string; certificate: ClientCertificate | undefined }>();
+  function forwardedCertificate(req: IncomingMessage, name: string, format: 'envoy' | 'nginx'): ClientCertificate | undefined {
+    // Sent twice, Node joins the values with a comma, and which one is the client's is anyone's guess.
+    const value = req.headers[name];
+    if (typeof value !== 'string' || repeatedHeader(req.rawHeaders, name)) return undefined;
+    const last = lastForwarded.get(req.socket);
+    if (last?.value === value) return last.certificate;
+    const certificate = forwarded(value, format);
+    lastForwarded.set(req.socket, { value, certificate });
+    return certificate;
+  }
   return function clientCertificate(req) {
     // Behind the proxy, the connection is the proxy's: its client's certificate is what the header says.
-    // Sent twice, Node joins the values with a comma, and which one is the client's is anyone's guess.
-    if (header !== undefined && fromTrustedProxy(req)) return repeatedHeader(req.rawHeaders, header.name) ? undefined : forwarded(req.headers[header.name], header.format);
+    if (header !== undefined && fromTrustedProxy(req)) return forwardedCertificate(req, header.name, header.format);
     return connectionCertificate(req.socket);
   };
 }
 
 /** What a trusted proxy says; undefined when it says nothing, or nothing that reads as one certificate. */
-function forwarded(value: string | string[] | undefined, format: 'envoy' | 'nginx'): ClientCertificate | undefined {
-  if (typeof value !== 'string' || value === '' || value.length > MAX_HEADER_LENGTH) return undefined;
+function forwarded(value: string, format: 'envoy' | 'nginx'): ClientCertificate | undefined {
+  if (value === '' || value.length > MAX_HEADER_LENGTH) return undefined;
   const encoded = format === 'envoy' ? envoyCert(value) : value;
   if (encoded === undefined) return undefined;
   let pem: string;

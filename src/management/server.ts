@@ -13,9 +13,7 @@ import { createClientIp } from '../http/ip.ts';
 import { listen, type Listener } from '../http/listener.ts';
 import { NOSNIFF } from '../http/problem.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
-import { createDpopVerifier } from '../oauth/dpop.ts';
-import { createPublicOrigin } from '../http/origin.ts';
-import { createReadClientCertificate } from '../http/client-certificate.ts';
+import { createSenderChecks } from '../oauth/senders.ts';
 import { builtInDocument } from '../openapi/document.ts';
 import { operationRoutes } from '../openapi/routes.ts';
 import { Documents } from '../openapi/validators.ts';
@@ -154,7 +152,7 @@ function documentPath(): OwnPath {
 }
 
 /** The management listener's clients reach it directly: no proxy speaks for them. */
-const UNPROXIED = { trustedProxies: [], publicHost: undefined, clientCertificateHeader: undefined } as const;
+const UNPROXIED = { trustedProxies: [], publicHost: undefined, clientCertificateHeader: undefined, tls: undefined } as const;
 
 /** The listener's request handler: the operations' routes, the token endpoint for management clients, and the document. */
 export function createManagementHandler(config: Config, settings: ManagementSettings, services: ManagementServices, current: () => Config) {
@@ -181,6 +179,8 @@ export function createManagementHandler(config: Config, settings: ManagementSett
   );
   const product = managementProduct(settings);
   const env: OperationEnv = { services, config: current, idempotency: createIdempotency(services) };
+  // A management client may bind its tokens to a DPoP key, as an app may; its listener asks for no certificate.
+  const senders = createSenderChecks({ listen: UNPROXIED, dpop: config.oauth.dpop, issuer: undefined }, services);
   const token = createTokenEndpoint({
     store: services.store,
     secretKey: services.secretKey,
@@ -191,9 +191,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     authServers: new Map(),
     // Management clients get opaque tokens.
     signing: { keys: services.keys, issuer: undefined },
-    // A management client may bind its tokens to a DPoP key, as an app may; its listener asks for no certificate.
-    dpop: createDpopVerifier(config.oauth.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(UNPROXIED), issuer: undefined }),
-    clientCertificate: createReadClientCertificate(UNPROXIED),
+    ...senders,
   });
   const ownPaths = new Map<string, OwnPath>([
     ['/oauth2/token', { route: { name: '/oauth2/token', upstream: undefined, steps: [requestIdHeader, token.step], surface: 'token', fail: token.fail }, preflight: undefined }],
@@ -210,13 +208,12 @@ export function createManagementHandler(config: Config, settings: ManagementSett
       // Management clients hold opaque tokens, and the operations have no upstream to tell.
       issuer: undefined,
       signing: config.oauth.signing,
-      dpop: config.oauth.dpop,
       configDir: '.',
       documents: new Documents(),
       compiled: { once: (_options, make) => make() },
       respond: (route) => operationStep(route, env),
     },
-    services,
+    { ...services, senders },
     ownPaths,
   );
   return createHandler({

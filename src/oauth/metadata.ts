@@ -16,11 +16,6 @@ export function introspectionServed(oauth: Config['oauth']): boolean {
   return oauth.introspectionClients.length > 0;
 }
 
-/** Whether clients may present certificates: the listener asks for them, or a trusted proxy in front says which they presented. */
-export function mutualTls(listen: Config['listen']): boolean {
-  return listen.tls?.clientCa !== undefined || listen.clientCertificateHeader !== undefined;
-}
-
 function metadataDocument(oauth: Config['oauth'], served: Iterable<ProductSettings>, certificates: boolean): Record<string, unknown> | undefined {
   const { issuer } = oauth;
   if (issuer === undefined) return undefined;

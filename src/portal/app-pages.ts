@@ -157,7 +157,7 @@ export interface AppView {
   /** The product's quota and how much of it the app used in the current window. */
   quota: { settings: QuotaSettings; used: number } | undefined;
   now: number;
-  /** Whether token requests can present a client certificate (src/oauth/metadata.ts mutualTls). */
+  /** Whether token requests can present a client certificate (mutualTls of src/http/client-certificate.ts). */
   takesCertificates: boolean;
 }
 

@@ -5,7 +5,7 @@ import { PRIVATE_KEY, setCertificateAuth } from '../admin/app-certificates.ts';
 import { CLIENT_TYPES } from '../admin/app-rules.ts';
 import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setRedirectUris, type AppDetails } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
-import { mutualTls } from '../oauth/metadata.ts';
+import { mutualTls } from '../http/client-certificate.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { isLive } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';

@@ -9,6 +9,7 @@ import { compiledOf } from '../config/compiled.ts';
 import type { Config } from '../config/load.ts';
 import { createClientIp } from '../http/ip.ts';
 import type { Services } from '../services.ts';
+import { createSenderChecks } from '../oauth/senders.ts';
 import { createHandler, writesAccessLines, type InFlight } from './handler.ts';
 import { compileOAuthRoutes } from './oauth-routes.ts';
 import { compileRoutes } from './routes.ts';
@@ -35,8 +36,9 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
   }
 }
 
-function compileWith(config: Config, services: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
-  const { clock, logger, usage, metrics } = services;
+function compileWith(config: Config, runtimeServices: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
+  const { clock, logger, usage, metrics } = runtimeServices;
+  const services = { ...runtimeServices, senders: createSenderChecks({ listen: config.listen, dpop: config.oauth.dpop, issuer: config.oauth.issuer }, runtimeServices) };
   const configDir = path.dirname(config.file);
   // What the load compiled: its documents and their validators, and each policy's compiled options.
   const { documents, policies: compiled } = compiledOf(config);
@@ -52,7 +54,6 @@ function compileWith(config: Config, services: RuntimeServices, authServers: Rea
       realm: config.oauth.realm,
       issuer: config.oauth.issuer,
       signing: config.oauth.signing,
-      dpop: config.oauth.dpop,
       configDir,
       documents,
       compiled,

@@ -14,14 +14,13 @@ import type { Config } from '../config/load.ts';
 import type { Metrics } from '../metrics.ts';
 import { OAUTH_PATHS, type FormEndpoint } from '../oauth/endpoint.ts';
 import { createIntrospectionEndpoint } from '../oauth/introspect.ts';
-import { createMetadataEndpoint, introspectionServed, mutualTls } from '../oauth/metadata.ts';
+import { createMetadataEndpoint, introspectionServed } from '../oauth/metadata.ts';
 import { createRevocationEndpoint } from '../oauth/revoke.ts';
 import { createJwksEndpoint } from '../oauth/signing/jwks.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
 import { createTokenEndpoint } from '../oauth/token.ts';
-import { createDpopVerifier } from '../oauth/dpop.ts';
-import { createReadClientCertificate } from '../http/client-certificate.ts';
-import { createPublicOrigin } from '../http/origin.ts';
+import { mutualTls } from '../http/client-certificate.ts';
+import type { SenderChecks } from '../oauth/senders.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
@@ -29,7 +28,7 @@ import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
 
 /** The services the OAuth endpoints use. */
-export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics' | 'keys'>;
+export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics' | 'keys'> & { senders: SenderChecks };
 
 /** The compilation the endpoints' policies belong to: where the config is, and its documents. */
 export interface OAuthRouteSite {
@@ -71,10 +70,10 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
       preflight: cors === undefined ? undefined : { name: path, upstream: undefined, steps: [requestIdHeader, cors.preflight], surface },
     });
   }
-  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm, clientCertificate: createReadClientCertificate(config.listen) };
+  const { dpop, clientCertificate } = services.senders;
+  const oauth = { store, secretKey, clock, logger, realm: config.oauth.realm, clientCertificate };
   // Revocation and introspection take the gateway's JWT access tokens as well as its opaque ones.
   const verifyJwt = createJwtVerifier(keys, config.oauth.issuer);
-  const dpop = createDpopVerifier(config.oauth.dpop, { once: store.once, secretKey, origin: createPublicOrigin(config.listen), issuer: config.oauth.issuer });
   serve(OAUTH_PATHS.token, createTokenEndpoint({ ...oauth, products: config.products, authServers, signing: { keys, issuer: config.oauth.issuer }, dpop }), 'token', countToken(metrics));
   serve(OAUTH_PATHS.revocation, createRevocationEndpoint({ ...oauth, verifyJwt }));
   if (introspectionServed(config.oauth)) serve(OAUTH_PATHS.introspection, createIntrospectionEndpoint({ ...oauth, verifyJwt, products: config.products }, config.oauth.introspectionClients));

@@ -1,9 +1,7 @@
 // Config → route table. Each route's steps are built here, once; a request only walks them.
 import type { Config, RouteSettings } from '../config/load.ts';
-import type { DpopSettings, SigningSettings } from '../config/types.ts';
-import { createReadClientCertificate } from '../http/client-certificate.ts';
-import { createPublicOrigin } from '../http/origin.ts';
-import { createDpopVerifier } from '../oauth/dpop.ts';
+import type { SigningSettings } from '../config/types.ts';
+import type { SenderChecks } from '../oauth/senders.ts';
 import type { PolicyEntry } from '../config/schema.ts';
 import { GatewayError } from '../errors.ts';
 import { tooLarge } from '../http/body.ts';
@@ -18,7 +16,6 @@ import { createRequestHeaders } from '../upstream/headers.ts';
 import { createIdentities, createIdentityStep, type Identities } from '../upstream/identity.ts';
 import type { KeyRing } from '../oauth/signing/key-ring.ts';
 import { createJwtVerifier } from '../oauth/signing/jwt.ts';
-import type { KeyObject } from 'node:crypto';
 import type { Store } from '../store/port/index.ts';
 import { createResponder, createTarget, type Target } from '../upstream/targets.ts';
 import type { Documents } from '../openapi/validators.ts';
@@ -82,8 +79,6 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
   /** oauth.issuer: what the gateway's JWTs name as their issuer. */
   issuer: string | undefined;
   signing: SigningSettings;
-  /** oauth.dpop: how the proofs of DPoP-bound tokens are checked. */
-  dpop: DpopSettings;
   configDir: string;
   /** The compilation's documents: each compiled once for all its routes, and each file a policy names read once. */
   documents: Documents;
@@ -96,8 +91,8 @@ export type RouteTableSettings = Pick<Config, 'routes' | 'products' | 'upstreams
 /** The services the route table's steps use. */
 export interface RouteServices {
   store: Store;
-  /** Keys the DPoP nonces. */
-  secretKey: KeyObject;
+  /** What the routes' tokens may be bound to (DPoP proofs, client certificates), checked as the token endpoint checks them. */
+  senders: SenderChecks;
   keys: KeyRing;
   clock: () => number;
   logger: PolicyEnv['logger'];
@@ -170,11 +165,7 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
     [...config.products.values()].some((p) => p.senderConstraint === 'dpop'),
   );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
-  const dpop = createDpopVerifier(config.dpop, { once: services.store.once, secretKey: services.secretKey, origin: createPublicOrigin(config.listen), issuer: config.issuer });
-  const verifyToken = createVerifyToken(
-    { store: services.store, clock, maxBodySize, verifyJwt, products: config.products, dpop, clientCertificate: createReadClientCertificate(config.listen) },
-    errors,
-  );
+  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, ...services.senders }, errors);
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
