@@ -5,7 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { pemCertificates, thumbprintOf } from '../http/client-certificate.ts';
 import { parseDn } from '../oauth/mtls.ts';
-import type { CertificateAuth, RegisteredCertificate } from '../store/port/index.ts';
+import type { App, CertificateAuth, RegisteredCertificate } from '../store/port/index.ts';
 import { findApp, requireChangeable, type AppDetails, type AppRef } from './apps.ts';
 import { audit } from './audit.ts';
 import { asCaller, isDeveloper, ofApp, type CallerDeps } from './deps.ts';
@@ -84,13 +84,26 @@ function registered(text: string): RegisteredCertificate[] {
 export async function setCertificateAuth(deps: CallerDeps, ref: AppRef, input: CertificateAuthInput): Promise<AppDetails> {
   const app = await findApp(deps, ref);
   if (isDeveloper(deps)) await requireChangeable(deps, app);
-  const auth = keepDetails(certificateAuthOf(input), app.certificateAuth);
-  if (auth !== undefined && app.type === 'public') throw invalid('a public app does not authenticate; its tokens are bound to the certificate it presents without registering one');
+  const auth = checkCertificateAuth(deps, app, input);
   const updated = await deps.store.apps.setCertificateAuth(app.id, auth, deps.clock());
   // Deleted since it was read (a DELETE racing this change).
   if (updated === undefined) throw new AdminError('unknown_app', `the app "${app.name}" no longer exists`);
   audit(deps.logger, 'app.certificate', { actor: asCaller(deps), ...ofApp(updated), method: auth?.method ?? 'none', ...thumbprints(auth) });
   return { ...updated, credentials: app.credentials };
+}
+
+/**
+ * The registration `input` asks of `app` as it is now, checked; throws why it may not have it,
+ * before anything is written (the management API checks every change of a PATCH first).
+ */
+export function checkCertificateAuth(deps: CallerDeps, app: App, input: CertificateAuthInput): CertificateAuth | undefined {
+  // What the API team registered (a CA-signed certificate's subject), the API team changes.
+  if (isDeveloper(deps) && app.certificateAuth?.method === 'tls_client_auth') {
+    throw new AdminError('certificate_by_operator', 'The API team registered the certificate this app authenticates with: ask them to change it.');
+  }
+  const auth = keepDetails(certificateAuthOf(input), app.certificateAuth);
+  if (auth !== undefined && app.type === 'public') throw invalid('a public app does not authenticate; its tokens are bound to the certificate it presents without registering one');
+  return auth;
 }
 
 /**

@@ -1,6 +1,6 @@
 // The management API's operations on apps, their keys and their tokens: each a thin call of
 // src/admin, as `gateway admin apps|keys|tokens` is.
-import { certificateAuthOf, setCertificateAuth, type CertificateAuthInput } from '../admin/app-certificates.ts';
+import { checkCertificateAuth, setCertificateAuth, type CertificateAuthInput } from '../admin/app-certificates.ts';
 import { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris, type AppDetails, type NewAppInput } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
 import { importKey, revokeTokens } from '../admin/keys.ts';
@@ -56,7 +56,7 @@ export const appOperations: Record<string, ManagementOperation> = {
       certificateAuth?: CertificateAuthInput;
     };
     // First: the changes that may be refused, checked before any is made, so that a refusal leaves the others unmade.
-    if (certificateAuth !== undefined) certificateAuthOf(certificateAuth);
+    if (certificateAuth !== undefined) checkCertificateAuth(call.deps, app, certificateAuth);
     if (redirectUris !== undefined) await setRedirectUris(call.deps, { id: app.id }, redirectUris);
     if (certificateAuth !== undefined) await setCertificateAuth(call.deps, { id: app.id }, certificateAuth);
     if (approval !== undefined) await approveApp(call.deps, { id: app.id });

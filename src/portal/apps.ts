@@ -157,7 +157,6 @@ export const redirectUrisForm = withApp(async (ctx, r, app) => {
 });
 
 /** Refusals of the certificate form that src/admin would not make: it does not know the listener, nor who registered a subject. */
-const BY_OPERATOR = 'The API team registered the certificate this app authenticates with: ask them to change it.';
 const NO_MUTUAL_TLS = 'The gateway takes no client certificates at the moment: a certificate registered now would stop the app from getting tokens.';
 
 /**
@@ -170,8 +169,7 @@ export const certificateForm = withApp(async (ctx, r, app) => {
   // A private key pasted by mistake is not sent back to the browser.
   const text = PRIVATE_KEY.test(pasted) ? '' : pasted;
   const again = async (status: number, error: string) => page(status, pages.appPage(r.frame, await appView(ctx, app), { certificate: { text, error } }));
-  if (app.certificateAuth?.method === 'tls_client_auth') return again(403, BY_OPERATOR);
-  if (!mutualTls(ctx.catalog().listen)) return again(400, NO_MUTUAL_TLS);
+  if (!mutualTls(ctx.catalog().listen) && app.certificateAuth?.method !== 'tls_client_auth') return again(400, NO_MUTUAL_TLS);
   const kept = certificatePages.registeredCertificates(app).map((c) => c.thumbprint);
   let added: number;
   try {

@@ -76,6 +76,7 @@ const REFUSAL_STATUS: Readonly<Record<string, number>> = {
   not_invited: 403,
   invalid_invitation: 403,
   app_disabled: 403,
+  certificate_by_operator: 403,
   developer_disabled: 403,
   too_many_apps: 403,
   unknown_app: 404,

@@ -94,4 +94,31 @@ describe('management API: public and confidential apps, redirect URIs', () => {
     assert.equal(badType.body.code, 'invalid_request');
     assert.equal((await request('GET', '/v1/apps', '/v1/apps?name=refused')).body.items.length, 0);
   });
+
+  test('PATCH certificateAuth: a refused registration (a public app) leaves the redirect URIs of the same PATCH unchanged; a confidential app takes one, and none', async () => {
+    const spa = await request('POST', '/v1/apps', '/v1/apps', {
+      body: { developer: 'ada@example.com', name: 'spa-cert', product: 'signin', type: 'public', redirectUris: ['https://spa.example.com/a'] },
+    });
+    const path = `/v1/apps/${spa.body.id}`;
+    const refused = await request('PATCH', '/v1/apps/{app}', path, {
+      body: { redirectUris: ['https://spa.example.com/b'], certificateAuth: { method: 'tls_client_auth', subjectDn: 'CN=spa' } },
+    });
+    assert.equal(refused.status, 400, refused.text);
+    assert.deepEqual(
+      { code: refused.body.code, detail: refused.body.detail },
+      { code: 'invalid_certificate', detail: 'a public app does not authenticate; its tokens are bound to the certificate it presents without registering one' },
+    );
+    assert.deepEqual((await request('GET', '/v1/apps/{app}', path)).body.redirectUris, ['https://spa.example.com/a'], 'nothing of the PATCH was made');
+
+    const web = await request('POST', '/v1/apps', '/v1/apps', { body: { developer: 'ada@example.com', name: 'svc-cert', product: 'hello' } });
+    const webPath = `/v1/apps/${web.body.id}`;
+    const set = await request('PATCH', '/v1/apps/{app}', webPath, { body: { certificateAuth: { method: 'tls_client_auth', san: 'dns', value: 'svc.example.com' } } });
+    assert.equal(set.status, 200, set.text);
+    assert.deepEqual(set.body.certificateAuth, { method: 'tls_client_auth', subject: { san: 'dns', value: 'svc.example.com' } });
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, web.body)).status, 401, 'the secret no longer authenticates');
+    const cleared = await request('PATCH', '/v1/apps/{app}', webPath, { body: { certificateAuth: { method: 'none' } } });
+    assert.equal(cleared.status, 200);
+    assert.equal('certificateAuth' in cleared.body, false);
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, web.body)).status, 200, 'the secret authenticates again');
+  });
 });
