@@ -27,7 +27,7 @@ export function addressSet(entries: readonly string[]): (ip: string) => boolean 
 }
 
 /** The peer's address, with IPv4-mapped IPv6 addresses shown as IPv4. */
-function peerAddress(address: string): string {
+export function peerAddress(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
 }
 

@@ -2,7 +2,7 @@
 // X-Forwarded-Host, else the listener's scheme and listen.publicHost. Never a client's
 // forwarding headers; the Host header only where the caller decides it may stand in.
 import type { IncomingMessage } from 'node:http';
-import { createTrustedPeer } from './ip.ts';
+import { createTrustedPeer, peerAddress } from './ip.ts';
 
 // RFC 9110 §7.2: uri-host [":" port], as a proxy in front would send it.
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
@@ -12,6 +12,8 @@ export interface PublicOrigin {
   proto(req: IncomingMessage, listener: string): string;
   /** What a trusted proxy in front says, else listen.publicHost; undefined when neither says. */
   host(req: IncomingMessage): string | undefined;
+  /** The address and port the connection reached, as a URI's host; and localhost's too, when it is a loopback one. Never a client's word. */
+  own(req: IncomingMessage): string[];
 }
 
 export function createPublicOrigin(settings: { trustedProxies: readonly string[]; publicHost: string | undefined }): PublicOrigin {
@@ -30,6 +32,13 @@ export function createPublicOrigin(settings: { trustedProxies: readonly string[]
         if (typeof said === 'string' && HOST.test(said)) return said;
       }
       return settings.publicHost;
+    },
+    own(req) {
+      const { localAddress, localPort } = req.socket;
+      if (localAddress === undefined || localPort === undefined) return [];
+      const address = peerAddress(localAddress);
+      const own = `${address.includes(':') ? `[${address}]` : address}:${localPort}`;
+      return address === '127.0.0.1' || address === '::1' ? [own, `localhost:${localPort}`] : [own];
     },
   };
 }

@@ -100,9 +100,9 @@ function formBodyToCheck(req: IncomingMessage): boolean {
  * The record of a presented access token, if it is valid: an opaque token's by its digest, a JWT's
  * by its jti once its signature and claims hold. Synchronous when the store has it in memory.
  */
-export type FindToken = (ctx: RequestContext, token: string) => ActiveToken | undefined | Promise<ActiveToken | undefined>;
+type FindToken = (ctx: RequestContext, token: string) => ActiveToken | undefined | Promise<ActiveToken | undefined>;
 
-export function createFindToken(env: { store: Store; clock: () => number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> }): FindToken {
+function createFindToken(env: { store: Store; clock: () => number; verifyJwt: JwtVerifier; products: ReadonlyMap<string, ProductSettings> }): FindToken {
   const { store, clock, verifyJwt, products } = env;
   /**
    * The digest of the last token presented on each connection. A client sends the same token call
@@ -147,28 +147,26 @@ export function createFindToken(env: { store: Store; clock: () => number; verify
  * holds. Every refusal is a DPoP challenge.
  */
 function createDpopAccess(find: FindToken, dpop: DpopVerifier, clock: () => number, errors: BearerErrors) {
-  return async function dpopAccess(ctx: RequestContext, token: string): Promise<ActiveToken> {
+  async function checked(ctx: RequestContext, token: string, now: number): Promise<ActiveToken> {
     if (token === '' || !TOKEN68.test(token)) throw errors.dpop('invalid_request', 'the DPoP access token is empty or malformed');
-    let proof: string | undefined;
-    try {
-      proof = proofHeader(ctx.req);
-    } catch (err) {
-      throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message) : err;
-    }
+    const proof = proofHeader(ctx.req);
     if (proof === undefined) throw errors.dpop('invalid_dpop_proof', 'a DPoP proof is required with the DPoP scheme');
     const found = await find(ctx, token);
     if (found === undefined) throw errors.dpop('invalid_token', 'the access token is invalid, expired or revoked');
     const cnf = found.cnf;
     if (cnf === undefined || !('jkt' in cnf)) throw errors.dpop('invalid_token', 'this access token is not DPoP-bound: send it with the Bearer scheme');
-    const now = clock();
-    let jkt: string;
-    try {
-      jkt = await dpop.verify(proof, { method: ctx.req.method ?? 'GET', htu: dpop.htu(ctx.req, ctx.protocol, ctx.path), accessToken: token, now });
-    } catch (err) {
-      throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message, dpop.nonce(now)) : err;
-    }
+    const jkt = await dpop.verify(proof, { method: ctx.req.method ?? 'GET', htu: dpop.htu(ctx.req, ctx.protocol, ctx.path), accessToken: token, now });
     if (jkt !== cnf.jkt) throw errors.dpop('invalid_dpop_proof', 'the DPoP proof is signed by another key than the one the token is bound to');
     return found;
+  }
+  return async function dpopAccess(ctx: RequestContext, token: string): Promise<ActiveToken> {
+    const now = clock();
+    try {
+      return await checked(ctx, token, now);
+    } catch (err) {
+      // The proof's refusals (src/oauth/dpop.ts) as this surface's challenge, with the nonce to use.
+      throw err instanceof DpopRefusal ? errors.dpop(err.code, err.message, dpop.nonce(now)) : err;
+    }
   };
 }
 

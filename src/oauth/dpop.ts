@@ -103,7 +103,7 @@ async function proofKey(proof: string): Promise<ProofKey> {
 }
 
 /** What the proof must match: the request as the client sent it. */
-export interface ProofTarget {
+interface ProofTarget {
   method: string;
   /** The URIs the client may have addressed, without query and fragment (§4.3 check 9), each normalised by normalHtu. */
   htu: readonly string[];
@@ -113,7 +113,7 @@ export interface ProofTarget {
 }
 
 /** §4.3 check 9: the URI with syntax- and scheme-based normalisation (RFC 3986 §6.2.2, §6.2.3): case, default port, no query or fragment. */
-export function normalHtu(uri: string): string | undefined {
+function normalHtu(uri: string): string | undefined {
   if (!URL.canParse(uri)) return undefined;
   const url = new URL(uri);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
@@ -163,7 +163,15 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
     }
     return { jkt: key.jkt, claims };
   }
-  const nonceAt = (window: number) => `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
+  // The nonces of the last two windows, each made once: every proof's check asks for both.
+  let made: [window: number, nonce: string][] = [];
+  function nonceAt(window: number): string {
+    const known = made.find(([w]) => w === window);
+    if (known !== undefined) return known[1];
+    const nonce = `${window.toString(36)}.${secretHash(env.secretKey, `dpop-nonce ${window}`).subarray(0, 16).toString('base64url')}`;
+    made = [[window, nonce] as [number, string], ...made].slice(0, 2);
+    return nonce;
+  }
   function nonceGood(nonce: unknown, now: number): boolean {
     if (typeof nonce !== 'string' || nonce.length > 64) return false;
     const window = Math.floor(now / windowMs);
@@ -177,7 +185,7 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
       const named = env.origin.host(req);
       // §4.3 check 9 is against the server's own URI: a Host header of the client's choosing would
       // let a proof made for another server (one the token was sent to by mistake) pass here.
-      const hosts = named === undefined ? ownHosts(req) : [named];
+      const hosts = named === undefined ? env.origin.own(req) : [named];
       const origins = [...hosts.map((h) => `${proto}://${h}`), ...(env.issuer === undefined ? [] : [env.issuer])];
       return origins.flatMap((o) => normalHtu(`${o}${path}`) ?? []);
     },
@@ -211,13 +219,4 @@ export function createDpopVerifier(settings: DpopSettings, env: { once: OnceStor
       return jkt;
     },
   };
-}
-
-/** The address and port the connection reached, as a URI's host; and localhost's, when it is a loopback one. */
-function ownHosts(req: IncomingMessage): string[] {
-  const { localAddress, localPort } = req.socket;
-  if (localAddress === undefined || localPort === undefined) return [];
-  const address = localAddress.startsWith('::ffff:') ? localAddress.slice(7) : localAddress;
-  const own = `${address.includes(':') ? `[${address}]` : address}:${localPort}`;
-  return address === '127.0.0.1' || address === '::1' ? [own, `localhost:${localPort}`] : [own];
 }

@@ -20,7 +20,7 @@ export function certificateMatches(auth: CertificateAuth, cert: ClientCertificat
 }
 
 /** §2.1.2: the subject DN (distinguishedNameMatch), or the one subjectAltName entry, registered. */
-export function subjectMatches(subject: CertificateSubject, x509: X509Certificate): boolean {
+function subjectMatches(subject: CertificateSubject, x509: X509Certificate): boolean {
   if ('dn' in subject) {
     const registered = parseDn(subject.dn, ',');
     // Node prints the subject one RDN a line, in the certificate's order; RFC 4514 strings start from the other end.

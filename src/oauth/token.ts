@@ -82,18 +82,17 @@ function senderBinding(dpop: DpopVerifier, clientCertificate: ReadClientCertific
     }
     try {
       const proof = proofHeader(ctx.req);
-      if (proof === undefined) {
-        if (product.senderConstraint === 'dpop') throw new DpopRefusal('invalid_dpop_proof', `API product '${product.name}' issues DPoP-bound tokens only: send a DPoP proof`);
-        const certificate = clientCertificate(ctx.req);
-        if (certificate !== undefined) ctx.cnf = { 'x5t#S256': certificate.thumbprint };
+      if (proof !== undefined) {
+        ctx.cnf = { jkt: await dpop.verify(proof, { method: 'POST', htu: dpop.htu(ctx.req, ctx.request.protocol, OAUTH_PATHS.token), now: ctx.now }) };
         return;
       }
-      const jkt = await dpop.verify(proof, { method: 'POST', htu: dpop.htu(ctx.req, ctx.request.protocol, OAUTH_PATHS.token), now: ctx.now });
-      ctx.cnf = { jkt };
     } catch (err) {
-      if (err instanceof DpopRefusal) throw dpopRefused(err.code, err.message, dpop.nonce(ctx.now));
-      throw err;
+      // The proof's refusals (src/oauth/dpop.ts) as this surface's error, with the nonce to use.
+      throw err instanceof DpopRefusal ? dpopRefused(err.code, err.message, dpop.nonce(ctx.now)) : err;
     }
+    if (product.senderConstraint === 'dpop') throw dpopRefused('invalid_dpop_proof', `API product '${product.name}' issues DPoP-bound tokens only: send a DPoP proof`, dpop.nonce(ctx.now));
+    const certificate = clientCertificate(ctx.req);
+    if (certificate !== undefined) ctx.cnf = { 'x5t#S256': certificate.thumbprint };
   };
 }
 

@@ -29,7 +29,7 @@ const expiry = (c: RegisteredCertificate, now: number) => (c.expiresAt === null 
 /** Registered by thumbprint alone (by an operator): nothing else is known of it. */
 const subjectText = (c: RegisteredCertificate) => (c.subject === '' ? 'not known (registered by its thumbprint)' : c.subject);
 
-export const removePath = (app: App, c: RegisteredCertificate) => `/apps/${app.id}/certificates/${c.thumbprint}/remove`;
+const removePath = (app: App, c: RegisteredCertificate) => `/apps/${app.id}/certificates/${c.thumbprint}/remove`;
 
 export function certificatesSection(view: CertificateView, frame: Frame): Html {
   const { app, now, takesCertificates } = view;

@@ -240,7 +240,7 @@ function toApp(r: Row): App {
     type: r.client_type as ClientType,
     redirectUris: redirectUrisOf(r.redirect_uris as string),
     ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
-    ...certificateAuthOf(r.certificate_auth),
+    ...certificateAuthMember(r.certificate_auth),
   };
 }
 
@@ -250,7 +250,7 @@ export function certificateAuthColumn(auth: CertificateAuth | undefined): string
 }
 
 /** The `certificate_auth` column as App's optional member. */
-export function certificateAuthOf(column: unknown): { certificateAuth?: CertificateAuth } {
+export function certificateAuthMember(column: unknown): { certificateAuth?: CertificateAuth } {
   return typeof column === 'string' ? { certificateAuth: JSON.parse(column) as CertificateAuth } : {};
 }
 

@@ -2,7 +2,7 @@
 // written in one write transaction, for `gateway admin migrate` (src/store/port/transfer.ts).
 import { StoreError, type ExportedApp, type ExportedCredential, type ExportedDeveloper, type StoreExport, type TransferStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
-import { certificateAuthColumn, certificateAuthOf, redirectUrisColumn, redirectUrisOf, scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
+import { certificateAuthColumn, certificateAuthMember, redirectUrisColumn, redirectUrisOf, scopesColumn, scopesOf, toCredential as toAppCredential } from './apps.ts';
 import { toSigningKey } from './signing-keys.ts';
 import { cnfColumn, toToken } from './tokens.ts';
 
@@ -113,7 +113,7 @@ function toApp(r: Row): ExportedApp {
     type: r.client_type as ExportedApp['type'],
     redirectUris: redirectUrisOf(r.redirect_uris as string),
     ...(typeof r.scopes === 'string' && { scopes: scopesOf(r.scopes) }),
-    ...certificateAuthOf(r.certificate_auth),
+    ...certificateAuthMember(r.certificate_auth),
   };
 }
 
