@@ -35,7 +35,7 @@ export class ProofSigner {
   }
 }
 
-/** §4.3 check 11: base64url of the SHA-256 of the access token. */
+/** §4.3 check 12: base64url of the SHA-256 of the access token. */
 export const ath = (accessToken: string) => createHash('sha256').update(accessToken).digest('base64url');
 
 /** A client_credentials token bound to `signer`'s key (§5): the token request carries a proof. */

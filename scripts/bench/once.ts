@@ -14,12 +14,12 @@ import { sha256 } from '../../src/crypto.ts';
 import { openStore } from '../../src/store/open.ts';
 
 const IN_FLIGHT = 64;
-/** As the gateway sets it for a proof: oauth.dpop.maxAge (60 s by default) and 5 s of clock skew. */
-const KEPT_MS = 65_000;
-
 const [configFile, countArg] = process.argv.slice(2);
 const n = Number(countArg);
-const store = openStore(loadConfigFile(configFile!, { env: {} }).store);
+const config = loadConfigFile(configFile!, { env: {} });
+const store = openStore(config.store);
+/** As the gateway keeps a proof's jti: oauth.dpop.maxAge and the 5 s a client's clock may run ahead. */
+const KEPT_MS = config.oauth.dpop.maxAgeMs + 5_000;
 const run = randomBytes(9).toString('base64url');
 let spent = 0;
 const spend = async () => {

@@ -229,8 +229,9 @@ interface CertificateOptions {
 /** The one registration the options ask for. */
 function certificateInput(opts: CertificateOptions): CertificateAuthInput {
   const selfSigned = [...(opts.pem ?? []).map(readPem), ...(opts.thumbprint ?? [])];
+  const given = { dns: opts.sanDns, uri: opts.sanUri, ip: opts.sanIp, email: opts.sanEmail };
   const sans = (['dns', 'uri', 'ip', 'email'] as const).flatMap((san) => {
-    const value = opts[`san${san[0]!.toUpperCase()}${san.slice(1)}` as 'sanDns' | 'sanUri' | 'sanIp' | 'sanEmail'];
+    const value = given[san];
     return value === undefined ? [] : [{ method: 'tls_client_auth' as const, san, value }];
   });
   const asked: CertificateAuthInput[] = [
