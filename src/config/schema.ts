@@ -54,6 +54,17 @@ const Listener = Type.Object(
     ),
     headersTimeout: Type.Optional(about(Duration, 'A client that has not sent its headers within this time gets 408.', { default: '10s' })),
     requestTimeout: Type.Optional(about(Duration, 'A client that has not sent its whole request within this time gets 408.', { default: '60s' })),
+    lingeringTime: Type.Optional(
+      about(
+        Duration,
+        "After an answer given before the request's body was read (a 401, a 413), how long the gateway goes on reading and throwing away what the client still sends before it closes: long enough for a client that streams its body to read the answer (nginx's lingering_time).",
+        { default: '30s' },
+      ),
+    ),
+    lingeringTimeout: Type.Optional(about(Duration, "Within listen.lingeringTime, how long the client may send nothing before the connection closes (nginx's lingering_timeout).", { default: '5s' })),
+    lingeringBytes: Type.Optional(
+      about(Type.Integer({ minimum: 0 }), 'Within listen.lingeringTime, how many bytes the gateway reads and throws away at most before the connection closes.', { default: 64 * 1024 * 1024 }),
+    ),
     keepAliveTimeout: Type.Optional(
       about(Duration, "How long an idle keep-alive connection stays open: longer than a load balancer's idle timeout (commonly 60s), so that it is the balancer that closes it.", { default: '65s' }),
     ),

@@ -105,7 +105,12 @@ function senderTimeouts(listen: ConfigFile['listen'], { duration, report }: Site
   if (headersMs === 0) report(['listen', 'headersTimeout'], 'must be longer than 0');
   if (requestMs === 0) report(['listen', 'requestTimeout'], 'must be longer than 0');
   else if (headersMs > requestMs) report(['listen', 'headersTimeout'], 'must not be longer than listen.requestTimeout');
-  return { headersMs, requestMs, keepAliveMs: duration(listen.keepAliveTimeout, ['listen', 'keepAliveTimeout']) };
+  return {
+    headersMs,
+    requestMs,
+    keepAliveMs: duration(listen.keepAliveTimeout, ['listen', 'keepAliveTimeout']),
+    lingering: { ms: duration(listen.lingeringTime, ['listen', 'lingeringTime']), idleMs: duration(listen.lingeringTimeout, ['listen', 'lingeringTimeout']), bytes: d(listen.lingeringBytes) },
+  };
 }
 
 /** The sections that need no checks beyond the schema's. */

@@ -165,7 +165,7 @@ export interface Config {
     dropHeaders: readonly string[];
     publicHost: string | undefined;
     /** How long a client may take to send its headers, and its whole request, and may stay idle between requests. */
-    timeouts: { headersMs: number; requestMs: number; keepAliveMs: number };
+    timeouts: { headersMs: number; requestMs: number; keepAliveMs: number; lingering: { ms: number; idleMs: number; bytes: number } };
     /** HTTPS with this certificate chain and key (absolute paths of PEM files), asking clients for certificates of `clientCa`. */
     tls: { cert: string; key: string; clientCa: string | undefined } | undefined;
     /** Where a trusted proxy in front says which certificate its client presented; the name lower-cased. */

@@ -14,6 +14,8 @@ export interface ListenerTimeouts {
   headersMs: number;
   requestMs: number;
   keepAliveMs: number;
+  /** After an answer given before the request's body was read: how long, how long silent and how many bytes to read and throw away before closing. */
+  lingering: { ms: number; idleMs: number; bytes: number };
 }
 
 /** A certificate chain and its key, PEM; with `clientCa`, the CAs whose client certificates are asked for. */
@@ -45,6 +47,8 @@ export interface Listener {
  */
 const DRAIN_IDLE_MS = 1_000;
 const DRAIN_CHECK_MS = 100;
+/** How often a lingering connection's bytes are looked at: loopback carries some 20 MB in that time. */
+const LINGER_CHECK_MS = 20;
 /** TLS 1.2 at least, on every listener that serves HTTPS. */
 const MIN_TLS = 'TLSv1.2';
 
@@ -52,6 +56,12 @@ const MIN_TLS = 'TLSv1.2';
 function endsConnection(res: ServerResponse): void {
   res.shouldKeepAlive = false;
   res.setHeader('connection', 'close');
+}
+
+/** Whether the connection ends with this answer: Node's decision, or the Connection header it was given. */
+function isLast(res: ServerResponse): boolean {
+  const connection = res.getHeader('connection');
+  return !res.shouldKeepAlive || (typeof connection === 'string' && connection.toLowerCase() === 'close');
 }
 
 /** Where a client on this machine reaches a listener bound to `host`: one on every address (IPv4 or both) answers on IPv4's loopback, which every container has. */
@@ -99,8 +109,13 @@ export async function listen(
 ): Promise<Listener> {
   const { reusePort = false, tls } = options;
   const connections: Connections = { open: new Map(), handshaking: new Set(), draining: false, drained: false };
-  const server = createHttpServer(tls, options.timeouts, serving(connections, handler, options.onError));
-  const setTimeouts = (timeouts: ListenerTimeouts) => applyTimeouts(server, timeouts);
+  // Read on every answer that ends a connection early; a reload changes it with the timeouts.
+  const lingering = { ...options.timeouts.lingering };
+  const server = createHttpServer(tls, options.timeouts, serving(connections, handler, options.onError, lingering));
+  const setTimeouts = (timeouts: ListenerTimeouts) => {
+    applyTimeouts(server, timeouts);
+    Object.assign(lingering, timeouts.lingering);
+  };
   setTimeouts(options.timeouts);
   track(server, tls !== undefined, connections);
   await new Promise<void>((resolve, reject) => {
@@ -124,8 +139,16 @@ export async function listen(
 }
 
 /** The request listener: each answer counted on its connection, the last ones said to be last. */
-function serving(connections: Connections, handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>, onError: (err: unknown) => void) {
+function serving(connections: Connections, handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>, onError: (err: unknown) => void, lingering: ListenerTimeouts['lingering']) {
   return function serve(req: IncomingMessage, res: ServerResponse): void {
+    // Before Node's own 'finish' handler closes the connection: an answer that ends it while the body still arrives lingers.
+    res.once('prefinish', () => {
+      if (!req.complete && isLast(res) && lingering.ms > 0) {
+        // A body left paused (its reader stopped at a limit) would stall the socket: flowing with no reader, it is thrown away.
+        req.resume();
+        lingerAfter(req.socket, lingering);
+      }
+    });
     const state = connections.open.get(req.socket);
     if (state !== undefined) {
       state.answers.add(res);
@@ -238,6 +261,43 @@ function closeIdle(open: Map<Socket, Connection>): void {
       socket.destroy();
     }
   }
+}
+
+/**
+ * Lingering close (as nginx's lingering_close): Node would close the connection as soon as the
+ * answer is written, and the client's bytes still arriving would make the kernel reset it, often
+ * before the client has read the answer (a streaming client then sees EPIPE, not the 401 or 413).
+ * Instead the answer is followed by the end of the gateway's side, and what the client still sends
+ * is read and thrown away (by Node's parser, which dumps the rest of the body) until it ends its
+ * side, or is silent for `idleMs`, or has sent `bytes` more, or `ms` have passed: then it closes.
+ */
+function lingerAfter(socket: Socket, limits: ListenerTimeouts['lingering']): void {
+  // Node calls destroySoon on the socket once the answer is written (its resOnFinish).
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    if (this.writable) this.end();
+    const from = this.bytesRead;
+    let read = from;
+    let quietSince = performance.now();
+    const close = () => this.destroy();
+    const deadline = setTimeout(close, limits.ms);
+    const check = setInterval(
+      () => {
+        const now = performance.now();
+        if (this.bytesRead !== read) {
+          read = this.bytesRead;
+          quietSince = now;
+        }
+        if (read - from > limits.bytes || now - quietSince >= limits.idleMs) close();
+      },
+      Math.max(10, Math.min(LINGER_CHECK_MS, limits.idleMs)),
+    );
+    this.once('close', () => {
+      clearTimeout(deadline);
+      clearInterval(check);
+    });
+    // The client has ended its side too: nothing is left to read.
+    this.once('end', close);
+  };
 }
 
 /** Fails with the reason when the chain and key are not a usable pair (checked before a reload swaps them in). */

@@ -92,7 +92,7 @@ describe('parseConfig: valid configurations', () => {
       maxBodySize: 10 * 1024 * 1024,
       dropHeaders: [],
       publicHost: undefined,
-      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000, lingering: { ms: 30_000, idleMs: 5_000, bytes: 64 * 1024 * 1024 } },
       tls: undefined,
       clientCertificateHeader: undefined,
     });
@@ -203,7 +203,7 @@ describe('parseConfig: valid configurations', () => {
       maxBodySize: 10 * 1024 * 1024,
       dropHeaders: [],
       publicHost: undefined,
-      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000, lingering: { ms: 30_000, idleMs: 5_000, bytes: 64 * 1024 * 1024 } },
       tls: undefined,
       clientCertificateHeader: undefined,
     });
@@ -227,7 +227,7 @@ describe('parseConfig: valid configurations', () => {
       maxBodySize: 10 * 1024 * 1024,
       dropHeaders: [],
       publicHost: undefined,
-      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000 },
+      timeouts: { headersMs: 10_000, requestMs: 60_000, keepAliveMs: 65_000, lingering: { ms: 30_000, idleMs: 5_000, bytes: 64 * 1024 * 1024 } },
       tls: undefined,
       clientCertificateHeader: undefined,
     });

@@ -349,7 +349,7 @@ describe('listener timeouts that cannot hold', () => {
       const longer = message('  headersTimeout: 2m\n');
       assert.equal(longer.text, `listen.headersTimeout: must not be longer than listen.requestTimeout (gateway.yaml:${longer.line('headersTimeout')})`);
       writeFileSync(file, configYaml({ listen: '  headersTimeout: 500ms\n  requestTimeout: 1m\n  keepAliveTimeout: 0\n' }));
-      assert.deepEqual(loadConfigFile(file, { env: {} }).listen.timeouts, { headersMs: 500, requestMs: 60_000, keepAliveMs: 0 });
+      assert.deepEqual(loadConfigFile(file, { env: {} }).listen.timeouts, { headersMs: 500, requestMs: 60_000, keepAliveMs: 0, lingering: { ms: 30_000, idleMs: 5_000, bytes: 64 * 1024 * 1024 } });
     } finally {
       temp.remove();
     }
