@@ -78,19 +78,31 @@ describe('lingering close, with clients that stream their body', () => {
   const dir = tempDir();
   let served: Served;
   let token: string;
+  let validating: string;
   const config = path.join(dir.dir, 'gateway.yaml');
 
   before(async () => {
-    writeFileSync(config, configYaml({ listen: `  maxBodySize: ${MIB}` }));
+    writeFileSync(
+      config,
+      configYaml({
+        listen: `  maxBodySize: ${MIB}`,
+        routes: '  validated:\n    method: POST\n    path: /v1/validated\n    upstream: echo\n    policies:\n      - validateRequest:\n          body: { type: object }\n',
+        products: '  validating:\n    routes: [validated]\n',
+      }),
+    );
     await gateway(['admin', 'developers', 'create', '--config', config, '--email', 'dev@example.com', '--name', 'Dev']);
-    const app = JSON.parse((await gateway(['admin', 'apps', 'create', '--config', config, '--developer', 'dev@example.com', '--name', 'streamer', '--product', 'hello', '--json'])).stdout);
+    const tokenOf = async (product: string) => {
+      const app = JSON.parse((await gateway(['admin', 'apps', 'create', '--config', config, '--developer', 'dev@example.com', '--name', product, '--product', product, '--json'])).stdout);
+      const res = await fetch(`${served.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}` },
+        body: 'grant_type=client_credentials',
+      });
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
     served = await serve(config);
-    const res = await fetch(`${served.url}/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}` },
-      body: 'grant_type=client_credentials',
-    });
-    token = ((await res.json()) as { access_token: string }).access_token;
+    token = await tokenOf('hello');
+    validating = await tokenOf('validating');
   });
   after(async () => {
     await served?.stop();
@@ -128,6 +140,31 @@ describe('lingering close, with clients that stream their body', () => {
         assert.equal(((await res.json()) as { detail: string }).detail, detail, name);
       }
     }
+  });
+
+  test('a raw client sending a chunked JSON body in 1 MiB chunks to a validated route gets the 413 problem, not a reset', async () => {
+    const { port } = new URL(served.url);
+    const answer = await new Promise<string>((resolve) => {
+      let received = '';
+      const socket = connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, async () => {
+        socket.write(`POST /v1/validated HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${validating}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        const chunk = Buffer.alloc(MIB, 0x20);
+        chunk[0] = 0x5b;
+        for (let i = 0; i < BODY_MIB && !socket.destroyed; i++) {
+          socket.write(`${MIB.toString(16)}\r\n`);
+          socket.write(chunk);
+          socket.write('\r\n');
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        if (!socket.destroyed) socket.end('0\r\n\r\n');
+      });
+      socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+      socket.on('error', (err: NodeJS.ErrnoException) => (received += ` [${err.code}]`));
+      socket.on('close', () => resolve(received));
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 Payload Too Large\r\n/);
+    assert.match(answer, /\r\ncontent-type: application\/problem\+json\r\n/);
+    assert.ok(answer.includes(`"detail":"request body exceeds ${MIB} bytes"`), answer);
   });
 
   test("Python's requests with a generator body gets each answer", async () => {
