@@ -304,7 +304,18 @@ function cli(configFile: string, ...argv: string[]): string {
   return execFileSync(NODE, [BUNDLE, ...argv, '--config', configFile], { cwd: ROOT, encoding: 'utf8' });
 }
 
-/** Start-up of the executable beside `node dist/gateway.mjs` and a bare Node server, alternated over the rounds. */
+/**
+ * Figures as bench/results.json keeps them, each under the name the bench prints it by: a run
+ * replaces what it measured and keeps the rest (an `--only` run updates its part).
+ */
+function writeResults(figures: Record<string, unknown>): void {
+  const file = path.join(ROOT, 'bench', 'results.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(file, `${JSON.stringify({ ...kept, ...figures }, null, 2)}\n`);
+}
+
+/** Start-up of the executable beside `node dist/gateway.mjs` and a bare Node server, alternated over the rounds; its medians go to results.json as `start`. */
 async function startup(dir: string, executable: string): Promise<string[]> {
   const onCore0 = (command: string[]) => (pinned ? [TASKSET!, '-c', '0', ...command] : command);
   const floor = "require('node:http').createServer((q, s) => s.end('ok')).listen(Number(process.env.GATEWAY_PORT), '127.0.0.1')";
@@ -328,6 +339,7 @@ async function startup(dir: string, executable: string): Promise<string[]> {
       { first_ms: median(list.map((f) => f.first_ms)), rss_mb: median(list.map((f) => f.rss_mb)), file_mb: median(list.map((f) => f.file_mb)), anon_mb: median(list.map((f) => f.anon_mb)) },
     ]),
   ) as Record<string, StartFigures>;
+  writeResults({ start: figures });
   const exe = figures.executable!;
   const bundle = figures['node bundle']!;
   const server = figures['node server']!;
@@ -663,6 +675,7 @@ ${line?.openapi ?? ''}${extra}`,
       await measure({ ...tokenLoad(g), amount: manyTokens }, g.child);
       const after = await verify();
       many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
+      writeResults({ [`after ${manyTokens} tokens`]: { rss_mb: Number(idleRss.toFixed(1)), issued_rps: issued.rps, verify_rps_before: median(before), verify_rps_after: median(after) } });
     }
 
     const lines = [
@@ -693,15 +706,12 @@ ${line?.openapi ?? ''}${extra}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
 
-    mkdirSync(path.join(ROOT, 'bench'), { recursive: true });
-    // The five of the first benchmark, and the DPoP cases with spendOnce's cost (the ratios follow from them).
-    const kept = ['upstream', 'baseline', 'gateway', 'token', 'peer-token', ...Object.keys(dpopCases)];
-    const written = {
-      ...Object.fromEntries(kept.filter((name) => results[name] !== undefined).map((name) => [name, results[name]])),
+    // Every case of the table, and spendOnce's cost (the ratios follow from them).
+    writeResults({
+      ...results,
       'spendOnce-sqlite': dpop.spend.sqlite,
       ...(dpop.spend.redis && { 'spendOnce-redis': dpop.spend.redis }),
-    };
-    writeFileSync(path.join(ROOT, 'bench', 'results.json'), `${JSON.stringify(written, null, 2)}\n`);
+    });
   } finally {
     const exited = children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined));
     for (const child of children) child.kill('SIGTERM');
