@@ -130,15 +130,21 @@ for (const nonce of [false, true]) {
       );
     });
 
-    test('oauth4webapi: generateKeyPair and DPoP, clientCredentialsGrantRequest, protectedResourceRequest', async () => {
-      const exchanges: Exchange[] = [];
-      const http = { [oauth.allowInsecureRequests]: true, [oauth.customFetch]: recordingFetch(exchanges) };
+    /** oauth4webapi's client of the app, from the gateway's metadata, with a DPoP handle of a new ES256 key, and its client_credentials grant. */
+    async function oauth4webapiClient(http: { [oauth.allowInsecureRequests]: true; [oauth.customFetch]?: ReturnType<typeof recordingFetch> }) {
       const issuer = new URL(gw.issuer);
       const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...http }));
       const oauthClient: oauth.Client = { client_id: app.key };
       const DPoP = oauth.DPoP(oauthClient, await oauth.generateKeyPair('ES256'));
       const grant = async () =>
         oauth.processClientCredentialsResponse(as, oauthClient, await oauth.clientCredentialsGrantRequest(as, oauthClient, oauth.ClientSecretBasic(app.secret), {}, { DPoP, ...http }));
+      return { DPoP, grant };
+    }
+
+    test('oauth4webapi: generateKeyPair and DPoP, clientCredentialsGrantRequest, protectedResourceRequest', async () => {
+      const exchanges: Exchange[] = [];
+      const http = { [oauth.allowInsecureRequests]: true, [oauth.customFetch]: recordingFetch(exchanges) } as const;
+      const { DPoP, grant } = await oauth4webapiClient(http);
       const first = await grant().catch((err: unknown) => err);
       // oauth4webapi leaves the retry to its caller: its handle has kept the nonce the refusal gave (§8).
       if (nonce) assert.ok(oauth.isDPoPNonceError(first), String(first));
@@ -155,13 +161,8 @@ for (const nonce of [false, true]) {
     });
 
     test('oauth4webapi: the token sent without the DPoP handle (as a bearer token) is refused, and nothing reaches the upstream', async () => {
-      const http = { [oauth.allowInsecureRequests]: true };
-      const issuer = new URL(gw.issuer);
-      const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...http }));
-      const oauthClient: oauth.Client = { client_id: app.key };
-      const DPoP = oauth.DPoP(oauthClient, await oauth.generateKeyPair('ES256'));
-      const grant = async () =>
-        oauth.processClientCredentialsResponse(as, oauthClient, await oauth.clientCredentialsGrantRequest(as, oauthClient, oauth.ClientSecretBasic(app.secret), {}, { DPoP, ...http }));
+      const http = { [oauth.allowInsecureRequests]: true } as const;
+      const { grant } = await oauth4webapiClient(http);
       const tokens = await grant().catch((err: unknown) => (nonce && oauth.isDPoPNonceError(err) ? grant() : Promise.reject(err)));
       const since = upstream.received.length;
       // oauth4webapi throws on an answer with a WWW-Authenticate challenge; the refusal is in it.
