@@ -35,7 +35,7 @@ export function registerRun(program: Command, io: CliIo): void {
       };
       process.on('SIGHUP', reload);
       try {
-        gateway = await startGateway({ config, env, ...(port === undefined ? {} : { port }) });
+        gateway = await startGateway({ config, env, collectWhenQuiet: true, ...(port === undefined ? {} : { port }) });
       } catch (err) {
         process.off('SIGHUP', reload);
         throw err;

@@ -11,6 +11,7 @@ import { compileRuntime, type Runtime } from '../runtime/index.ts';
 import { nextConfig } from '../runtime/reload.ts';
 import type { Services } from '../services.ts';
 import type { Closers } from './closers.ts';
+import { collectWhenQuiet } from './memory.ts';
 import type { Prepared, Topology } from './topology.ts';
 
 export interface Serving {
@@ -38,6 +39,11 @@ export interface ServingOptions {
   port: number | undefined;
   /** Beside other threads on the same port (worker threads). */
   reusePort: boolean;
+  /**
+   * Gives memory back when the thread falls quiet (memory.ts): for a thread that serves alone in
+   * its isolate (the CLI's gateway, a worker thread), not for one gateway among a test's many.
+   */
+  collectWhenQuiet: boolean;
 }
 
 /** A config compiled and ready to swap in. */
@@ -54,14 +60,24 @@ export async function startServing(config: Config, services: Services, options: 
     async () => compileRuntime(config, services),
     (r) => r.close(),
   );
+  const memory = options.collectWhenQuiet ? collectWhenQuiet() : undefined;
+  starting.add(() => void memory?.stop());
   const listener: Listener = await starting.open(
     () =>
-      listen((req, res) => runtime.handle(req, res), config.listen.host, options.port ?? config.listen.port, {
-        reusePort: options.reusePort,
-        tls: config.listen.tls && readTls(config.listen.tls),
-        timeouts: config.listen.timeouts,
-        onError: (err) => logger.error({ err }, 'request handler failed'),
-      }),
+      listen(
+        (req, res) => {
+          memory?.call();
+          return runtime.handle(req, res);
+        },
+        config.listen.host,
+        options.port ?? config.listen.port,
+        {
+          reusePort: options.reusePort,
+          tls: config.listen.tls && readTls(config.listen.tls),
+          timeouts: config.listen.timeouts,
+          onError: (err) => logger.error({ err }, 'request handler failed'),
+        },
+      ),
     (l) => l.drain(0),
   );
 
@@ -97,7 +113,10 @@ export async function startServing(config: Config, services: Services, options: 
     old
       .close()
       .catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'))
-      .finally(() => retiring.delete(old));
+      .finally(() => {
+        retiring.delete(old);
+        memory?.due();
+      });
   }
 
   function discard(): void {
@@ -107,6 +126,7 @@ export async function startServing(config: Config, services: Services, options: 
 
   async function close(timeoutMs: number): Promise<void> {
     closing = true;
+    memory?.stop();
     const deadline = performance.now() + timeoutMs;
     discard();
     await listener.drain(timeoutMs);

@@ -27,6 +27,8 @@ export interface GatewayOptions {
   adminPort?: number;
   /** Overrides the management API's port from the config (0: any free port). */
   managementPort?: number;
+  /** Gives memory back when the gateway falls quiet (memory.ts): for the gateway of a process, not one of a test's many. */
+  collectWhenQuiet?: boolean;
   logger?: Logger;
   clock?: () => number;
   store?: Store;
@@ -63,7 +65,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const { logger } = services;
   const starting = new Closers();
   starting.add(() => services.close());
-  const serving = { env, port: options.port };
+  const serving = { env, port: options.port, collectWhenQuiet: options.collectWhenQuiet === true };
   const topology: Topology = once === undefined ? await inProcess(config, services, serving, starting) : await workerThreads(config, once.text, services, serving, starting);
   // The portal runs on this thread whatever the topology; worker threads add their calls to the store's usage counts themselves.
   const portal = await starting.open(

@@ -15,7 +15,7 @@ async function start(data: WorkerData): Promise<{ services: Services; serving: S
   const services = await createServices(config, { role: { kind: 'worker', shared: data.shared } });
   const starting = new Closers();
   starting.add(() => services.close());
-  const serving = await startServing(config, services, { env: data.env, port: data.port, reusePort: true }, starting);
+  const serving = await startServing(config, services, { env: data.env, port: data.port, reusePort: true, collectWhenQuiet: true }, starting);
   // The host's thread says the gateway listens, once every worker does.
   services.logger.info({ url: serving.url, config: config.file, store: storeName(config) }, 'worker listening');
   return { services, serving };
