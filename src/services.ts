@@ -56,7 +56,7 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const logger = options.logger ?? createLogger(config.log.level);
   const clock = options.clock ?? Date.now;
   const shared = role.kind === 'worker' ? role.shared : storeShared(config.store);
-  const store = options.store ?? openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) });
+  const store = options.store ?? (await openStore(config.store, { warn: (message) => logger.warn(message), ...(shared !== undefined && { serving: { shared, maintains: role.kind === 'main' } }) }));
   const secretKey = await sharedSecretKey(store, config.store.secretKeyFile).catch(async (err: unknown) => {
     await store.close();
     throw err;
@@ -102,7 +102,7 @@ export type AdminServices = Omit<AdminDeps, 'products' | 'portal' | 'keyOverlapM
 
 /** The services of one `gateway admin` command: the store the config names, opened for a moment. */
 export async function createAdminServices(config: Config, logger: Logger): Promise<AdminServices> {
-  const store = openStore(config.store);
+  const store = await openStore(config.store);
   const secretKey = await sharedSecretKey(store, config.store.secretKeyFile).catch(async (err: unknown) => {
     await store.close();
     throw err;

@@ -12,7 +12,7 @@ export const BENCH_REDIRECT_URI = 'http://127.0.0.1:1/callback';
 /** `count` codes of the app `key` of `product`, and the verifier that redeems them. */
 export async function mintCodes(configFile: string, key: string, product: string, count: number): Promise<{ codes: string[]; verifier: string }> {
   const config = loadConfigFile(configFile, { env: {} });
-  const store = openStore(config.store);
+  const store = await openStore(config.store);
   try {
     const app = await store.apps.findAppByKey(key);
     if (app === undefined) throw new Error(`no app with key ${key}`);

@@ -17,7 +17,7 @@ const IN_FLIGHT = 64;
 const [configFile, countArg] = process.argv.slice(2);
 const n = Number(countArg);
 const config = loadConfigFile(configFile!, { env: {} });
-const store = openStore(config.store);
+const store = await openStore(config.store);
 /** As the gateway keeps a proof's jti: oauth.dpop.maxAge and the 5 s a client's clock may run ahead. */
 const KEPT_MS = config.oauth.dpop.maxAgeMs + 5_000;
 const run = randomBytes(9).toString('base64url');

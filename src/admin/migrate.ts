@@ -73,12 +73,12 @@ export async function migrate(deps: MigrateDeps, from: StoreSettings, to: StoreS
   if (!copyKey) requireSameKey(to.secretKeyFile, key, from.secretKeyFile);
   const fingerprint = keyFingerprint(key);
 
-  const source = openStore(from);
+  const source = await openStore(from);
   try {
     if (!(await source.claimSecretKey(fingerprint))) {
       throw new AdminError('other_secret_key', `${from.secretKeyFile} is not the secret key the source store's app secrets are hashed with`);
     }
-    const target = openStore(to);
+    const target = await openStore(to);
     try {
       await requireEmpty(target);
       // A Redis store records the key of the gateways that used it, even once emptied.

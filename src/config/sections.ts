@@ -9,7 +9,7 @@ import { pemCertificates } from '../http/client-certificate.ts';
 import { parseEntry } from '../http/ip.ts';
 import { checkCertificate, type TlsFiles } from '../http/listener.ts';
 import type { StoreSettings } from '../store/open.ts';
-import { serverOptions, type RedisSettings } from '../store/redis/db.ts';
+import { serverOptions, type RedisSettings } from '../store/redis/settings.ts';
 import { defaulted as d } from './defaults.ts';
 import { readFailure, type Report, type Segments } from './errors.ts';
 import { Portal, type AuthServerConfig, type ConfigFile, type DurationValue, type MailConfig, type StoreConfig, type UpstreamConfig } from './schema.ts';

@@ -76,7 +76,7 @@ describe('three instances on one Redis, under faults', { skip }, () => {
     instances = [await serve(path.join(dir.dir, 'direct.yaml'))];
     instances.push(...(await Promise.all([serve(path.join(dir.dir, 'direct.yaml')), serve(path.join(dir.dir, 'proxied.yaml'))])));
     const config = loadConfigFile(path.join(dir.dir, 'direct.yaml'), { env: {} });
-    store = openStore(config.store);
+    store = await openStore(config.store);
     admin = storeAdminDeps(config, store);
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });

@@ -70,7 +70,7 @@ function threeInstances(kind: 'server' | 'cluster'): void {
       instances = [await serve(file)];
       instances.push(...(await Promise.all([serve(file), serve(file)])));
       const config = loadConfigFile(file, { env: {} });
-      store = openStore(config.store);
+      store = await openStore(config.store);
       admin = storeAdminDeps(config, store);
       await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
       app = await newApp('shared');

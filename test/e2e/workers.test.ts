@@ -39,7 +39,7 @@ describe('workers: 2', () => {
     const config = loadConfigFile(file, { env: {} });
     assert.equal(config.workers, 2);
     workers = await startGateway({ config, env: {}, adminPort: 0, logger: createLogger('silent') });
-    store = openStore(config.store);
+    store = await openStore(config.store);
     admin = storeAdminDeps(config, store);
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   });

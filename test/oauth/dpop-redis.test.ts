@@ -37,7 +37,7 @@ async function startPair(redis: RedisServer, dir: string, keyPrefix: string, oau
   writeFileSync(file, yaml);
   // The key file first, so that both instances, started at once, hash tokens and key nonces alike.
   const config = loadConfigFile(file, { env: {} });
-  const store = openStore(config.store);
+  const store = await openStore(config.store);
   const admin = storeAdminDeps(config, store);
   await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   const created = await createApp(admin, { developer: 'dev@example.com', name: 'a', product: 'bound' });

@@ -706,7 +706,7 @@ async function twoInstances(signing: string): Promise<{ instances: Served[]; sto
   }).replace('store:\n  path: ./gateway.db', `store:\n  driver: redis\n  url: ${redis.url}\n  keyPrefix: "jwt:"`);
   writeFileSync(file, yaml);
   const config = loadConfigFile(file, { env: {} });
-  const store = openStore(config.store);
+  const store = await openStore(config.store);
   const admin = storeAdminDeps(config, store);
   await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
   const created = await createApp(admin, { developer: 'dev@example.com', name: 'a', product: 'signed' });

@@ -35,7 +35,7 @@ describe('signed tokens on Redis, two instances', { skip }, () => {
     writeFileSync(file, yaml);
     // The key file first, so that both instances, started at once, hash and encrypt with the same key.
     config = loadConfigFile(file, { env: {} });
-    store = openStore(config.store);
+    store = await openStore(config.store);
     const admin = storeAdminDeps(config, store);
     await createDeveloper(admin, { email: 'dev@example.com', name: 'Dev' });
     const created = await createApp(admin, { developer: 'dev@example.com', name: 'a', product: 'signed' });

@@ -105,9 +105,9 @@ describe('migrating between drivers', { skip }, () => {
 
   it('migrateStore: SQLite → Redis → SQLite carries every developer, app, key, live token and signing key, which work as before', async () => {
     const first = sqlite();
-    const source = openStore(first);
-    const middle = openStore(onRedis(first.secretKeyFile));
-    const last = openStore(sqlite(first.secretKeyFile));
+    const source = await openStore(first);
+    const middle = await openStore(onRedis(first.secretKeyFile));
+    const last = await openStore(sqlite(first.secretKeyFile));
     try {
       const seeded = await seed(source, () => randomBytes(32), loadSecretKey(first.secretKeyFile));
       const counts = { developers: 2, apps: 3, credentials: 4, tokens: 5, signingKeys: 2 };
@@ -154,7 +154,7 @@ describe('migrating between drivers', { skip }, () => {
     const from = sqlite();
     const key = loadSecretKey(from.secretKeyFile);
     const secret = newSecret();
-    const source = openStore(from);
+    const source = await openStore(from);
     try {
       await seed(source, () => secretHash(key, secret), key);
     } finally {
@@ -172,7 +172,7 @@ describe('migrating between drivers', { skip }, () => {
 
     // A prefix gateways used with another key: refused before anything is written or copied.
     const used = onRedis(path.join(temp.dir, 'used', 'keys', 'gateway.key'));
-    const usedStore = openStore(used);
+    const usedStore = await openStore(used);
     try {
       assert.equal(await usedStore.claimSecretKey('the fingerprint of another key'), true);
       await assert.rejects(
@@ -206,7 +206,7 @@ describe('migrating between drivers', { skip }, () => {
       },
     ]);
 
-    const target = openStore(to);
+    const target = await openStore(to);
     try {
       // The secret the app was given still authenticates, under the copied key.
       const client = await target.cache.findClient('key-admin');

@@ -23,9 +23,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Cluster, type Redis, ReplyError } from 'ioredis';
 import { StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
 import { redisAdvice } from './advice.ts';
-import { connect, type RedisOptions, type RedisSettings } from './connection.ts';
+import { connect } from './connection.ts';
+import type { RedisOptions, RedisSettings } from './settings.ts';
 
-export { serverOptions, type RedisSettings } from './connection.ts';
+export type { RedisSettings } from './settings.ts';
 
 export interface RedisDbOptions extends RedisSettings {
   /** Hears of connection losses and recoveries. */
