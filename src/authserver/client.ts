@@ -2,7 +2,7 @@
 // the password grant. One new request per check, the gateway's own credentials, a deadline.
 // The username and password are passed through and never stored or logged.
 import { readFileSync } from 'node:fs';
-import { Agent } from 'undici';
+import { Agent } from '../upstream/undici.ts';
 import type { AuthServerSettings } from '../config/load.ts';
 import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
 

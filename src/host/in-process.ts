@@ -62,22 +62,12 @@ export async function startServing(config: Config, services: Services, options: 
   );
   const memory = options.collectWhenQuiet ? collectWhenQuiet() : undefined;
   starting.add(() => void memory?.stop());
-  const listener: Listener = await starting.open(
-    () =>
-      listen(
-        (req, res) => {
-          memory?.call();
-          return runtime.handle(req, res);
-        },
-        config.listen.host,
-        options.port ?? config.listen.port,
-        {
-          reusePort: options.reusePort,
-          tls: config.listen.tls && readTls(config.listen.tls),
-          timeouts: config.listen.timeouts,
-          onError: (err) => logger.error({ err }, 'request handler failed'),
-        },
-      ),
+  const handle: Handler = (req, res) => {
+    memory?.call();
+    return runtime.handle(req, res);
+  };
+  const listener = await starting.open(
+    () => listenFor(config, options, handle, logger),
     (l) => l.drain(0),
   );
 
@@ -110,13 +100,11 @@ export async function startServing(config: Config, services: Services, options: 
     runtime = next.runtime;
     config = next.config;
     retiring.add(old);
+    memory?.due();
     old
       .close()
       .catch((err: unknown) => logger.error({ err }, 'closing the previous config failed'))
-      .finally(() => {
-        retiring.delete(old);
-        memory?.due();
-      });
+      .finally(() => retiring.delete(old));
   }
 
   function discard(): void {
@@ -145,6 +133,18 @@ export async function startServing(config: Config, services: Services, options: 
     discard,
     close,
   };
+}
+
+type Handler = Parameters<typeof listen>[0];
+
+/** The listener `config` and `options` describe, handing each request to `handle`. */
+function listenFor(config: Config, options: ServingOptions, handle: Handler, logger: Logger): Promise<Listener> {
+  return listen(handle, config.listen.host, options.port ?? config.listen.port, {
+    reusePort: options.reusePort,
+    tls: config.listen.tls && readTls(config.listen.tls),
+    timeouts: config.listen.timeouts,
+    onError: (err) => logger.error({ err }, 'request handler failed'),
+  });
 }
 
 /** `config` compiled, its certificate files read again (they may have changed since the file was loaded) and tried; throws why it cannot serve. */

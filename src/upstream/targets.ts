@@ -3,7 +3,8 @@
 // streams the answer through, or holds it whole when a response policy must read the body.
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool } from './undici.ts';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { readBody, upstreamBody } from '../http/body.ts';
