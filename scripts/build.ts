@@ -17,6 +17,8 @@ import { build, type Plugin } from 'esbuild';
 import { inject } from 'postject';
 import { configSchema } from '../src/config/schema.ts';
 import { CONFIG_AJV_OPTIONS } from '../src/config/validator.ts';
+import { formatsAjv } from '../src/json/ajv.ts';
+import { META_SCHEMA_ID } from '../src/json/meta-schema.ts';
 import { WORKER_ASSET } from '../src/host/worker-threads.ts';
 
 /**
@@ -43,6 +45,16 @@ const precompiledConfigValidator: Plugin = {
       const ajv = new Ajv({ ...CONFIG_AJV_OPTIONS, code: { source: true, esm: true } });
       const code = eagerValidator(standalone.default(ajv, ajv.compile(configSchema)));
       return { contents: `${code}\nexport function configValidator() { return validate; }\n`, loader: 'js', resolveDir: ROOT };
+    });
+    // The same for src/json/meta-schema.ts: draft-07's meta-schema, compiled as the module's own ajv compiles it.
+    esbuild.onLoad({ filter: /[\\/]src[\\/]json[\\/]meta-schema\.ts$/ }, () => {
+      const ajv = formatsAjv(true, false, { source: true, esm: true });
+      const code = standalone.default(ajv, ajv.getSchema(META_SCHEMA_ID)!);
+      return {
+        contents: `${code}\nexport const META_SCHEMA_ID = ${JSON.stringify(META_SCHEMA_ID)};\nexport function metaSchemaValidator() { return validate; }\n`,
+        loader: 'js',
+        resolveDir: ROOT,
+      };
     });
   },
 };

@@ -1,7 +1,8 @@
 // User-supplied JSON Schemas (validateRequest's and validateResponse's own): compiled once; and
 // ajv's failures, of these and of OpenAPI documents' schemas, as JSON pointers with messages.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import { formatsAjv } from './ajv.ts';
+import { META_SCHEMA_ID, metaSchemaValidator } from './meta-schema.ts';
 import { escapeToken } from './pointer.ts';
 
 export interface Failure {
@@ -9,10 +10,49 @@ export interface Failure {
   message: string;
 }
 
-/** A schema compiled twice: to stop at its first failure, and to find them all. */
-export interface SchemaCheck {
-  first: ValidateFunction;
-  all: ValidateFunction;
+/**
+ * A schema compiled to stop at its first failure, and, when an input first fails, again to find
+ * them all: most schemas never see a failing input, and compiling is most of a start's work on a
+ * config with schemas.
+ */
+export class SchemaCheck {
+  readonly first: ValidateFunction;
+  #all: ValidateFunction | undefined;
+  readonly #compileAll: () => ValidateFunction;
+
+  constructor(first: ValidateFunction, compileAll: () => ValidateFunction) {
+    this.first = first;
+    this.#compileAll = compileAll;
+  }
+
+  get all(): ValidateFunction {
+    this.#all ??= this.#compileAll();
+    return this.#all;
+  }
+}
+
+/** An ajv that stops at a schema's first failure, and one that finds them all, made when first needed. */
+export interface Ajvs {
+  first: Ajv;
+  all: () => Ajv;
+}
+
+/** `make()`, called once, on the first call. */
+export function made<T>(make: () => T): () => T {
+  let value: T | undefined;
+  let done = false;
+  return () => {
+    if (!done) {
+      value = make();
+      done = true;
+    }
+    return value as T;
+  };
+}
+
+/** `schema` compiled by `ajvs` as a SchemaCheck; throws what ajv says of it. */
+export function compileCheck(ajvs: Ajvs, schema: object): SchemaCheck {
+  return new SchemaCheck(ajvs.first.compile(schema), () => ajvs.all().compile(schema));
 }
 
 /** Most failures one answer lists. */
@@ -38,17 +78,27 @@ export function schemaFailures(check: SchemaCheck, data: unknown, prefix: string
  * all (for SchemaCheck): formats checked, no remote refs. tryCompile checks each schema against
  * JSON Schema's meta-schema first.
  */
-export function userAjv(options: { coerce?: boolean } = {}): { first: Ajv; all: Ajv } {
-  const make = (allErrors: boolean) => {
-    const ajv = new Ajv({ allErrors, strict: false, validateSchema: false, ...(options.coerce ? { coerceTypes: 'array' as const } : {}) });
-    (addFormats as unknown as (a: Ajv) => void)(ajv);
-    return ajv;
-  };
-  return { first: make(false), all: make(true) };
+export function userAjv(options: { coerce?: boolean } = {}): Ajvs {
+  const coerce = options.coerce === true;
+  return { first: formatsAjv(false, coerce), all: made(() => formatsAjv(true, coerce)) };
 }
 
-/** Checks user schemas against the meta-schema: one for the process, so the meta-schema compiles once, not for every policy. */
+/** Checks user schemas that name another meta-schema, and words failures: one for the process. */
 let metaChecker: Ajv | undefined;
+
+/** Throws "schema is invalid: …", as ajv's compile does when it validates the schema. */
+function checkMetaSchema(schema: unknown): void {
+  const named = typeof schema === 'object' && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  if (named !== undefined && named !== META_SCHEMA_ID && named !== `${META_SCHEMA_ID}#`) {
+    metaChecker ??= formatsAjv(true);
+    metaChecker.validateSchema(schema as object, true);
+    return;
+  }
+  const validate = metaSchemaValidator();
+  if (validate(schema)) return;
+  metaChecker ??= formatsAjv(true);
+  throw new Error(`schema is invalid: ${metaChecker.errorsText(validate.errors)}`);
+}
 
 /** ajv's errors as JSON pointers below `prefix` (/query, /body). */
 export function failures(prefix: string, errors: readonly ErrorObject[] | null | undefined): Failure[] {
@@ -63,12 +113,10 @@ export function failures(prefix: string, errors: readonly ErrorObject[] | null |
 }
 
 /** Compiles a schema, or returns ajv's complaint about it. */
-export function tryCompile(ajv: { first: Ajv; all: Ajv }, schema: unknown): SchemaCheck | string {
+export function tryCompile(ajvs: Ajvs, schema: unknown): SchemaCheck | string {
   try {
-    metaChecker ??= userAjv().all;
-    // Throws "schema is invalid: …", as compiling with validateSchema would.
-    metaChecker.validateSchema(schema as object, true);
-    return { first: ajv.first.compile(schema as object), all: ajv.all.compile(schema as object) };
+    checkMetaSchema(schema);
+    return compileCheck(ajvs, schema as object);
   } catch (err) {
     return (err as Error).message;
   }

@@ -5,18 +5,16 @@
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { made, type Ajvs } from '../json/schema.ts';
 import { resolveSchema, type ApiDocument, type ObjectMap } from './document.ts';
 
 /** Which way a value travels: `readOnly` properties are required of answers only, `writeOnly` ones of requests only. */
 type Direction = 'request' | 'response';
 
-/** An ajv that stops at a schema's first failure, and one that finds them all (json/schema.ts's SchemaCheck). */
-export interface Ajvs {
-  first: Ajv;
-  all: Ajv;
-}
-
-export const documentAjvs = (doc: ApiDocument, coerce: boolean, direction: Direction): Ajvs => ({ first: documentAjv(doc, coerce, direction, false), all: documentAjv(doc, coerce, direction, true) });
+export const documentAjvs = (doc: ApiDocument, coerce: boolean, direction: Direction): Ajvs => ({
+  first: documentAjv(doc, coerce, direction, false),
+  all: made(() => documentAjv(doc, coerce, direction, true)),
+});
 
 /** One ajv with every file of the document under its URL, so $refs across files resolve. */
 function documentAjv(doc: ApiDocument, coerce: boolean, direction: Direction, allErrors: boolean): Ajv {

@@ -2,13 +2,13 @@
 // for each its validators, which compile every schema once, whichever route or check asks for it.
 // A request's check is request.ts (parameters) and body.ts; an answer's is response.ts; the ajvs
 // they compile with, and how they read OpenAPI's schemas, are schemas.ts.
-import type { SchemaCheck } from '../json/schema.ts';
+import { compileCheck, type Ajvs, type SchemaCheck } from '../json/schema.ts';
 import type { Step } from '../pipeline/context.ts';
 import type { AjvKind, Compile } from './checks.ts';
 import { loadDocument, type ApiDocument, type Operation } from './document.ts';
 import { requestStep } from './request.ts';
 import { responseCheck, type Answer, type ResponseFailure } from './response.ts';
-import { documentAjvs, type Ajvs } from './schemas.ts';
+import { documentAjvs } from './schemas.ts';
 
 /**
  * The OpenAPI documents of one load or one compilation of a config: a file that policies name is
@@ -88,7 +88,7 @@ export class DocumentValidators {
     let check = this.#checks.get(key);
     if (check !== undefined) return check;
     try {
-      check = { first: ajv.first.compile(schema), all: ajv.all.compile(schema) };
+      check = compileCheck(ajv, schema);
     } catch (err) {
       throw new TypeError(`${what}: ${(err as Error).message}`);
     }
