@@ -11,7 +11,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { StoreError, StoreUnavailable, type Change, type ChangeFeed } from '../port/index.ts';
-import { checkpointWaiting, SAFETY_NET_PAGES, startCheckpoints, type Checkpointer } from './checkpoints.ts';
+import { checkpointWaiting, SAFETY_NET_PAGES, watchCheckpoints, type Checkpointer } from './checkpoints.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export interface SqliteDbOptions {
@@ -109,7 +109,7 @@ export class SqliteDb implements ChangeFeed {
       this.#checkpointSignal = new Int32Array(options.checkpoints.signal);
       const warn = options.warn ?? (() => {});
       if (options.checkpoints.run) {
-        this.#checkpointer = startCheckpoints(options.path, options.checkpoints.signal, (err) => warn(`the WAL checkpoint thread stopped: ${err.message}`));
+        this.#checkpointer = watchCheckpoints(options.path, options.checkpoints.signal, (err) => warn(`the WAL checkpoint thread stopped: ${err.message}`));
       }
     }
   }
