@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { forward } from './forward.ts';
 import { Pool } from './undici.ts';
 import type { UpstreamSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
@@ -134,20 +135,19 @@ function createProxy(settings: ProxySettings, upstreamRequestHeaders: RequestHea
       });
       return readHeld(name, ctx, response);
     },
-    // undici writes the answer's body straight into the client's response (backpressure,
-    // and an upstream abort when the client leaves, included), and settles when it is sent:
-    // no intermediate body stream and pipe() per call. An upstream failing mid-body destroys
-    // the response, so the client sees the connection end early.
+    // The answer's body goes straight into the client's response (forward.ts: backpressure,
+    // and an upstream abort when the client leaves, included), and the call settles when it is
+    // sent: no intermediate body stream and pipe() per call. An upstream failing mid-body
+    // destroys the response, so the client sees the connection end early.
     stream(ctx, onHeaders) {
       const { res } = ctx;
-      return send(ctx, false, (m, options) =>
-        m.pool.stream(options, ({ statusCode, headers }) => {
+      return send(ctx, false, (m, options, signal) =>
+        forward(m.pool, options, signal, res, (statusCode, headers) => {
           health.answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
           dropContentLengthOf204(head.status, head.headers);
           res.writeHead(head.status, answerHeaders(ctx, head.headers));
-          return res;
         }),
       );
     },
@@ -219,7 +219,7 @@ function createHealth(members: readonly Member[], settings: Pick<ProxySettings, 
  * Sends the request to a target with `call`, and when it could not be sent, to the next (if
  * allowed). A GatewayError is the gateway refusing the answer, not the target failing.
  */
-type Send = <T>(ctx: RequestContext, identity: boolean, call: (m: Member, options: Dispatcher.RequestOptions) => Promise<T>) => Promise<T>;
+type Send = <T>(ctx: RequestContext, identity: boolean, call: (m: Member, options: Dispatcher.RequestOptions, signal: AbortSignal | null) => Promise<T>) => Promise<T>;
 
 function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 'retries'>, upstreamRequestHeaders: RequestHeaders, maxBodySize: number, clock: () => number): Send {
   const { name, retries } = settings;
@@ -240,7 +240,7 @@ function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 're
     for (let attempt = 0; ; attempt++) {
       const m = health.pick(clock());
       try {
-        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal });
+        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal }, signal);
       } catch (err) {
         if (err instanceof GatewayError) throw err;
         const code = (err as { code?: string }).code ?? '';
