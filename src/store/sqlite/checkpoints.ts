@@ -60,6 +60,8 @@ export function checkpointWaiting(signal: Int32Array): boolean {
 }
 
 export interface Checkpointer {
+  /** This thread's connection committed a write: the thread is needed from now on. */
+  committed(): void;
   stop(): Promise<void>;
 }
 
@@ -69,19 +71,25 @@ const WATCH_EVERY_MS = 1000;
 const START_AT_BYTES = 1024 * 1024;
 
 /**
- * Starts the checkpoint thread once the database at `path` has a write-ahead log of START_AT_BYTES
- * (written by any connection: this thread's, a worker's, `gateway admin`'s): a thread costs 20 ms
- * of CPU and a few megabytes, which a gateway that writes little never needs to spend.
+ * Starts the checkpoint thread at the first write this thread's connection commits, or once the
+ * database at `path` has a write-ahead log of START_AT_BYTES (written by another connection: a
+ * worker's, `gateway admin`'s): a thread costs 20 ms of CPU and a few megabytes, which a gateway
+ * that has not written yet need not spend at its start.
  */
 export function watchCheckpoints(path: string, signal: SharedArrayBuffer, onError: (err: Error) => void): Checkpointer {
-  let started: Checkpointer | undefined;
-  const watch = setInterval(() => {
-    if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) < START_AT_BYTES) return;
+  let started: ReturnType<typeof startCheckpoints> | undefined;
+  const start = () => {
     clearInterval(watch);
-    started = startCheckpoints(path, signal, onError);
+    started ??= startCheckpoints(path, signal, onError);
+  };
+  const watch = setInterval(() => {
+    if ((statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0) >= START_AT_BYTES) start();
   }, WATCH_EVERY_MS);
   watch.unref();
   return {
+    committed() {
+      if (started === undefined) start();
+    },
     async stop() {
       clearInterval(watch);
       await started?.stop();
@@ -90,7 +98,7 @@ export function watchCheckpoints(path: string, signal: SharedArrayBuffer, onErro
 }
 
 /** Starts checkpointing the database at `path` in a worker thread. */
-function startCheckpoints(path: string, signal: SharedArrayBuffer, onError: (err: Error) => void): Checkpointer {
+function startCheckpoints(path: string, signal: SharedArrayBuffer, onError: (err: Error) => void): { stop(): Promise<void> } {
   const worker = new Worker(CHECKPOINTER, {
     eval: true,
     workerData: { path, signal, everyMs: CHECKPOINT_EVERY_MS, restartAtPages: RESTART_AT_PAGES, lockWaitMs: LOCK_WAIT_MS },

@@ -190,6 +190,7 @@ export class SqliteDb implements ChangeFeed {
         if (this.#fileIdentity() !== this.#identity) throw new StoreUnavailable(`the database file ${this.#path} was removed or replaced`);
         const result = head.run();
         this.#db.exec('COMMIT');
+        this.#checkpointer?.committed();
         head.resolve(result);
       } catch (err) {
         try {
