@@ -30,7 +30,7 @@
 // The gateway runs as it ships: the bundle of scripts/build.ts with its RUNTIME_FLAGS.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,6 +43,7 @@ import { signingLines } from './bench/signing.ts';
 import { BENCH_REDIRECT_URI, mintCodes } from './bench/codes.ts';
 import { checkDpopCase, dpopToken, ProofSigner, ProofSupply, type ProofAlgorithm } from './bench/dpop.ts';
 import { LINE_BODY, LINE_DOCUMENT, LINE_REFUSED_BODY, LINE_TARGET, lineRoutes, type LineRoute } from './bench/openapi.ts';
+import { keep, ratioLine, writeResults } from './bench/results.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -259,22 +260,26 @@ function table(results: Record<string, Figures>): string[] {
 /** The authorization_code grant against client_credentials, in the same run and process. */
 function codeLines(results: Record<string, Figures>): string[] {
   return [
-    `issue-code / issue-cc       ${(results['issue-code']!.rps / results['issue-cc']!.rps).toFixed(3)}   (token endpoint: an authorization code with its PKCE verifier redeemed, against client_credentials; by CPU per request ${(results['issue-cc']!.cpu_us / results['issue-code']!.cpu_us).toFixed(3)})`,
+    ratioLine(
+      'issue-code / issue-cc',
+      results['issue-code']!.rps / results['issue-cc']!.rps,
+      `token endpoint: an authorization code with its PKCE verifier redeemed, against client_credentials; by CPU per request ${(results['issue-cc']!.cpu_us / results['issue-code']!.cpu_us).toFixed(3)}`,
+    ),
   ];
 }
 
 /** The JWT cases against the same cases with opaque tokens, in the same run. */
 function jwtLines(results: Record<string, Figures>): string[] {
   return [
-    `issue-jwt / issue-opaque    ${(results['issue-jwt']!.rps / results['issue-opaque']!.rps).toFixed(3)}   (token endpoint issuing ES256 JWT access tokens against opaque ones, one process; target ≥ 0.8)`,
-    `chain-jwt / chain-opaque    ${(results['chain-jwt']!.rps / results['chain-opaque']!.rps).toFixed(3)}   (full chain with a JWT access token against an opaque one, one process; target ≥ 0.95)`,
+    ratioLine('issue-jwt / issue-opaque', results['issue-jwt']!.rps / results['issue-opaque']!.rps, 'token endpoint issuing ES256 JWT access tokens against opaque ones, one process; target ≥ 0.8'),
+    ratioLine('chain-jwt / chain-opaque', results['chain-jwt']!.rps / results['chain-opaque']!.rps, 'full chain with a JWT access token against an opaque one, one process; target ≥ 0.95'),
   ];
 }
 
 /** The DPoP cases against the bearer chain on the same process, and the replay cache's cost on Redis; `late`: warnings of scripts/bench/dpop.ts. */
 function dpopLines(results: Record<string, Figures>, spend: { sqlite: SpendOnceCost; redis: SpendOnceCost | undefined }, late: string[]): string[] {
   const ratio = (name: string, against: string, about: string) =>
-    `${`${name} / ${against}`.padEnd(27)} ${(results[name]!.rps / results[against]!.rps).toFixed(3)}   (${about}; by CPU per request ${(results[against]!.cpu_us / results[name]!.cpu_us).toFixed(3)})`;
+    ratioLine(`${name} / ${against}`, results[name]!.rps / results[against]!.rps, `${about}; by CPU per request ${(results[against]!.cpu_us / results[name]!.cpu_us).toFixed(3)}`);
   const redis = spend.redis;
   return [
     ratio('dpop-es256', 'chain-bearer', 'full chain with a DPoP-bound token and a new ES256 proof per request against a bearer token, one process; target ≥ 0.7'),
@@ -295,24 +300,18 @@ function openapiLines(results: Record<string, Figures>): string[] {
   const validated = results.openapi!;
   const unvalidated = results.unvalidated!;
   return [
-    `openapi validated / unvalidated  ${(validated.rps / unvalidated.rps).toFixed(3)}   (POST: path and query parameters and a ${Buffer.byteLength(LINE_BODY)}-byte JSON body validated from the document; target ≥ 0.8)`,
-    `unvalidated / openapi CPU µs     ${(unvalidated.cpu_us / validated.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
+    ratioLine(
+      'openapi validated / unvalidated',
+      validated.rps / unvalidated.rps,
+      `POST: path and query parameters and a ${Buffer.byteLength(LINE_BODY)}-byte JSON body validated from the document; target ≥ 0.8`,
+      32,
+    ),
+    ratioLine('unvalidated / openapi CPU µs', unvalidated.cpu_us / validated.cpu_us, "CPU per request; the same ratio, without the VM's stalls", 32),
   ];
 }
 
 function cli(configFile: string, ...argv: string[]): string {
   return execFileSync(NODE, [BUNDLE, ...argv, '--config', configFile], { cwd: ROOT, encoding: 'utf8' });
-}
-
-/**
- * Figures as bench/results.json keeps them, each under the name the bench prints it by: a run
- * replaces what it measured and keeps the rest (an `--only` run updates its part).
- */
-function writeResults(figures: Record<string, unknown>): void {
-  const file = path.join(ROOT, 'bench', 'results.json');
-  mkdirSync(path.dirname(file), { recursive: true });
-  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-  writeFileSync(file, `${JSON.stringify({ ...kept, ...figures }, null, 2)}\n`);
 }
 
 /** Start-up of the executable beside `node dist/gateway.mjs` and a bare Node server, alternated over the rounds; its medians go to results.json as `start`. */
@@ -339,7 +338,8 @@ async function startup(dir: string, executable: string): Promise<string[]> {
       { first_ms: median(list.map((f) => f.first_ms)), rss_mb: median(list.map((f) => f.rss_mb)), file_mb: median(list.map((f) => f.file_mb)), anon_mb: median(list.map((f) => f.anon_mb)) },
     ]),
   ) as Record<string, StartFigures>;
-  writeResults({ start: figures });
+  keep('start', figures);
+  writeResults();
   const exe = figures.executable!;
   const bundle = figures['node bundle']!;
   const server = figures['node server']!;
@@ -363,6 +363,7 @@ async function main(): Promise<void> {
   try {
     if (args.only === 'checkpoints') {
       process.stdout.write(`${(await checkpointLines(quick ? 3000 : 10_000, quick ? 1 : 3)).join('\n')}\n`);
+      writeResults();
       return;
     }
     // Only the full run and `--only start` print the start-up figures.
@@ -477,7 +478,9 @@ ${line?.openapi ?? ''}${extra}`,
     if (args.only === 'dpop') {
       const results = await alternate(dpopCases);
       const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
-      process.stdout.write(`${[...table(results), '', ...dpopReport(results).lines, '', footer].join('\n')}\n`);
+      const report = dpopReport(results);
+      process.stdout.write(`${[...table(results), '', ...report.lines, '', footer].join('\n')}\n`);
+      writeResults({ ...results, 'spendOnce-sqlite': report.spend.sqlite, ...(report.spend.redis && { 'spendOnce-redis': report.spend.redis }) });
       return;
     }
 
@@ -515,6 +518,7 @@ ${line?.openapi ?? ''}${extra}`,
       const results = await alternate(pair);
       const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
       process.stdout.write(`${[...table(results), '', ...openapiLines(results), '', footer].join('\n')}\n`);
+      writeResults(results);
       return;
     }
 
@@ -570,11 +574,13 @@ ${line?.openapi ?? ''}${extra}`,
     if (args.only === 'code') {
       const results = await alternate(codeCases);
       process.stdout.write(`${[...table(results), '', ...codeLines(results)].join('\n')}\n`);
+      writeResults(results);
       return;
     }
     if (args.only === 'jwt') {
       const results = await alternate(jwtCases);
       process.stdout.write(`${[...table(results), '', ...jwtLines(results), '', ...(await signingLines())].join('\n')}\n`);
+      writeResults(results);
       return;
     }
 
@@ -634,7 +640,11 @@ ${line?.openapi ?? ''}${extra}`,
         one.push(Math.round((await spreadLoad(1))[0]!.requests.average));
         all.push(Math.round((await spreadLoad(3)).reduce((sum, r) => sum + r.requests.average, 0)));
       }
-      scaling = `3 on redis / 1 on redis     ${(median(all) / median(one)).toFixed(3)}   (${median(all)} vs ${median(one)} req/s, full chain; 3 instances, Redis and the load share this machine's ${cpus().length} cores)`;
+      scaling = ratioLine(
+        '3 on redis / 1 on redis',
+        median(all) / median(one),
+        `${median(all)} vs ${median(one)} req/s, full chain; 3 instances, Redis and the load share this machine's ${cpus().length} cores`,
+      );
     }
 
     // Latency at half the gateway's saturation rate, for the gateway and the baseline alike.
@@ -651,6 +661,8 @@ ${line?.openapi ?? ''}${extra}`,
     }
     const halfGateway = { p50_ms: median(halfRuns.gateway.map((r) => r.p50_ms)), p99_ms: median(halfRuns.gateway.map((r) => r.p99_ms)) };
     const halfBaseline = { p50_ms: median(halfRuns.baseline.map((r) => r.p50_ms)), p99_ms: median(halfRuns.baseline.map((r) => r.p99_ms)) };
+    const pacedLine = `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`;
+    keep('evenly paced', { rps: half, gateway: halfGateway, baseline: halfBaseline });
 
     // A million tokens, still valid. RSS: a gateway started for it issues them and is read when
     // idle (proxying first would leave its own high-water mark). Verification: another gateway
@@ -675,21 +687,21 @@ ${line?.openapi ?? ''}${extra}`,
       await measure({ ...tokenLoad(g), amount: manyTokens }, g.child);
       const after = await verify();
       many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
-      writeResults({ [`after ${manyTokens} tokens`]: { rss_mb: Number(idleRss.toFixed(1)), issued_rps: issued.rps, verify_rps_before: median(before), verify_rps_after: median(after) } });
+      keep(`after ${manyTokens} tokens`, { rss_mb: Number(idleRss.toFixed(1)), issued_rps: issued.rps, verify_rps_before: median(before), verify_rps_after: median(after) });
     }
 
     const lines = [
       ...table(results),
       '',
-      `gateway / baseline          ${(results.gateway!.rps / results.baseline!.rps).toFixed(3)}   (full chain, metrics on; target ≥ 0.85)`,
-      `baseline / gateway CPU µs   ${(results.baseline!.cpu_us / results.gateway!.cpu_us).toFixed(3)}   (CPU per request; the same ratio, without the VM's stalls)`,
-      `token / peer-token          ${(results.token!.rps / results['peer-token']!.rps).toFixed(3)}   (target ≥ 1.3; token target ≥ 15000/s)`,
-      `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`,
+      ratioLine('gateway / baseline', results.gateway!.rps / results.baseline!.rps, 'full chain, request ids and metrics on; target ≥ 1.0'),
+      ratioLine('baseline / gateway CPU µs', results.baseline!.cpu_us / results.gateway!.cpu_us, "CPU per request; the same ratio, without the VM's stalls; target ≥ 1.0"),
+      ratioLine('token / peer-token', results.token!.rps / results['peer-token']!.rps, 'token endpoint against oidc-provider, every token durable before its 200; target ≥ 3'),
+      pacedLine,
       ...(results.redis === undefined
         ? ['redis: no redis-server on this machine; the Redis cases were not run']
         : [
-            `redis / gateway             ${(results.redis.rps / results.gateway!.rps).toFixed(3)}   (full chain, store on Redis: quota and spike arrest counted there; target ≥ 0.7)`,
-            `token-redis / token         ${(results['token-redis']!.rps / results.token!.rps).toFixed(3)}   (token endpoint, store on Redis; target ≥ 0.5)`,
+            ratioLine('redis / gateway', results.redis.rps / results.gateway!.rps, 'full chain, store on Redis: quota and spike arrest counted there; target ≥ 0.7'),
+            ratioLine('token-redis / token', results['token-redis']!.rps / results.token!.rps, 'token endpoint, store on Redis; target ≥ 0.5'),
             scaling,
           ]),
       ...(many === '' ? [] : [many]),
@@ -706,7 +718,7 @@ ${line?.openapi ?? ''}${extra}`,
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
 
-    // Every case of the table, and spendOnce's cost (the ratios follow from them).
+    // Every case of the table, spendOnce's cost, and every figure of the lines above.
     writeResults({
       ...results,
       'spendOnce-sqlite': dpop.spend.sqlite,

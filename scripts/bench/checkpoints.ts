@@ -2,6 +2,7 @@
 // thread of a serving gateway (src/store/sqlite/checkpoints.ts), in the same run: commits of 10
 // tokens one after another through the SQLite driver, with the event loop's delay measured
 // meanwhile. `npm run bench -- --only checkpoints` runs it; so does a full `npm run bench`.
+import { keep, ratioLine } from './results.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,10 +57,16 @@ export async function checkpointLines(commits: number, rounds: number): Promise<
     return `${name.padEnd(7)} event-loop delay p99 ${f((x) => x.loopP99)} ms, p99.9 ${f((x) => x.loopP999)} ms, max ${f((x) => x.loopMax)} ms; ${commits} commits in ${f((x) => x.seconds)} s`;
   };
   const p99 = (name: 'inline' | 'thread') => median(runs[name].map((x) => x.loopP99));
+  const figures = (name: 'inline' | 'thread') => {
+    const r = runs[name];
+    const f = (pick: (x: Run) => number) => Number(median(r.map(pick)).toFixed(1));
+    return { loop_p99_ms: f((x) => x.loopP99), loop_p999_ms: f((x) => x.loopP999), loop_max_ms: f((x) => x.loopMax), seconds: f((x) => x.seconds), commits };
+  };
+  keep('WAL checkpoints', { inline: figures('inline'), thread: figures('thread') });
   return [
     `WAL checkpoints, ${commits} commits of 10 tokens through the SQLite driver, ${rounds} round(s):`,
     line('inline'),
     line('thread'),
-    `event-loop p99, thread / inline   ${(p99('thread') / p99('inline')).toFixed(3)}   (target ≤ 0.25)`,
+    ratioLine('event-loop p99, thread / inline', p99('thread') / p99('inline'), 'target ≤ 0.25', 33),
   ];
 }
