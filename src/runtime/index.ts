@@ -78,21 +78,27 @@ function compileWith(config: Config, runtimeServices: RuntimeServices, authServe
 
   let closing: Promise<void> | undefined;
   let cut = false;
+  // undici leaves a graceful close pending for good when a destroy follows it: a cut during the
+  // close ends the close once the pools and clients are destroyed.
+  let destroyed: () => void = () => {};
+  const whenDestroyed = new Promise<void>((resolve) => (destroyed = resolve));
   return {
     handle,
     close() {
       closing ??= (async () => {
         if (calls.running > 0) await new Promise<void>((resolve) => (calls.idle = resolve));
         if (cut) return;
-        await routes.close();
-        await Promise.all([...authServers.values()].map((a) => a.close()));
+        const graceful = (async () => {
+          await routes.close();
+          await Promise.all([...authServers.values()].map((a) => a.close()));
+        })();
+        await Promise.race([graceful, whenDestroyed]);
       })();
       return closing;
     },
     cut() {
       cut = true;
-      void routes.close(true);
-      for (const client of authServers.values()) void client.close(true);
+      Promise.all([routes.close(true), ...[...authServers.values()].map((client) => client.close(true))]).then(destroyed, destroyed);
     },
   };
 }
