@@ -58,7 +58,9 @@ class Forward implements Dispatcher.DispatchHandler {
   readonly #onClose = (): void => {
     if (this.#res.writableFinished) this.#settle(undefined);
     else if (this.#ended) this.#settle(prematureClose());
-    else this.#abort(prematureClose());
+    // After the request's own close (Node emits it a tick after the response's): a body cut off
+    // mid-way aborts first, with its reason (request_aborted), through the signal.
+    else setImmediate(() => this.#abort(prematureClose()));
   };
 
   /** Stops the request; undici then calls onResponseError with `reason` (or the reason of an earlier abort). */
