@@ -33,6 +33,8 @@ function fullCollection(): void {
 export interface QuietCollector {
   /** Counts a call; a call in the last half second keeps the collection waiting. */
   call(): void;
+  /** What the timer does every quietMs: collects when no call came since the last tick and a collection is due (a test calls it itself). */
+  tick(): void;
   /** Asks for a collection at the next quiet moment (a reload made the previous config garbage). */
   due(): void;
   stop(): void;
@@ -41,7 +43,6 @@ export interface QuietCollector {
 export interface QuietOptions {
   quietMs?: number;
   minIntervalMs?: number;
-  now?: () => number;
   /** The collection (a test counts them). */
   collect?: () => void;
   /** The heap's committed size, whose growth asks for another collection. */
@@ -50,27 +51,29 @@ export interface QuietOptions {
 
 /** Collects this thread's garbage at quiet moments, from start-up on. */
 export function collectWhenQuiet(options: QuietOptions = {}): QuietCollector {
-  const { quietMs = QUIET_MS, minIntervalMs = MIN_INTERVAL_MS, now = () => performance.now(), collect = fullCollection, heapBytes = () => getHeapStatistics().total_heap_size } = options;
+  const { quietMs = QUIET_MS, minIntervalMs = MIN_INTERVAL_MS, collect = fullCollection, heapBytes = () => getHeapStatistics().total_heap_size } = options;
   let calls = 0;
   let seen = 0;
   let due = true;
   let lastAt = Number.NEGATIVE_INFINITY;
   let heapAfter = 0;
-  const timer = setInterval(() => {
+  function tick(): void {
     const quiet = calls === seen;
     seen = calls;
-    if (!quiet || now() - lastAt < minIntervalMs) return;
+    if (!quiet || performance.now() - lastAt < minIntervalMs) return;
     if (!due && heapBytes() - heapAfter < GROWTH_BYTES) return;
     collect();
     due = false;
-    lastAt = now();
+    lastAt = performance.now();
     heapAfter = heapBytes();
-  }, quietMs);
+  }
+  const timer = setInterval(tick, quietMs);
   timer.unref();
   return {
     call() {
       calls++;
     },
+    tick,
     due() {
       due = true;
       lastAt = Number.NEGATIVE_INFINITY;

@@ -15,20 +15,9 @@ export interface Failure {
  * them all: most schemas never see a failing input, and compiling is most of a start's work on a
  * config with schemas.
  */
-export class SchemaCheck {
-  readonly first: ValidateFunction;
-  #all: ValidateFunction | undefined;
-  readonly #compileAll: () => ValidateFunction;
-
-  constructor(first: ValidateFunction, compileAll: () => ValidateFunction) {
-    this.first = first;
-    this.#compileAll = compileAll;
-  }
-
-  get all(): ValidateFunction {
-    this.#all ??= this.#compileAll();
-    return this.#all;
-  }
+export interface SchemaCheck {
+  first: ValidateFunction;
+  all: () => ValidateFunction;
 }
 
 /** An ajv that stops at a schema's first failure, and one that finds them all, made when first needed. */
@@ -38,21 +27,14 @@ export interface Ajvs {
 }
 
 /** `make()`, called once, on the first call. */
-export function made<T>(make: () => T): () => T {
+export function made<T extends object>(make: () => T): () => T {
   let value: T | undefined;
-  let done = false;
-  return () => {
-    if (!done) {
-      value = make();
-      done = true;
-    }
-    return value as T;
-  };
+  return () => (value ??= make());
 }
 
 /** `schema` compiled by `ajvs` as a SchemaCheck; throws what ajv says of it. */
 export function compileCheck(ajvs: Ajvs, schema: object): SchemaCheck {
-  return new SchemaCheck(ajvs.first.compile(schema), () => ajvs.all().compile(schema));
+  return { first: ajvs.first.compile(schema), all: made(() => ajvs.all().compile(schema)) };
 }
 
 /** Most failures one answer lists. */
@@ -69,8 +51,9 @@ export const LIST_ALL_UP_TO = 64 * 1024;
 export function schemaFailures(check: SchemaCheck, data: unknown, prefix: string, size: number): Failure[] {
   if (check.first(data)) return [];
   if (size > LIST_ALL_UP_TO) return failures(prefix, check.first.errors);
-  check.all(data);
-  return failures(prefix, check.all.errors?.slice(0, MAX_FAILURES));
+  const all = check.all();
+  all(data);
+  return failures(prefix, all.errors?.slice(0, MAX_FAILURES));
 }
 
 /**

@@ -4,55 +4,54 @@ import { test } from 'node:test';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { collectWhenQuiet, GROWTH_BYTES } from '../../src/host/memory.ts';
 
-const TICK = 20;
-
-/** A collector on a 20 ms tick whose collections and heap size the test sees and sets. */
+/** A collector whose ticks the test makes itself, with its collections and heap size the test sees and sets. */
 function counted(minIntervalMs = 0) {
   const state = { collections: 0, heap: 10 * 1024 * 1024 };
-  const collector = collectWhenQuiet({ quietMs: TICK, minIntervalMs, collect: () => state.collections++, heapBytes: () => state.heap });
+  const collector = collectWhenQuiet({ quietMs: 1e9, minIntervalMs, collect: () => state.collections++, heapBytes: () => state.heap });
   return { state, collector };
 }
 
-test('collects once the thread has been quiet for a tick after it started, and not again while nothing grew', async (t) => {
+test('collects at the first quiet tick after it started, and not again while nothing grew', (t) => {
   const { state, collector } = counted();
   t.after(() => collector.stop());
-  await sleep(TICK * 6);
+  for (let i = 0; i < 5; i++) collector.tick();
   assert.equal(state.collections, 1);
 });
 
-test('waits while calls keep coming, and collects at the first quiet tick', async (t) => {
+test('waits while calls keep coming, and collects at the first tick with none since the last', (t) => {
   const { state, collector } = counted();
   t.after(() => collector.stop());
-  const calling = setInterval(() => collector.call(), TICK / 4);
-  await sleep(TICK * 8);
-  clearInterval(calling);
+  for (let i = 0; i < 5; i++) {
+    collector.call();
+    collector.tick();
+  }
   assert.equal(state.collections, 0);
-  await sleep(TICK * 5);
+  collector.tick();
   assert.equal(state.collections, 1);
 });
 
-test('collects again after a reload asks for it, or after calls grew the heap by GROWTH_BYTES', async (t) => {
+test('collects again after a reload asks for it, or after calls grew the heap by GROWTH_BYTES', (t) => {
   const { state, collector } = counted();
   t.after(() => collector.stop());
-  await sleep(TICK * 4);
+  collector.tick();
   assert.equal(state.collections, 1);
   collector.due();
-  await sleep(TICK * 4);
+  collector.tick();
   assert.equal(state.collections, 2);
   state.heap += GROWTH_BYTES - 1;
-  await sleep(TICK * 4);
+  collector.tick();
   assert.equal(state.collections, 2);
   state.heap += 1;
-  await sleep(TICK * 4);
+  collector.tick();
   assert.equal(state.collections, 3);
 });
 
-test('collects at most once per minIntervalMs however the heap grows', async (t) => {
+test('collects at most once per minIntervalMs however the heap grows', (t) => {
   const { state, collector } = counted(60_000);
   t.after(() => collector.stop());
-  await sleep(TICK * 4);
+  collector.tick();
   state.heap += GROWTH_BYTES * 4;
-  await sleep(TICK * 6);
+  for (let i = 0; i < 5; i++) collector.tick();
   assert.equal(state.collections, 1);
 });
 
