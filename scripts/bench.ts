@@ -56,7 +56,7 @@ const { values: args } = parseArgs({
     /**
      * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
      * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures; `--only code`: the
-     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones.
+     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones; `--only token`: the token endpoint beside oidc-provider.
      */
     only: { type: 'string' },
     /** Every gateway under test writes a V8 CPU profile of its life (start, warm-up, all its cases) to <tmpdir>/gateway-bench-profiles/<gateway>.cpuprofile as it stops. */
@@ -433,6 +433,36 @@ ${line?.openapi ?? ''}${extra}`,
       body: 'grant_type=client_credentials',
     });
 
+    /** oidc-provider's client_credentials endpoint on core 0, its case checked to answer 200. */
+    async function peerCase(): Promise<Case> {
+      const secret = randomBytes(32).toString('base64url');
+      const child = await start(0, 'scripts/bench/peer-token.ts', [String(ports.peer), secret], onMessage);
+      children.push(child);
+      const load: Load = {
+        url: `http://127.0.0.1:${ports.peer}/token`,
+        method: 'POST',
+        headers: { ...form, authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}` },
+        body: 'grant_type=client_credentials',
+      };
+      const probe = await fetch(load.url, { method: 'POST', headers: load.headers!, body: load.body! });
+      if (probe.status !== 200) throw new Error(`oidc-provider answered ${probe.status}: ${await probe.text()}`);
+      return { load, child };
+    }
+    const tokenLine = (results: Record<string, Figures>) =>
+      ratioLine(
+        'token / peer-token',
+        results.token!.rps / results['peer-token']!.rps,
+        `token endpoint against oidc-provider, every token durable before its 200; by CPU per request ${(results['peer-token']!.cpu_us / results.token!.cpu_us).toFixed(3)}; target ≥ 3`,
+      );
+    if (args.only === 'token') {
+      const g = await startGatewayCase('gateway', 0);
+      const results = await alternate({ token: { load: tokenLoad(g), child: g.child }, 'peer-token': await peerCase() });
+      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
+      process.stdout.write(`${[...table(results), '', tokenLine(results), '', footer].join('\n')}\n`);
+      writeResults(results);
+      return;
+    }
+
     const withDpop = args.only === undefined || args.only === 'dpop';
     const redis = withDpop ? await startRedisServer(dir) : undefined;
     if (redis !== undefined) children.push(redis.child);
@@ -586,16 +616,10 @@ ${line?.openapi ?? ''}${extra}`,
 
     const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
     children.push(baseline);
-    const peerSecret = randomBytes(32).toString('base64url');
-    const peer = await start(0, 'scripts/bench/peer-token.ts', [String(ports.peer), peerSecret], onMessage);
-    children.push(peer);
     const one = await startGatewayCase('gateway', 0);
     // The same gateway with two worker threads, on both cores (it shares them with the load).
     const two = await startGatewayCase('gateway-2w', -1, 'workers: 2\n');
-
-    const peerBasic = `Basic ${Buffer.from(`bench:${peerSecret}`).toString('base64')}`;
-    const probe = await fetch(`http://127.0.0.1:${ports.peer}/token`, { method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' });
-    if (probe.status !== 200) throw new Error(`oidc-provider answered ${probe.status}: ${await probe.text()}`);
+    const peer = await peerCase();
 
     const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
     const cases: Record<string, Case> = {
@@ -606,10 +630,7 @@ ${line?.openapi ?? ''}${extra}`,
       ...jwtCases,
       'gateway-2w': { load: verifyLoad(two), child: two.child },
       'token-2w': { load: tokenLoad(two), child: two.child },
-      'peer-token': {
-        load: { url: `http://127.0.0.1:${ports.peer}/token`, method: 'POST', headers: { ...form, authorization: peerBasic }, body: 'grant_type=client_credentials' },
-        child: peer,
-      },
+      'peer-token': peer,
       ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
       ...pair,
       ...dpopCases,
@@ -695,7 +716,7 @@ ${line?.openapi ?? ''}${extra}`,
       '',
       ratioLine('gateway / baseline', results.gateway!.rps / results.baseline!.rps, 'full chain, request ids and metrics on; target ≥ 1.0'),
       ratioLine('baseline / gateway CPU µs', results.baseline!.cpu_us / results.gateway!.cpu_us, "CPU per request; the same ratio, without the VM's stalls; target ≥ 1.0"),
-      ratioLine('token / peer-token', results.token!.rps / results['peer-token']!.rps, 'token endpoint against oidc-provider, every token durable before its 200; target ≥ 3'),
+      tokenLine(results),
       pacedLine,
       ...(results.redis === undefined
         ? ['redis: no redis-server on this machine; the Redis cases were not run']

@@ -1,7 +1,7 @@
 // Tokens on SQLite: saved by group commit, read joined with their credential, app and developer,
 // rotated and revoked by family in one transaction each.
 import { sameConfirmation, successorRecords, type ActiveToken, type Confirmation, type RotateRequest, type RotateResult, type TokenRecord, type TokenStore } from '../port/index.ts';
-import { failure, type Row, type SqliteDb } from './db.ts';
+import type { Row, SqliteDb } from './db.ts';
 
 const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at, t.cnf';
 /**
@@ -80,39 +80,28 @@ export class SqliteTokens implements TokenStore {
     });
   }
 
-  /** Queues the write of the tokens saved so far (close calls it before the last writes drain). */
+  /**
+   * Queues the write of the tokens saved so far (close calls it before the last writes drain): all
+   * of them in one transaction; should it fail, each caller's tokens in one of their own, so that
+   * one caller's bad record fails that caller only.
+   */
   flush(): void {
     const batch = this.#pending;
     if (batch.length === 0) return;
     this.#pending = [];
-    const failed = new Map<number, unknown>();
-    this.#db
-      .write(() => {
-        // A savepoint per caller: one caller's bad record fails that caller only.
-        batch.forEach(({ records }, i) => {
-          this.#db.exec('SAVEPOINT save_tokens');
-          try {
-            for (const r of records) this.#insert(r);
-            this.#db.exec('RELEASE save_tokens');
-          } catch (err) {
-            this.#db.exec('ROLLBACK TO save_tokens; RELEASE save_tokens');
-            failed.set(i, err);
-          }
-        });
-      })
-      .then(
-        () => {
-          batch.forEach(({ resolve, reject }, i) => {
-            if (failed.has(i)) reject(failure(failed.get(i)));
-            else resolve();
-          });
-        },
-        (err: unknown) => {
-          batch.forEach(({ reject }) => {
-            reject(err);
-          });
-        },
-      );
+    const save = (callers: readonly Pending[]) =>
+      this.#db.write(() => {
+        for (const { records } of callers) for (const r of records) this.#insert(r);
+      });
+    save(batch).then(
+      () => {
+        for (const { resolve } of batch) resolve();
+      },
+      (err: unknown) => {
+        if (batch.length === 1) batch[0]!.reject(err);
+        else for (const caller of batch) save([caller]).then(caller.resolve, caller.reject);
+      },
+    );
   }
 
   #insert(r: TokenRecord): void {
