@@ -3,7 +3,7 @@
 // schema versions.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -470,6 +470,12 @@ describe('SqliteStore database file', () => {
     }
   });
 
+  /** The nice value of this process's main thread, and the highest (lowest priority) of its threads (proc(5): field 19 of a thread's stat). */
+  const niceOfThreads = () => {
+    const nice = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    return { main: nice(String(process.pid)), lowest: Math.max(...readdirSync('/proc/self/task').map(nice)) };
+  };
+
   it('a serving store checkpoints its write-ahead log in a thread: the database file takes the pages its own connection leaves in the log', async () => {
     const store = openSqliteStore({ path: file, checkpoints: { signal: new SharedArrayBuffer(4), run: true } });
     try {
@@ -498,6 +504,8 @@ describe('SqliteStore database file', () => {
       }
       for (let waited = 0; statSync(file).size < before + 1_000_000 && waited < 10_000; waited += 50) await sleep(50);
       assert.ok(statSync(file).size >= before + 1_000_000, `the database file grew from ${before} to ${statSync(file).size} bytes`);
+      // The checkpoint thread runs at the lowest priority, the thread serving calls at the process's.
+      if (process.platform === 'linux') assert.deepEqual(niceOfThreads(), { main: 0, lowest: 19 });
     } finally {
       await store.close();
     }

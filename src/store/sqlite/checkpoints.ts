@@ -29,6 +29,14 @@ export const SAFETY_NET_PAGES = 20_000;
 const CHECKPOINTER = `
 const { DatabaseSync } = require('node:sqlite');
 const { workerData } = require('node:worker_threads');
+// The lowest priority for this thread alone (Linux keeps a nice value per thread, and names a
+// thread's id in /proc/thread-self): where the gateway has one core, a checkpoint's copying
+// waits for the calls instead of taking the core from them.
+try {
+  require('node:os').setPriority(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()), 19);
+} catch {
+  // Not Linux: the thread runs at the process's priority.
+}
 const wants = new Int32Array(workerData.signal);
 const db = new DatabaseSync(workerData.path, { timeout: workerData.lockWaitMs });
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
