@@ -56,7 +56,7 @@ const { values: args } = parseArgs({
     /**
      * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
      * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures; `--only code`: the
-     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones; `--only token`: the token endpoint beside oidc-provider.
+     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones; `--only token`: the token endpoint beside oidc-provider; `--only paced`: the gateway and the baseline at an even rate.
      */
     only: { type: 'string' },
     /** Every gateway under test writes a V8 CPU profile of its life (start, warm-up, all its cases) to <tmpdir>/gateway-bench-profiles/<gateway>.cpuprofile as it stops. */
@@ -245,6 +245,27 @@ async function alternate(cases: Record<string, Case>): Promise<Record<string, Fi
     };
   }
   return results;
+}
+
+/**
+ * Latency at half the gateway's saturation rate (`saturated`, its req/s), for the gateway and the
+ * baseline alike. This machine's scheduler stalls a process now and then for 5 to 20 ms, which
+ * decides a p99 on its own; short alternating runs and their medians keep one stall from deciding it.
+ */
+function pacedLatency(cases: Record<string, Case>, saturated: number): string {
+  const half = Math.floor(saturated / 2);
+  const halfRuns: Record<'gateway' | 'baseline', { p50_ms: number; p99_ms: number }[]> = { gateway: [], baseline: [] };
+  for (let i = 0; i < (quick ? 1 : 5); i++) {
+    for (const name of ['gateway', 'baseline'] as const) {
+      const r = paced(cases[name]!.load, half, quick ? 3 : 5);
+      if (r.errors > 0) throw new Error(`${name}: ${r.errors} errors at ${half} req/s`);
+      halfRuns[name].push(r);
+    }
+  }
+  const halfGateway = { p50_ms: median(halfRuns.gateway.map((r) => r.p50_ms)), p99_ms: median(halfRuns.gateway.map((r) => r.p99_ms)) };
+  const halfBaseline = { p50_ms: median(halfRuns.baseline.map((r) => r.p50_ms)), p99_ms: median(halfRuns.baseline.map((r) => r.p99_ms)) };
+  keep('evenly paced', { rps: half, gateway: halfGateway, baseline: halfBaseline });
+  return `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`;
 }
 
 /** The table of the cases' figures, a header and a row each. */
@@ -463,6 +484,22 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
+    /** The minimal undici proxy on core 0, in front of the upstream. */
+    async function baselineCase(): Promise<Case> {
+      const child = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
+      children.push(child);
+      return { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child };
+    }
+    if (args.only === 'paced') {
+      const g = await startGatewayCase('gateway', 0);
+      const cases = { baseline: await baselineCase(), gateway: { load: verifyLoad(g), child: g.child } };
+      const results = await alternate(cases);
+      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
+      process.stdout.write(`${[...table(results), '', pacedLatency(cases, results.gateway!.rps), '', footer].join('\n')}\n`);
+      writeResults(results);
+      return;
+    }
+
     const withDpop = args.only === undefined || args.only === 'dpop';
     const redis = withDpop ? await startRedisServer(dir) : undefined;
     if (redis !== undefined) children.push(redis.child);
@@ -614,8 +651,7 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
-    const baseline = await start(0, 'scripts/bench/baseline.ts', [String(ports.baseline), upstreamUrl], onMessage);
-    children.push(baseline);
+    const baseline = await baselineCase();
     const one = await startGatewayCase('gateway', 0);
     // The same gateway with two worker threads, on both cores (it shares them with the load).
     const two = await startGatewayCase('gateway-2w', -1, 'workers: 2\n');
@@ -624,7 +660,7 @@ ${line?.openapi ?? ''}${extra}`,
     const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
     const cases: Record<string, Case> = {
       upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
-      baseline: { load: { url: `http://127.0.0.1:${ports.baseline}/v1/bench?q=tea` }, child: baseline },
+      baseline,
       gateway: { load: verifyLoad(one), child: one.child },
       token: { load: tokenLoad(one), child: one.child },
       ...jwtCases,
@@ -668,22 +704,7 @@ ${line?.openapi ?? ''}${extra}`,
       );
     }
 
-    // Latency at half the gateway's saturation rate, for the gateway and the baseline alike.
-    // This machine's scheduler stalls a process now and then for 5 to 20 ms, which decides a
-    // p99 on its own; short alternating runs and their medians keep one stall from deciding it.
-    const half = Math.floor(results.gateway!.rps / 2);
-    const halfRuns: Record<'gateway' | 'baseline', { p50_ms: number; p99_ms: number }[]> = { gateway: [], baseline: [] };
-    for (let i = 0; i < (quick ? 1 : 5); i++) {
-      for (const name of ['gateway', 'baseline'] as const) {
-        const r = paced(cases[name]!.load, half, quick ? 3 : 5);
-        if (r.errors > 0) throw new Error(`${name}: ${r.errors} errors at ${half} req/s`);
-        halfRuns[name].push(r);
-      }
-    }
-    const halfGateway = { p50_ms: median(halfRuns.gateway.map((r) => r.p50_ms)), p99_ms: median(halfRuns.gateway.map((r) => r.p99_ms)) };
-    const halfBaseline = { p50_ms: median(halfRuns.baseline.map((r) => r.p50_ms)), p99_ms: median(halfRuns.baseline.map((r) => r.p99_ms)) };
-    const pacedLine = `at ${half} req/s, evenly paced: p99 gateway ${halfGateway.p99_ms.toFixed(2)} ms, baseline ${halfBaseline.p99_ms.toFixed(2)} ms (target: at most 1 ms above); p50 ${halfGateway.p50_ms.toFixed(2)} and ${halfBaseline.p50_ms.toFixed(2)} ms`;
-    keep('evenly paced', { rps: half, gateway: halfGateway, baseline: halfBaseline });
+    const pacedLine = pacedLatency(cases, results.gateway!.rps);
 
     // A million tokens, still valid. RSS: a gateway started for it issues them and is read when
     // idle (proxying first would leave its own high-water mark). Verification: another gateway
