@@ -36,7 +36,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { freePort } from '../src/http/listener.ts';
-import { BUNDLE, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
+import { BUNDLE, DIST, RUNTIME_FLAGS, buildBundles, buildExecutable } from './build.ts';
 import { prepareExample, startOnce, type StartFigures } from './bench/startup.ts';
 import { checkpointLines } from './bench/checkpoints.ts';
 import { signingLines } from './bench/signing.ts';
@@ -70,6 +70,8 @@ const connections = Number(args.connections);
 const manyTokens = Number(args.million ?? (quick ? 0 : 1_000_000));
 
 const ROOT = path.join(import.meta.dirname, '..');
+/** The single executable, as buildExecutable makes it. */
+const EXECUTABLE = path.join(DIST, 'gateway');
 const NODE = process.execPath;
 const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((p) => existsSync(p));
 const pinned = TASKSET !== undefined && cpus().length >= 2;
@@ -88,7 +90,8 @@ interface Figures {
 /** Starts a script (TypeScript through tsx) on a core, with Node's `flags` besides the runtime's, and waits until it is ready. */
 async function start(core: number, script: string, argv: string[], ready: (child: ChildProcess) => Promise<void>, flags: string[] = []): Promise<ChildProcess> {
   // Every process under test gets the gateway's runtime flags: the cases differ in their code only.
-  const command = [NODE, ...RUNTIME_FLAGS, ...flags, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
+  // The single executable has them built in.
+  const command = script === EXECUTABLE ? [script, ...argv] : [NODE, ...RUNTIME_FLAGS, ...flags, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script, ...argv];
   const child =
     pinned && core >= 0
       ? spawn(TASKSET!, ['-c', String(core), ...command], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
@@ -426,6 +429,7 @@ async function main(): Promise<void> {
       store = `{ path: ./${name}.db }`,
       line?: LineRoute,
       product = 'routes: [bench]',
+      program = BUNDLE,
     ): Promise<{ child: ChildProcess; url: string; basic: string; token: string; file: string }> {
       const port = await freePort('127.0.0.1');
       const file = path.join(dir, `${name}.yaml`);
@@ -455,7 +459,7 @@ ${line?.openapi ?? ''}${extra}`,
       const app = JSON.parse(cli(file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench', '--product', 'bench', '--json')) as { key: string; secret: string };
       const url = `http://127.0.0.1:${port}`;
       const profile = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}.cpuprofile`] : [];
-      const child = await start(core, BUNDLE, ['--config', file], () => untilListening(`${url}/`), profile);
+      const child = await start(core, program, ['--config', file], () => untilListening(`${url}/`), profile);
       children.push(child);
       const basic = `Basic ${Buffer.from(`${app.key}:${app.secret}`).toString('base64')}`;
       const answer = await fetch(`${url}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: basic }, body: 'grant_type=client_credentials' });
@@ -729,7 +733,8 @@ ${line?.openapi ?? ''}${extra}`,
     // figures share one process's history (two processes differ by more than the million).
     let many = '';
     if (manyTokens > 0) {
-      const rssCase = await startGatewayCase('million-rss', 0);
+      // The target is the single executable's (issue 33).
+      const rssCase = await startGatewayCase('million-rss', 0, '', undefined, undefined, undefined, EXECUTABLE);
       const issued = await measure({ ...tokenLoad(rssCase), amount: manyTokens }, rssCase.child);
       await new Promise((r) => setTimeout(r, 3000));
       const idleRss = rssMb(rssCase.child);
@@ -745,7 +750,7 @@ ${line?.openapi ?? ''}${extra}`,
       const before = await verify();
       await measure({ ...tokenLoad(g), amount: manyTokens }, g.child);
       const after = await verify();
-      many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
+      many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS of the executable ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
       keep(`after ${manyTokens} tokens`, { rss_mb: Number(idleRss.toFixed(1)), issued_rps: issued.rps, verify_rps_before: median(before), verify_rps_after: median(after) });
     }
 
