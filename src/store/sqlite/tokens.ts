@@ -1,6 +1,6 @@
 // Tokens on SQLite: saved by group commit, read joined with their credential, app and developer,
 // rotated and revoked by family in one transaction each.
-import { sameConfirmation, successorRecords, type ActiveToken, type Confirmation, type RotateRequest, type RotateResult, type TokenRecord, type TokenStore } from '../port/index.ts';
+import { sameConfirmation, StoreUnavailable, successorRecords, type ActiveToken, type Confirmation, type RotateRequest, type RotateResult, type TokenRecord, type TokenStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 
 const TOKEN_COLUMNS = 't.hash, t.kind, t.app_id, t.key, t.product, t.scope, t.subject, t.family, t.issued_at, t.expires_at, t.cnf';
@@ -82,8 +82,9 @@ export class SqliteTokens implements TokenStore {
 
   /**
    * Queues the write of the tokens saved so far (close calls it before the last writes drain): all
-   * of them in one transaction; should it fail, each caller's tokens in one of their own, so that
-   * one caller's bad record fails that caller only.
+   * of them in one transaction; should a record fail it, each caller's tokens in one of their own,
+   * so that one caller's bad record fails that caller only. A store that fails (locked past its
+   * busy timeout, removed) fails them all at once: trying each again would only wait again.
    */
   flush(): void {
     const batch = this.#pending;
@@ -98,7 +99,7 @@ export class SqliteTokens implements TokenStore {
         for (const { resolve } of batch) resolve();
       },
       (err: unknown) => {
-        if (batch.length === 1) batch[0]!.reject(err);
+        if (batch.length === 1 || err instanceof StoreUnavailable) for (const { reject } of batch) reject(err);
         else for (const caller of batch) save([caller]).then(caller.resolve, caller.reject);
       },
     );
