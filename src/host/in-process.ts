@@ -117,9 +117,9 @@ export async function startServing(config: Config, services: Services, options: 
     memory?.stop();
     const deadline = performance.now() + timeoutMs;
     discard();
-    await listener.drain(timeoutMs);
+    const cut = await listener.drain(timeoutMs);
     // Calls still running, on this config or one a reload replaced, get what is left of the timeout.
-    await closeRuntimes([runtime, ...retiring], deadline, logger);
+    await closeRuntimes([runtime, ...retiring], cut > 0 ? 0 : deadline, logger);
   }
 
   return {
@@ -154,11 +154,15 @@ function compile(config: Config, services: Services): Compiled {
   return { config, runtime: compileRuntime(config, services), tls };
 }
 
-/** Closes `runtimes` once their calls are done; at `deadline` their upstream calls are cut, so that the store closes under none. */
+/**
+ * Closes `runtimes` once their calls are done; at `deadline` their upstream calls are cut, so that
+ * the store closes under none. A deadline already past (the drain cut calls at the end of
+ * shutdownTimeout) cuts them at once, and says so either way.
+ */
 async function closeRuntimes(runtimes: Runtime[], deadline: number, logger: Logger): Promise<void> {
   const closed = Promise.all(runtimes.map((r) => r.close()));
-  const left = Math.max(0, deadline - performance.now());
-  if ((await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
+  const left = deadline - performance.now();
+  if (left <= 0 || (await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
     logger.warn('stopping: cutting the calls still in flight at the end of shutdownTimeout');
     for (const r of runtimes) r.cut();
     await closed;

@@ -35,9 +35,10 @@ export interface Listener {
   /**
    * Stops accepting, answers every request still arriving with `Connection: close`, closes idle
    * connections once idle for a moment, and resolves when every connection is closed; after
-   * `timeoutMs` the connections still open are cut.
+   * `timeoutMs` the connections still open are cut. Resolves with how many of those were in the
+   * middle of an answer: calls the drain cut.
    */
-  drain(timeoutMs: number): Promise<void>;
+  drain(timeoutMs: number): Promise<number>;
 }
 
 /**
@@ -126,7 +127,7 @@ export async function listen(
     });
   });
   const address = server.address() as AddressInfo;
-  let drained: Promise<void> | undefined;
+  let drained: Promise<number> | undefined;
   return {
     port: address.port,
     url: listenerUrl(address.address, address.port, tls !== undefined),
@@ -219,8 +220,8 @@ function track(server: Server | TlsServer, tls: boolean, connections: Connection
 }
 
 /** Listener.drain, once per listener. */
-function drain(server: Server | TlsServer, connections: Connections, timeoutMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
+function drain(server: Server | TlsServer, connections: Connections, timeoutMs: number): Promise<number> {
+  return new Promise<number>((resolve) => {
     connections.draining = true;
     // Stops accepting without http.Server's close, which would also close the idle connections at once.
     NetServer.prototype.close.call(server);
@@ -233,17 +234,19 @@ function drain(server: Server | TlsServer, connections: Connections, timeoutMs: 
     // The first look comes a check later: bytes already on the wire when the drain began are read by then.
     const checker = setInterval(check, DRAIN_CHECK_MS);
     const deadline = setTimeout(() => {
+      let cut = 0;
+      for (const { answers } of connections.open.values()) if (answers.size > 0) cut++;
       server.closeAllConnections();
-      finish();
+      finish(cut);
     }, timeoutMs);
-    function finish() {
+    function finish(cut = 0) {
       connections.drained = true;
       for (const socket of connections.handshaking) socket.destroy();
       clearInterval(checker);
       clearTimeout(deadline);
       // Releases what http.Server keeps for its connections (the timeout checker); nothing accepts any more.
       server.close();
-      resolve();
+      resolve(cut);
     }
     if (connections.open.size === 0) finish();
   });

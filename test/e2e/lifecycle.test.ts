@@ -17,11 +17,14 @@ const SLOW_MS = 2000;
 let adminPort = 0;
 
 let upstream: Upstream;
+/** Called when a call of /v1/hang reaches the upstream, which never answers it. */
+let hangArrived = () => {};
 before(async () => {
   upstream = await startUpstream((req: IncomingMessage, res: ServerResponse) => {
     const answer = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url }));
     if (req.url === '/v1/slow') setTimeout(answer, SLOW_MS);
-    else if (req.url !== '/v1/hang') answer();
+    else if (req.url === '/v1/hang') hangArrived();
+    else answer();
   });
 });
 after(() => upstream.close());
@@ -186,11 +189,13 @@ test('a call whose upstream never answers is cut when shutdownTimeout ends, and 
   const gw = await serve(ws.config, { args: [] });
   try {
     const token = await tokenFor(gw.url, ws.app);
+    const arrived = new Promise<void>((resolve) => (hangArrived = resolve));
     const hung = call(`${gw.url}/v1/hang`, { headers: bearer(token) }).then(
       (answer) => answer.status,
       () => 'closed',
     );
-    await sleep(300);
+    // In flight when the stop begins: the upstream has it (a fixed wait lost that race on a loaded machine).
+    await arrived;
     const stopped = performance.now();
     assert.deepEqual(await gw.stop('SIGTERM'), { code: 0, signal: null });
     // The upstream's own timeout is 10 s: the stop did not wait for it.
