@@ -75,6 +75,8 @@ const EXECUTABLE = path.join(DIST, 'gateway');
 const NODE = process.execPath;
 const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((p) => existsSync(p));
 const pinned = TASKSET !== undefined && cpus().length >= 2;
+/** The last line of an `--only` run's report. */
+const ONLY_FOOTER = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
 /** Where `--cpu-prof` puts the profiles: outside the repository, kept after the run. */
 const PROFILES = path.join(tmpdir(), 'gateway-bench-profiles');
 
@@ -499,8 +501,7 @@ ${line?.openapi ?? ''}${extra}`,
     if (args.only === 'token') {
       const g = await startGatewayCase('gateway', 0);
       const results = await alternate({ token: { load: tokenLoad(g), child: g.child }, 'peer-token': await peerCase() });
-      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
-      process.stdout.write(`${[...table(results), '', tokenLine(results), '', footer].join('\n')}\n`);
+      process.stdout.write(`${[...table(results), '', tokenLine(results), '', ONLY_FOOTER].join('\n')}\n`);
       writeResults(results);
       return;
     }
@@ -515,8 +516,7 @@ ${line?.openapi ?? ''}${extra}`,
       const g = await startGatewayCase('gateway', 0);
       const cases = { baseline: await baselineCase(), gateway: { load: verifyLoad(g), child: g.child } };
       const results = await alternate(cases);
-      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
-      process.stdout.write(`${[...table(results), '', pacedLatency(cases, results.gateway!.rps), '', footer].join('\n')}\n`);
+      process.stdout.write(`${[...table(results), '', pacedLatency(cases, results.gateway!.rps), '', ONLY_FOOTER].join('\n')}\n`);
       writeResults(results);
       return;
     }
@@ -565,9 +565,8 @@ ${line?.openapi ?? ''}${extra}`,
     };
     if (args.only === 'dpop') {
       const results = await alternate(dpopCases);
-      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
       const report = dpopReport(results);
-      process.stdout.write(`${[...table(results), '', ...report.lines, '', footer].join('\n')}\n`);
+      process.stdout.write(`${[...table(results), '', ...report.lines, '', ONLY_FOOTER].join('\n')}\n`);
       writeResults({ ...results, 'spendOnce-sqlite': report.spend.sqlite, ...(report.spend.redis && { 'spendOnce-redis': report.spend.redis }) });
       return;
     }
@@ -604,8 +603,7 @@ ${line?.openapi ?? ''}${extra}`,
     };
     if (args.only === 'openapi') {
       const results = await alternate(pair);
-      const footer = `${rounds} round(s) of ${duration} s, ${connections} connections, ${pinned ? 'process under test on core 0, load and upstream on core 1' : 'not pinned (no taskset or one core)'}; Node ${process.version}`;
-      process.stdout.write(`${[...table(results), '', ...openapiLines(results), '', footer].join('\n')}\n`);
+      process.stdout.write(`${[...table(results), '', ...openapiLines(results), '', ONLY_FOOTER].join('\n')}\n`);
       writeResults(results);
       return;
     }

@@ -119,7 +119,7 @@ export async function startServing(config: Config, services: Services, options: 
     discard();
     const cut = await listener.drain(timeoutMs);
     // Calls still running, on this config or one a reload replaced, get what is left of the timeout.
-    await closeRuntimes([runtime, ...retiring], cut > 0 ? 0 : deadline, logger);
+    await closeRuntimes([runtime, ...retiring], deadline, cut > 0, logger);
   }
 
   return {
@@ -156,13 +156,13 @@ function compile(config: Config, services: Services): Compiled {
 
 /**
  * Closes `runtimes` once their calls are done; at `deadline` their upstream calls are cut, so that
- * the store closes under none. A deadline already past (the drain cut calls at the end of
- * shutdownTimeout) cuts them at once, and says so either way.
+ * the store closes under none. `drainCut`: the drain already cut calls at the end of
+ * shutdownTimeout, so the rest are cut at once; the warning says so either way.
  */
-async function closeRuntimes(runtimes: Runtime[], deadline: number, logger: Logger): Promise<void> {
+async function closeRuntimes(runtimes: Runtime[], deadline: number, drainCut: boolean, logger: Logger): Promise<void> {
   const closed = Promise.all(runtimes.map((r) => r.close()));
-  const left = deadline - performance.now();
-  if (left <= 0 || (await Promise.race([closed.then(() => true), sleep(left, false, { ref: false })])) === false) {
+  const inTime = !drainCut && (await Promise.race([closed.then(() => true), sleep(Math.max(0, deadline - performance.now()), false, { ref: false })]));
+  if (!inTime) {
     logger.warn('stopping: cutting the calls still in flight at the end of shutdownTimeout');
     for (const r of runtimes) r.cut();
     await closed;

@@ -6,6 +6,7 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listen } from '../../src/http/listener.ts';
 import { startTestGateway, tokenRequest } from '../helpers.ts';
 
 /** A raw connection that collects what it reads, and resolves answers as they complete. */
@@ -101,4 +102,35 @@ test('a connection that never finishes its TLS handshake is closed when the drai
   // Before the fix it stayed open until the client gave up.
   await sleep(100);
   assert.equal(closed, true);
+});
+
+/** A bare listener's timeouts, none of which these tests reach. */
+const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5000, lingering: { ms: 5000, idleMs: 1000, bytes: 1 << 20 } };
+
+test('a drain that ends with answers under way says how many it cut: a connection idle between calls is not one', async () => {
+  // /hang is never answered; anything else is, and its connection stays open, idle.
+  const listener = await listen(
+    async (req, res) => {
+      if (req.url !== '/hang') res.end('ok');
+    },
+    '127.0.0.1',
+    0,
+    { timeouts: TIMEOUTS, onError: () => {} },
+  );
+  const idle = rawConnection(listener.port);
+  idle.socket.write('GET /ok HTTP/1.1\r\nHost: x\r\n\r\n');
+  await idle.answer();
+  const hung = [rawConnection(listener.port), rawConnection(listener.port)];
+  for (const conn of hung) conn.socket.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
+  await sleep(100);
+  assert.equal(await listener.drain(300), 2);
+  await Promise.all([idle.closed, ...hung.map((c) => c.closed)]);
+});
+
+test('a drain whose connections all close in time has cut none', async () => {
+  const listener = await listen(async (_req, res) => void res.end('ok'), '127.0.0.1', 0, { timeouts: TIMEOUTS, onError: () => {} });
+  const conn = rawConnection(listener.port);
+  conn.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  await conn.answer();
+  assert.equal(await listener.drain(10_000), 0);
 });
