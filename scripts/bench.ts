@@ -25,8 +25,10 @@
 //               /v1/hello, idle RSS, and the executable's size (scripts/bench/startup.ts)
 //
 // The process under test runs on core 0 (taskset, where it exists); the upstream and the load
-// generator (autocannon, in this process) share core 1. Cases alternate over rounds; medians are
-// reported, with peak RSS of the process under test, and written to bench/results.json.
+// generator (autocannon, in this process) share core 1. Cases run in groups, the cases of a ratio
+// in the same group, each group with only its own processes alive besides the upstream and Redis;
+// within a group they alternate over rounds. Medians are reported, with peak RSS of the process
+// under test, and written to bench/results.json.
 // The gateway runs as it ships: the bundle of scripts/build.ts with its RUNTIME_FLAGS.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -521,19 +523,36 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
-    const withDpop = args.only === undefined || args.only === 'dpop';
-    const redis = withDpop ? await startRedisServer(dir) : undefined;
+    /**
+     * Runs `body` and stops the processes it started: each group of cases is measured with only its
+     * own processes, the upstream, Redis and the load generator alive. A gateway measured with nine
+     * idle ones pinned beside it spends 59–64 µs per call, alone 52–56 (docs/benchmarks.md).
+     */
+    async function alone<T>(body: () => Promise<T>): Promise<T> {
+      const from = children.length;
+      try {
+        return await body();
+      } finally {
+        await stop(children.splice(from));
+      }
+    }
+
+    const redis = args.only === undefined || args.only === 'dpop' ? await startRedisServer(dir) : undefined;
     if (redis !== undefined) children.push(redis.child);
     const onRedis = (prefix: string) => `{ driver: redis, url: 'redis://127.0.0.1:${redis!.port}', keyPrefix: '${prefix}:' }`;
 
-    /** The proofs of each DPoP case. */
-    const supplies: Record<string, ProofSupply> = {};
     /**
      * The bench route of a gateway for bearer tokens (`bench`) and DPoP-bound ones (`bench-dpop`),
      * so that the ratio is DPoP's alone: chain-bearer, and a case per algorithm, each with its own
      * key and token and a new proof per call (checked, before the load, to pass once and only once).
      */
-    async function dpopGateway(name: string, store: string | undefined, bearer: string, algorithms: Record<string, ProofAlgorithm>): Promise<{ file: string; cases: Record<string, Case> }> {
+    async function dpopGateway(
+      name: string,
+      store: string | undefined,
+      bearer: string,
+      algorithms: Record<string, ProofAlgorithm>,
+      supplies: Record<string, ProofSupply>,
+    ): Promise<{ file: string; cases: Record<string, Case> }> {
       const g = await startGatewayCase(name, 0, '  bench-dpop: { routes: [bench], senderConstraint: dpop }\n', store);
       const app = JSON.parse(cli(g.file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench-dpop', '--product', 'bench-dpop', '--json')) as {
         key: string;
@@ -552,57 +571,63 @@ ${line?.openapi ?? ''}${extra}`,
       }
       return { file: g.file, cases };
     }
-    const dpopSqlite = withDpop ? await dpopGateway('dpop', undefined, 'chain-bearer', { 'dpop-es256': 'ES256', 'dpop-eddsa': 'EdDSA' }) : undefined;
-    const dpopRedis = withDpop && redis !== undefined ? await dpopGateway('dpop-redis', onRedis('dpop'), 'bearer-redis', { 'dpop-redis': 'ES256' }) : undefined;
-    const dpopCases: Record<string, Case> = { ...dpopSqlite?.cases, ...dpopRedis?.cases };
-    /** After the cases ran: spendOnce alone on each gateway's store, and any proofs the load generator had to sign itself. */
-    const dpopReport = (results: Record<string, Figures>) => {
-      const spend = { sqlite: spendOnceCost(dpopSqlite!.file), redis: dpopRedis === undefined ? undefined : spendOnceCost(dpopRedis.file) };
+    /** The DPoP cases on SQLite and on Redis side by side; then spendOnce alone on each gateway's store, and any proofs the load generator had to sign itself. */
+    async function dpopGroup(): Promise<{ results: Record<string, Figures>; lines: string[]; spend: Record<string, SpendOnceCost> }> {
+      const supplies: Record<string, ProofSupply> = {};
+      const sqlite = await dpopGateway('dpop', undefined, 'chain-bearer', { 'dpop-es256': 'ES256', 'dpop-eddsa': 'EdDSA' }, supplies);
+      const onRedisStore = redis === undefined ? undefined : await dpopGateway('dpop-redis', onRedis('dpop'), 'bearer-redis', { 'dpop-redis': 'ES256' }, supplies);
+      const results = await alternate({ ...sqlite.cases, ...onRedisStore?.cases });
+      const spend = { sqlite: spendOnceCost(sqlite.file), redis: onRedisStore === undefined ? undefined : spendOnceCost(onRedisStore.file) };
       const late = Object.entries(supplies)
         .filter(([, supply]) => supply.late > 0)
         .map(([name, supply]) => `${name}: ${supply.late} proofs signed during the measurements, by the load generator (more requests than the margin)`);
-      return { lines: dpopLines(results, spend, late), spend };
-    };
+      return {
+        results,
+        lines: dpopLines(results, spend, late),
+        spend: { 'spendOnce-sqlite': spend.sqlite, ...(spend.redis && { 'spendOnce-redis': spend.redis }) },
+      };
+    }
     if (args.only === 'dpop') {
-      const results = await alternate(dpopCases);
-      const report = dpopReport(results);
-      process.stdout.write(`${[...table(results), '', ...report.lines, '', ONLY_FOOTER].join('\n')}\n`);
-      writeResults({ ...results, 'spendOnce-sqlite': report.spend.sqlite, ...(report.spend.redis && { 'spendOnce-redis': report.spend.redis }) });
+      const dpop = await dpopGroup();
+      process.stdout.write(`${[...table(dpop.results), '', ...dpop.lines, '', ONLY_FOOTER].join('\n')}\n`);
+      writeResults({ ...dpop.results, ...dpop.spend });
       return;
     }
 
-    // The openapi pair: one route from a document that validates it, and the same route written out.
-    writeFileSync(path.join(dir, 'lines.openapi.yaml'), LINE_DOCUMENT);
-    const lineRoute = lineRoutes('./lines.openapi.yaml');
-    const validated = await startGatewayCase('openapi', 0, '', undefined, lineRoute.openapi);
-    const unvalidated = await startGatewayCase('unvalidated', 0, '', undefined, lineRoute.unvalidated);
-    const lineLoad = (g: { url: string; token: string }, body = LINE_BODY): Load => ({
-      url: `${g.url}${LINE_TARGET}`,
-      method: 'POST',
-      headers: { authorization: `Bearer ${g.token}`, 'content-type': 'application/json' },
-      body,
-    });
-    // The load's request passes both; a body the document refuses is refused by the validating gateway only.
-    for (const [g, refused] of [
-      [validated, 400],
-      [unvalidated, 200],
-    ] as const) {
-      for (const [body, status] of [
-        [LINE_BODY, 200],
-        [LINE_REFUSED_BODY, refused],
+    /** The openapi pair: one route from a document that validates it, and the same route written out. */
+    async function openapiGroup(): Promise<Record<string, Figures>> {
+      writeFileSync(path.join(dir, 'lines.openapi.yaml'), LINE_DOCUMENT);
+      const lineRoute = lineRoutes('./lines.openapi.yaml');
+      const validated = await startGatewayCase('openapi', 0, '', undefined, lineRoute.openapi);
+      const unvalidated = await startGatewayCase('unvalidated', 0, '', undefined, lineRoute.unvalidated);
+      const lineLoad = (g: { url: string; token: string }, body = LINE_BODY): Load => ({
+        url: `${g.url}${LINE_TARGET}`,
+        method: 'POST',
+        headers: { authorization: `Bearer ${g.token}`, 'content-type': 'application/json' },
+        body,
+      });
+      // The load's request passes both; a body the document refuses is refused by the validating gateway only.
+      for (const [g, refused] of [
+        [validated, 400],
+        [unvalidated, 200],
       ] as const) {
-        const { url, ...init } = lineLoad(g, body);
-        const answer = await fetch(url, init);
-        if (answer.status !== status) throw new Error(`${url}: ${answer.status} where ${status} was expected: ${await answer.text()}`);
-        await answer.arrayBuffer();
+        for (const [body, status] of [
+          [LINE_BODY, 200],
+          [LINE_REFUSED_BODY, refused],
+        ] as const) {
+          const { url, ...init } = lineLoad(g, body);
+          const answer = await fetch(url, init);
+          if (answer.status !== status) throw new Error(`${url}: ${answer.status} where ${status} was expected: ${await answer.text()}`);
+          await answer.arrayBuffer();
+        }
       }
+      return alternate({
+        openapi: { load: lineLoad(validated), child: validated.child },
+        unvalidated: { load: lineLoad(unvalidated), child: unvalidated.child },
+      });
     }
-    const pair: Record<string, Case> = {
-      openapi: { load: lineLoad(validated), child: validated.child },
-      unvalidated: { load: lineLoad(unvalidated), child: unvalidated.child },
-    };
     if (args.only === 'openapi') {
-      const results = await alternate(pair);
+      const results = await openapiGroup();
       process.stdout.write(`${[...table(results), '', ...openapiLines(results), '', ONLY_FOOTER].join('\n')}\n`);
       writeResults(results);
       return;
@@ -638,92 +663,103 @@ ${line?.openapi ?? ''}${extra}`,
         },
       };
     }
-
-    // One gateway, two products on the bench route: `bench` with opaque tokens, `bench-jwt` with
-    // JWTs (ES256, the default). The same process serves both, so the ratio is the format's alone.
-    const jwtCase = await startGatewayCase('jwt', 0, "  bench-jwt: { routes: [bench], accessTokenFormat: jwt }\noauth: { issuer: 'http://127.0.0.1' }\n");
-    const jwtApp = JSON.parse(cli(jwtCase.file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench-jwt', '--product', 'bench-jwt', '--json')) as {
-      key: string;
-      secret: string;
-    };
-    const jwtBasic = `Basic ${Buffer.from(`${jwtApp.key}:${jwtApp.secret}`).toString('base64')}`;
-    const jwtAnswer = await fetch(`${jwtCase.url}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: jwtBasic }, body: 'grant_type=client_credentials' });
-    const jwtSigned = { url: jwtCase.url, basic: jwtBasic, token: ((await jwtAnswer.json()) as { access_token: string }).access_token };
-    if (!jwtSigned.token.startsWith('eyJ')) throw new Error(`bench-jwt issued ${jwtSigned.token}`);
-    const jwtCases: Record<string, Case> = {
-      'chain-opaque': { load: verifyLoad(jwtCase), child: jwtCase.child },
-      'chain-jwt': { load: verifyLoad(jwtSigned), child: jwtCase.child },
-      'issue-opaque': { load: tokenLoad(jwtCase), child: jwtCase.child },
-      'issue-jwt': { load: tokenLoad(jwtSigned), child: jwtCase.child },
-    };
-    const codeCases = await authorizationCodeCases();
     if (args.only === 'code') {
-      const results = await alternate(codeCases);
+      const results = await alternate(await authorizationCodeCases());
       process.stdout.write(`${[...table(results), '', ...codeLines(results)].join('\n')}\n`);
       writeResults(results);
       return;
     }
+
+    /**
+     * One gateway, two products on the bench route: `bench` with opaque tokens, `bench-jwt` with
+     * JWTs (ES256, the default). The same process serves both, so the ratio is the format's alone.
+     */
+    async function jwtGroup(): Promise<Record<string, Figures>> {
+      const jwtCase = await startGatewayCase('jwt', 0, "  bench-jwt: { routes: [bench], accessTokenFormat: jwt }\noauth: { issuer: 'http://127.0.0.1' }\n");
+      const jwtApp = JSON.parse(cli(jwtCase.file, 'admin', 'apps', 'create', '--developer', 'bench@example.com', '--name', 'bench-jwt', '--product', 'bench-jwt', '--json')) as {
+        key: string;
+        secret: string;
+      };
+      const jwtBasic = `Basic ${Buffer.from(`${jwtApp.key}:${jwtApp.secret}`).toString('base64')}`;
+      const jwtAnswer = await fetch(`${jwtCase.url}/oauth2/token`, { method: 'POST', headers: { ...form, authorization: jwtBasic }, body: 'grant_type=client_credentials' });
+      const jwtSigned = { url: jwtCase.url, basic: jwtBasic, token: ((await jwtAnswer.json()) as { access_token: string }).access_token };
+      if (!jwtSigned.token.startsWith('eyJ')) throw new Error(`bench-jwt issued ${jwtSigned.token}`);
+      return alternate({
+        'chain-opaque': { load: verifyLoad(jwtCase), child: jwtCase.child },
+        'chain-jwt': { load: verifyLoad(jwtSigned), child: jwtCase.child },
+        'issue-opaque': { load: tokenLoad(jwtCase), child: jwtCase.child },
+        'issue-jwt': { load: tokenLoad(jwtSigned), child: jwtCase.child },
+      });
+    }
     if (args.only === 'jwt') {
-      const results = await alternate(jwtCases);
+      const results = await jwtGroup();
       process.stdout.write(`${[...table(results), '', ...jwtLines(results), '', ...(await signingLines())].join('\n')}\n`);
       writeResults(results);
       return;
     }
 
-    const baseline = await baselineCase();
-    const one = await startGatewayCase('gateway', 0);
-    // The same gateway with two worker threads, on both cores (it shares them with the load).
-    const two = await startGatewayCase('gateway-2w', -1, 'workers: 2\n');
-    const peer = await peerCase();
-
-    const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
-    const cases: Record<string, Case> = {
-      upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
-      baseline,
-      gateway: { load: verifyLoad(one), child: one.child },
-      token: { load: tokenLoad(one), child: one.child },
-      ...jwtCases,
-      'gateway-2w': { load: verifyLoad(two), child: two.child },
-      'token-2w': { load: tokenLoad(two), child: two.child },
-      'peer-token': peer,
-      ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
-      ...pair,
-      ...dpopCases,
-    };
-    const results = await alternate(cases);
-    const dpop = dpopReport(results);
+    // The full run, a group at a time; the cases of a ratio are always in the same group.
+    const results: Record<string, Figures> = {};
+    const pacedLine = await alone(async () => {
+      const baseline = await baselineCase();
+      const one = await startGatewayCase('gateway', 0);
+      const peer = await peerCase();
+      const redisOne = redis && (await startGatewayCase('redis', 0, '', onRedis('one')));
+      const cases: Record<string, Case> = {
+        upstream: { load: { url: `${upstreamUrl}/v1/bench?q=tea` }, child: upstream },
+        baseline,
+        gateway: { load: verifyLoad(one), child: one.child },
+        token: { load: tokenLoad(one), child: one.child },
+        'peer-token': peer,
+        ...(redisOne && { redis: { load: verifyLoad(redisOne), child: redisOne.child }, 'token-redis': { load: tokenLoad(redisOne), child: redisOne.child } }),
+      };
+      Object.assign(results, await alternate(cases));
+      return pacedLatency(cases, results.gateway!.rps);
+    });
+    Object.assign(results, await alone(jwtGroup));
+    // The gateway with two worker threads, on both cores (it shares them with the load).
+    Object.assign(
+      results,
+      await alone(async () => {
+        const two = await startGatewayCase('gateway-2w', -1, 'workers: 2\n');
+        return alternate({ 'gateway-2w': { load: verifyLoad(two), child: two.child }, 'token-2w': { load: tokenLoad(two), child: two.child } });
+      }),
+    );
+    Object.assign(results, await alone(openapiGroup));
+    const dpop = await alone(dpopGroup);
+    Object.assign(results, dpop.results);
 
     // Three Redis-backed gateways on one Redis against one of them alone, none pinned, the same
     // connections in all; each instance gets its own load generator.
-    let scaling = '';
-    if (redis !== undefined) {
-      const first = await startGatewayCase('scale', -1, '', onRedis('scale'));
-      const others = await Promise.all(
-        [0, 1].map(async () => {
-          const port = await freePort('127.0.0.1');
-          const url = `http://127.0.0.1:${port}`;
-          const child = await start(-1, BUNDLE, ['--config', first.file, '--port', String(port)], () => untilListening(`${url}/`));
-          children.push(child);
-          return { url, token: first.token };
-        }),
-      );
-      const three = [first, ...others];
-      const spreadLoad = (n: number) => Promise.all(three.slice(0, n).map((g) => autocannon({ ...verifyLoad(g), connections: Math.round(connections / n), duration })));
-      await spreadLoad(3);
-      const one: number[] = [];
-      const all: number[] = [];
-      for (let round = 0; round < rounds; round++) {
-        one.push(Math.round((await spreadLoad(1))[0]!.requests.average));
-        all.push(Math.round((await spreadLoad(3)).reduce((sum, r) => sum + r.requests.average, 0)));
-      }
-      scaling = ratioLine(
-        '3 on redis / 1 on redis',
-        median(all) / median(one),
-        `${median(all)} vs ${median(one)} req/s, full chain; 3 instances, Redis and the load share this machine's ${cpus().length} cores`,
-      );
-    }
-
-    const pacedLine = pacedLatency(cases, results.gateway!.rps);
+    const scaling =
+      redis === undefined
+        ? ''
+        : await alone(async () => {
+            const first = await startGatewayCase('scale', -1, '', onRedis('scale'));
+            const others = await Promise.all(
+              [0, 1].map(async () => {
+                const port = await freePort('127.0.0.1');
+                const url = `http://127.0.0.1:${port}`;
+                const child = await start(-1, BUNDLE, ['--config', first.file, '--port', String(port)], () => untilListening(`${url}/`));
+                children.push(child);
+                return { url, token: first.token };
+              }),
+            );
+            const three = [first, ...others];
+            const spreadLoad = (n: number) => Promise.all(three.slice(0, n).map((g) => autocannon({ ...verifyLoad(g), connections: Math.round(connections / n), duration })));
+            await spreadLoad(3);
+            const one: number[] = [];
+            const all: number[] = [];
+            for (let round = 0; round < rounds; round++) {
+              one.push(Math.round((await spreadLoad(1))[0]!.requests.average));
+              all.push(Math.round((await spreadLoad(3)).reduce((sum, r) => sum + r.requests.average, 0)));
+            }
+            return ratioLine(
+              '3 on redis / 1 on redis',
+              median(all) / median(one),
+              `${median(all)} vs ${median(one)} req/s, full chain; 3 instances, Redis and the load share this machine's ${cpus().length} cores`,
+            );
+          });
 
     // A million tokens, still valid. RSS: a gateway started for it issues them and is read when
     // idle (proxying first would leave its own high-water mark). Verification: another gateway
@@ -732,22 +768,25 @@ ${line?.openapi ?? ''}${extra}`,
     let many = '';
     if (manyTokens > 0) {
       // The target is the single executable's (issue 33).
-      const rssCase = await startGatewayCase('million-rss', 0, '', undefined, undefined, undefined, EXECUTABLE);
-      const issued = await measure({ ...tokenLoad(rssCase), amount: manyTokens }, rssCase.child);
-      await new Promise((r) => setTimeout(r, 3000));
-      const idleRss = rssMb(rssCase.child);
-      rssCase.child.kill('SIGTERM');
-      const g = await startGatewayCase('million-verify', 0);
-      await measure({ ...tokenLoad(g), amount: 20_000 }, g.child);
-      await warm({ load: verifyLoad(g), child: g.child });
-      const verify = async () => {
-        const list: number[] = [];
-        for (let i = 0; i < rounds; i++) list.push((await measure(verifyLoad(g), g.child)).rps);
-        return list;
-      };
-      const before = await verify();
-      await measure({ ...tokenLoad(g), amount: manyTokens }, g.child);
-      const after = await verify();
+      const { issued, idleRss } = await alone(async () => {
+        const rssCase = await startGatewayCase('million-rss', 0, '', undefined, undefined, undefined, EXECUTABLE);
+        const issued = await measure({ ...tokenLoad(rssCase), amount: manyTokens }, rssCase.child);
+        await new Promise((r) => setTimeout(r, 3000));
+        return { issued, idleRss: rssMb(rssCase.child) };
+      });
+      const { before, after } = await alone(async () => {
+        const g = await startGatewayCase('million-verify', 0);
+        await measure({ ...tokenLoad(g), amount: 20_000 }, g.child);
+        await warm({ load: verifyLoad(g), child: g.child });
+        const verify = async () => {
+          const list: number[] = [];
+          for (let i = 0; i < rounds; i++) list.push((await measure(verifyLoad(g), g.child)).rps);
+          return list;
+        };
+        const before = await verify();
+        await measure({ ...tokenLoad(g), amount: manyTokens }, g.child);
+        return { before, after: await verify() };
+      });
       many = `after ${manyTokens} tokens (issued at ${issued.rps}/s): RSS of the executable ${idleRss.toFixed(1)} MB idle (target ≤ 120); verification ${median(after)} req/s vs ${median(before)} before them, same process (rounds: ${after.join(' ')} vs ${before.join(' ')})`;
       keep(`after ${manyTokens} tokens`, { rss_mb: Number(idleRss.toFixed(1)), issued_rps: issued.rps, verify_rps_before: median(before), verify_rps_after: median(after) });
     }
@@ -781,21 +820,19 @@ ${line?.openapi ?? ''}${extra}`,
     process.stdout.write(`${lines.join('\n')}\n`);
 
     // Every case of the table, spendOnce's cost, and every figure of the lines above.
-    writeResults({
-      ...results,
-      'spendOnce-sqlite': dpop.spend.sqlite,
-      ...(dpop.spend.redis && { 'spendOnce-redis': dpop.spend.redis }),
-    });
+    writeResults({ ...results, ...dpop.spend });
   } finally {
-    const exited = children.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined));
-    for (const child of children) child.kill('SIGTERM');
-    // A gateway writes its CPU profile as it exits.
-    if (args['cpu-prof']) {
-      await Promise.all(exited);
-      process.stderr.write(`CPU profiles of the gateways: ${PROFILES}\n`);
-    }
+    await stop(children);
+    if (args['cpu-prof']) process.stderr.write(`CPU profiles of the gateways: ${PROFILES}\n`);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Stops processes, and waits until they have exited: a gateway writes its CPU profile as it exits. */
+async function stop(processes: ChildProcess[]): Promise<void> {
+  const exited = processes.map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined));
+  for (const child of processes) child.kill('SIGTERM');
+  await Promise.all(exited);
 }
 
 /** A redis-server of the bench's own on a spare port, on core 1 with the load; undefined without redis-server. */
