@@ -29,6 +29,7 @@ export function readDocuments(raw: ConfigFile, dir: string, documents: Documents
         upstream: o.upstream,
         requireSubject: d(o.requireSubject),
         upstreamIdentity: o.upstreamIdentity,
+        rateLimitHeaders: d(o.rateLimitHeaders),
         at: ['openapi', api, 'operations', op.name],
         operation: { api, operation: op.operation },
       });

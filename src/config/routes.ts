@@ -48,6 +48,7 @@ export function routeSections(c: ConfigFile, site: Site, upstreams: ReadonlySet<
       scopes: d(r.scopes),
       requireSubject: d(r.requireSubject),
       upstreamIdentity: r.upstreamIdentity,
+      rateLimitHeaders: d(r.rateLimitHeaders),
       policies: [{ at: ['routes', name, 'policies'], entries: d(r.policies) }],
       at: ['routes', name],
       operation: undefined,
@@ -140,6 +141,7 @@ function productSettings(name: string, p: ConfigFile['products'][string], c: Con
     refreshTokenLifetime: Math.ceil(duration(p.refreshTokenLifetime, at('refreshTokenLifetime')) / 1000),
     refreshReuseGraceMs: duration(p.refreshReuseGrace, at('refreshReuseGrace')),
     quota: p.quota,
+    rateLimitHeaders: d(p.rateLimitHeaders),
     visible: d(p.portal),
     // RFC 9700 §2.4: the password grant hands users' passwords to the app; an operator vets the apps that ask for it.
     approval: p.approval ?? (grants.has('password') ? 'manual' : 'auto'),

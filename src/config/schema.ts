@@ -304,6 +304,11 @@ const Route = Type.Object(
     scopes: Type.Optional(about(Type.Array(Scope, { uniqueItems: true }), "Scopes a token needs, all of them; each must be one of its product's.", { default: [] })),
     requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user (password grant, and refresh_token after it) may call the route; others get 403.', { default: false })),
     upstreamIdentity: Type.Optional(about(UpstreamIdentity, `${UPSTREAM_IDENTITY} Default: the product's.`)),
+    rateLimitHeaders: Type.Optional(
+      about(Type.Boolean(), 'Answers carry RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers) for each quota and spike arrest that counted the call; false: none.', {
+        default: true,
+      }),
+    ),
     policies: Type.Optional(about(Type.Array(policySchema), "Run in the seed's order: access policies (YAML order), request validation, the upstream, response policies.", { default: [] })),
   },
   Strict,
@@ -326,6 +331,7 @@ const OpenApi = Type.Object(
     operations: Type.Optional(about(Type.Record(Name, Policies, Strict), 'Policies of one operation, by its operationId.')),
     requireSubject: Type.Optional(about(Type.Boolean(), 'Only tokens issued for a user may call its operations.', { default: false })),
     upstreamIdentity: Type.Optional(about(UpstreamIdentity, `${UPSTREAM_IDENTITY} Default: the product's.`)),
+    rateLimitHeaders: Type.Optional(about(Type.Boolean(), 'Answers of its operations carry RateLimit-Policy and RateLimit; false: none.', { default: true })),
   },
   Strict,
 );
@@ -357,6 +363,7 @@ const Product = Type.Object(
     refreshTokenLifetime: Type.Optional(about(Duration, 'How long a refresh token works.', { default: '1d' })),
     refreshReuseGrace: Type.Optional(about(Duration, 'A spent refresh token presented again within this time gets 401 without revoking its family.', { default: 0 })),
     quota: Type.Optional(about(QuotaOptions, "Calls per app across the product's routes; a route's own quota can tighten it.")),
+    rateLimitHeaders: Type.Optional(about(Type.Boolean(), 'Answers to its tokens carry RateLimit-Policy and RateLimit, on every route; false: none, whatever the route says.', { default: true })),
     ...AuthorizationCodeKeys,
     portal: Type.Optional(about(Type.Boolean(), 'Shown in the developer portal, where developers register apps for it.', { default: false })),
     approval: Type.Optional(

@@ -72,6 +72,8 @@ export interface RouteSettings {
   requireSubject: boolean;
   /** How its upstream learns who calls; undefined: as the token's product says. */
   upstreamIdentity: UpstreamIdentity | undefined;
+  /** Its answers carry the RateLimit headers of its quotas and spike arrests (unless the token's product says otherwise). */
+  rateLimitHeaders: boolean;
   /** Products whose tokens may call this route. */
   products: ReadonlySet<string>;
   policies: readonly PolicyEntry[];
@@ -97,6 +99,8 @@ export interface ProductSettings {
   refreshTokenLifetime: number;
   refreshReuseGraceMs: number;
   quota: QuotaSettings | undefined;
+  /** Answers to its tokens may carry RateLimit headers (false: never, whatever the route says). */
+  rateLimitHeaders: boolean;
   /** Shown in the developer portal. */
   visible: boolean;
   /** manual: apps registered in the portal start pending until an operator approves them. */

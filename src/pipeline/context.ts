@@ -19,8 +19,8 @@ export interface RequestContext {
   accessJwt: string | undefined;
   /** The header that tells the upstream who calls, instead of the X-Gateway-* headers (upstreamIdentity: jwt or token). */
   identity: readonly [name: string, value: string] | undefined;
-  /** The tightest quota seen so far, whose RateLimit-* headers the answer carries. */
-  rateLimit: RateLimit | undefined;
+  /** The quotas and spike arrests the call was counted by, in order, for the answer's RateLimit-Policy and RateLimit headers. */
+  rateLimits: RateLimit[] | undefined;
   /** The request body, once a step has read it whole (validation); the upstream then gets these bytes. */
   body: Buffer | undefined;
   /** The client's X-Request-Id when it is a short printable value, else one the gateway made: sent upstream, answered and logged. */
@@ -36,16 +36,27 @@ export interface RequestContext {
 /** Changes the headers of an answer about to be written. */
 export type AnswerHeaders = (headers: Record<string, unknown>) => void;
 
+/**
+ * A quota's or spike arrest's state after the call, as draft-ietf-httpapi-ratelimit-headers names
+ * it: the policy's `quota` (q) per `window` seconds (w), the units it still allows (r) and the
+ * seconds until it is whole again (t).
+ */
 export interface RateLimit {
-  limit: number;
+  /** The policy's name in both headers, unique among the policies of its route: a Structured Field String (no `"` or backslash). */
+  name: string;
+  quota: number;
+  window: number;
   remaining: number;
-  /** Seconds until the window ends. */
   reset: number;
 }
 
+/** The upstream's RateLimit headers of the older drafts, dropped from an answer that carries the gateway's own. */
+const OLD_RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const;
+
 /**
  * Adds the gateway's own headers of an answer to `headers`, a fresh object the caller is about to
- * give writeHead: X-Request-Id, the CORS policy's headers, and the tightest quota's RateLimit-* headers. Not through
+ * give writeHead: X-Request-Id, the CORS policy's headers, and RateLimit-Policy and RateLimit (a list
+ * member for each quota and spike arrest that counted the call, in the order they did). Not through
  * setHeader: once setHeader has been called, writeHead passes every other header of the answer
  * through setHeader too.
  */
@@ -53,12 +64,25 @@ export function answerHeaders<T extends Record<string, unknown>>(ctx: RequestCon
   const out = headers as Record<string, unknown>;
   out['x-request-id'] = ctx.requestId;
   ctx.cors?.(out);
-  const limit = ctx.rateLimit;
-  if (limit === undefined) return headers;
-  out['ratelimit-limit'] = String(limit.limit);
-  out['ratelimit-remaining'] = String(limit.remaining);
-  out['ratelimit-reset'] = String(limit.reset);
+  const limits = ctx.rateLimits;
+  if (limits === undefined) return headers;
+  const fields = rateLimitFields(limits);
+  out['ratelimit-policy'] = fields.policy;
+  out.ratelimit = fields.state;
+  for (const name of OLD_RATE_LIMIT_HEADERS) if (name in out) delete out[name];
   return headers;
+}
+
+/** The values of RateLimit-Policy and RateLimit: a list member for each of `limits`, in order. */
+export function rateLimitFields(limits: readonly RateLimit[]): { policy: string; state: string } {
+  let policy = '';
+  let state = '';
+  for (const l of limits) {
+    const separator = policy === '' ? '' : ', ';
+    policy += `${separator}"${l.name}";q=${l.quota};w=${l.window}`;
+    state += `${separator}"${l.name}";r=${l.remaining};t=${l.reset}`;
+  }
+  return { policy, state };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { ApiDocument, Operation } from '../openapi/document.ts';
 import type { Documents, DocumentValidators } from '../openapi/validators.ts';
-import type { AnswerHeaders, RequestContext, Step } from '../pipeline/context.ts';
+import { rateLimitFields, type AnswerHeaders, type RateLimit, type RequestContext, type Step } from '../pipeline/context.ts';
 import { StoreUnavailable, type CounterCheck, type CounterResult, type Counters } from '../store/port/index.ts';
 
 /** What a policy is compiled with: where it stands, and the few services policies use. */
@@ -18,6 +18,45 @@ export interface PolicyEnv extends PolicySite {
   logger: Logger;
   /** The listener's bound on any request body (listen.maxBodySize). */
   maxBodySize: number;
+  /** Where quotas and spike arrests report what the RateLimit headers say. */
+  rateLimits: RateLimitSite;
+}
+
+/** Where a counting policy reports its state after a call, for the RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
+export interface RateLimitSite {
+  /** The policy's name in the headers, unique on its route: `base`, else `base-2`, `base-3`… */
+  name(base: string): string;
+  /** Adds the policy's state to what the answer carries, unless the route or the token's product turned the headers off. */
+  report(ctx: RequestContext, limit: RateLimit): void;
+}
+
+/**
+ * The RateLimit site of one route (or of the OAuth endpoints): `off` for a route with
+ * `rateLimitHeaders: false`; `quietProducts`, the products with it. `setHeaders`: for answers
+ * written through setHeader (the OAuth endpoints'), the headers are set as each policy reports.
+ */
+export function rateLimitSite(off: boolean, quietProducts: ReadonlySet<string>, setHeaders = false): RateLimitSite {
+  const taken = new Set<string>();
+  return {
+    name(base) {
+      let name = base;
+      for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;
+      taken.add(name);
+      return name;
+    },
+    report: off
+      ? () => {}
+      : (ctx, limit) => {
+          if (ctx.token !== undefined && quietProducts.has(ctx.token.product)) return;
+          ctx.rateLimits ??= [];
+          const limits = ctx.rateLimits;
+          limits.push(limit);
+          if (!setHeaders) return;
+          const fields = rateLimitFields(limits);
+          ctx.res.setHeader('ratelimit-policy', fields.policy);
+          ctx.res.setHeader('ratelimit', fields.state);
+        },
+  };
 }
 
 export interface PolicyIssue {

@@ -5,7 +5,7 @@ import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
 import type { RequestContext, Step } from '../pipeline/context.ts';
 import type { ActiveToken, Counters, QuotaResult, WindowOf } from '../store/port/index.ts';
-import { countStep, type Count, type RequestPolicy } from './policy.ts';
+import { countStep, type Count, type RateLimitSite, type RequestPolicy } from './policy.ts';
 
 export const QuotaOptions = Type.Object(
   {
@@ -78,23 +78,30 @@ export function quotaUsed(options: QuotaSettings, scope: string, counters: Count
 
 /**
  * The count of the calls of each app in `scope` ('product', or one route), per API product of the
- * token. Over the limit: 429 with Retry-After. Every answer carries RateLimit-Limit, -Remaining
- * and -Reset (of the tightest quota when a product's and a route's both apply).
+ * token. Over the limit: 429 with Retry-After. Every answer reports the quota to `site` as `name`:
+ * the limit per window, the calls left and the seconds until the window ends.
  */
-function quotaCount(options: QuotaSettings, scope: string): Count {
+function quotaCount(options: QuotaSettings, scope: string, site: RateLimitSite, name: string): Count {
   const { limit, interval } = options;
   const windowOf = calendarWindow(interval);
   const size = ROLLING_SIZE[interval];
   const prefix = keyPrefix(options, scope);
   const counted = countedAs(options);
   const keyOf = (ctx: RequestContext) => `${prefix}${ctx.token!.product}|${counted(ctx.token!)}`;
+  // A calendar month is as long as it is; every other window has one length.
+  const windowSeconds =
+    options.window !== 'rolling' && interval === 'month'
+      ? (now: number) => {
+          const w = windowOf(now);
+          return (w.end - w.start) / 1000;
+        }
+      : () => size / 1000;
   return {
     check: options.window === 'rolling' ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size }) : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
     apply(ctx, answer, now) {
       const result = answer as QuotaResult;
       const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
-      const tightest = ctx.rateLimit;
-      if (tightest === undefined || result.remaining < tightest.remaining) ctx.rateLimit = { limit, remaining: result.remaining, reset };
+      site.report(ctx, { name, quota: limit, window: windowSeconds(now), remaining: result.remaining, reset });
       if (!result.allowed) {
         const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
         throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });
@@ -104,13 +111,13 @@ function quotaCount(options: QuotaSettings, scope: string): Count {
   };
 }
 
-/** The step of a quota of `scope` ('product', or one route). */
-export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number): Step {
-  return countStep([quotaCount(options, scope)], counters, clock);
+/** The step of a quota of `scope` ('product', or one route), named `name` in the RateLimit headers. */
+export function createQuotaStep(options: QuotaSettings, scope: string, counters: Counters, clock: () => number, site: RateLimitSite, name: string): Step {
+  return countStep([quotaCount(options, scope, site, name)], counters, clock);
 }
 
 export const quota: RequestPolicy<typeof QuotaOptions> = {
   phase: 'access',
   schema: QuotaOptions,
-  create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.counters, env.clock),
+  create: (options, env) => createQuotaStep(options, `route:${env.route}`, env.counters, env.clock, env.rateLimits, env.rateLimits.name(`quota-${options.interval}`)),
 };

@@ -96,7 +96,7 @@ function requestContext(req: IncomingMessage, res: ServerResponse, protocol: 'ht
     token: undefined,
     accessJwt: undefined,
     identity: undefined,
-    rateLimit: undefined,
+    rateLimits: undefined,
     body: undefined,
     requestId: requestId(req.headers['x-request-id']),
     upstreamMs: undefined,

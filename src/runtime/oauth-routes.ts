@@ -23,7 +23,7 @@ import { mutualTls } from '../http/client-certificate.ts';
 import type { SenderChecks } from '../oauth/senders.ts';
 import type { Documents } from '../openapi/validators.ts';
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
-import type { CompileCache, PolicyEnv } from '../policies/policy.ts';
+import { rateLimitSite, type CompileCache, type PolicyEnv } from '../policies/policy.ts';
 import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
 
@@ -58,6 +58,8 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
     counters: store.counters,
     logger,
     maxBodySize: config.listen.maxBodySize,
+    // The endpoints write their answers themselves, through setHeader.
+    rateLimits: rateLimitSite(false, new Set(), true),
   };
   const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.

@@ -10,7 +10,7 @@ import { createAuthorizeRoute, createBearerErrors, createVerifyToken, type Beare
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
-import { joinCounts, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, rateLimitSite, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import { createIdentities, createIdentityStep, type Identities } from '../upstream/identity.ts';
@@ -121,9 +121,11 @@ interface Shared {
   declaredLength: Step;
   /** The first steps of every call: its CORS headers before anything else, so that every answer carries them, a refusal of its length included. */
   start: (cors: OriginMark | undefined) => Step[];
-  /** The products with a quota, and the step that counts a call against its token's product's. */
-  productQuotas: ReadonlyMap<string, Step>;
-  productQuota: Step;
+  /** The products with a quota; the step that counts a call against its token's product's, on routes whose answers carry RateLimit headers and on the others. */
+  productQuotas: ReadonlySet<string>;
+  productQuota: { shown: Step; quiet: Step };
+  /** The products with `rateLimitHeaders: false`. */
+  quietProducts: ReadonlySet<string>;
   targets: ReadonlyMap<string, Target>;
   identities: Identities;
 }
@@ -173,20 +175,27 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
     const length = ctx.req.headers['content-length'];
     if (length !== undefined && Number(length) > maxBodySize) throw bodyTooLarge;
   };
-  // A product's quota counts an app's calls across all of the product's routes.
-  const productQuotas = new Map<string, Step>();
-  for (const product of config.products.values()) {
-    if (product.quota !== undefined) productQuotas.set(product.name, createQuotaStep(product.quota, 'product', services.store.counters, clock));
-  }
+  // A product's quota counts an app's calls across all of the product's routes. Only one
+  // product's applies to a call: its name in the RateLimit headers need not say which.
+  const quietProducts = new Set([...config.products.values()].filter((p) => !p.rateLimitHeaders).map((p) => p.name));
+  const productQuota = (shown: boolean): Step => {
+    const site = rateLimitSite(!shown, quietProducts);
+    const steps = new Map<string, Step>();
+    for (const { name, quota } of config.products.values()) {
+      if (quota !== undefined) steps.set(name, createQuotaStep(quota, 'product', services.store.counters, clock, site, `product-quota-${quota.interval}`));
+    }
+    return function productQuota(ctx: RequestContext) {
+      return steps.get(ctx.token!.product)?.(ctx);
+    };
+  };
   return {
     verifyToken,
     errors,
     declaredLength,
     start: (cors) => (cors === undefined ? [declaredLength] : [cors, declaredLength]),
-    productQuotas,
-    productQuota: function productQuota(ctx: RequestContext) {
-      return productQuotas.get(ctx.token!.product)?.(ctx);
-    },
+    productQuotas: new Set([...config.products.values()].filter((p) => p.quota !== undefined).map((p) => p.name)),
+    productQuota: { shown: productQuota(true), quiet: productQuota(false) },
+    quietProducts,
     targets,
     identities: createIdentities({ keys: services.keys, issuer: config.issuer, signing: config.signing, clock, errors }),
   };
@@ -219,6 +228,7 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     counters,
     logger,
     maxBodySize,
+    rateLimits: rateLimitSite(!route.rateLimitHeaders, shared.quietProducts),
   };
   const cors = compileOriginPolicy(route.policies, env);
   if (cors !== undefined) {
@@ -233,7 +243,7 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     createAuthorizeRoute(route.products, route.scopes, shared.errors, route.requireSubject),
     ...compilePolicies(route.policies, 'access', env),
     // After the route's own access policies, so the calls they refuse do not use it up.
-    ...([...route.products].some((p) => shared.productQuotas.has(p)) ? [shared.productQuota] : []),
+    ...([...route.products].some((p) => shared.productQuotas.has(p)) ? [route.rateLimitHeaders ? shared.productQuota.shown : shared.productQuota.quiet] : []),
     // A route from an OpenAPI document validates its requests against it first.
     ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
     ...compilePolicies(route.policies, 'request', env),

@@ -216,9 +216,9 @@ export class CounterTable implements Counters {
       if (d === -1) return PASS;
       const tolerance = intervalMs * (burst - 1);
       const tat = Math.max(data[TAT + d]!, now);
-      if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now };
+      if (tat - tolerance > now) return { allowed: false, retryAfterMs: tat - tolerance - now, refillMs: tat - now };
       data[TAT + d] = tat + intervalMs;
-      return PASS;
+      return { allowed: true, retryAfterMs: 0, refillMs: tat + intervalMs - now };
     } finally {
       this.#unlock();
     }
@@ -263,7 +263,8 @@ export class CounterTable implements Counters {
   }
 }
 
-const PASS: SpikeResult = Object.freeze({ allowed: true, retryAfterMs: 0 });
+/** A full table's answer: the call passes, as if nothing were counted. */
+const PASS: SpikeResult = Object.freeze({ allowed: true, retryAfterMs: 0, refillMs: 0 });
 
 // A full table is a configuration problem (far more live keys than slots): let calls through
 // rather than refuse them all, and say so in the counters' log line.

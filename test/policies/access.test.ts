@@ -23,7 +23,14 @@ async function tokenFor(gw: TestGateway, product: string): Promise<string> {
 
 const get = (gw: TestGateway, path: string, token: string, headers: Record<string, string> = {}) => call(`${gw.url}${path}`, { headers: { ...bearer(token), ...headers } });
 
-const rateHeaders = (res: { headers: Headers }) => [res.headers.get('ratelimit-limit'), res.headers.get('ratelimit-remaining'), res.headers.get('ratelimit-reset')];
+/** An answer's RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers). */
+const rateHeaders = (res: { headers: Headers }) => [res.headers.get('ratelimit-policy'), res.headers.get('ratelimit')];
+
+/** The two headers for policies, each [name, q, w, r, t], in order. */
+const limited = (...policies: [string, number, number, number, number][]) => [
+  policies.map(([name, q, w]) => `"${name}";q=${q};w=${w}`).join(', '),
+  policies.map(([name, , , r, t]) => `"${name}";r=${r};t=${t}`).join(', '),
+];
 
 const QUOTA_ROUTES = `
   q1:
@@ -39,8 +46,11 @@ const QUOTA_ROUTES = `
 `;
 
 describe('quota', () => {
-  test("a proxied answer carries the gateway's RateLimit-*, not the upstream's; so does a 502", async () => {
-    const upstream = await startUpstream((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain', 'ratelimit-limit': '999', 'ratelimit-remaining': '998' }).end('ok'));
+  test("a proxied answer carries the gateway's RateLimit headers, not the upstream's (of this draft or an older one); so does a 502", async () => {
+    const upstream = await startUpstream(
+      (_req, res) =>
+        void res.writeHead(200, { 'content-type': 'text/plain', 'ratelimit-limit': '999', 'ratelimit-remaining': '998', ratelimit: '"up";r=998;t=1', 'ratelimit-policy': '"up";q=999;w=1' }).end('ok'),
+    );
     const clock = { now: T0 };
     const gw = await gatewayWith(
       {
@@ -55,17 +65,18 @@ describe('quota', () => {
       const ok = await get(gw, '/v1/p', token);
       assert.equal(ok.status, 200);
       assert.equal(ok.text, 'ok');
-      assert.deepEqual(rateHeaders(ok), ['3', '2', '30']);
+      assert.deepEqual(rateHeaders(ok), limited(['product-quota-minute', 3, 60, 2, 30]));
+      assert.deepEqual([ok.headers.get('ratelimit-limit'), ok.headers.get('ratelimit-remaining')], [null, null]);
       const down = await get(gw, '/v1/d', token);
       assert.equal(down.status, 502);
-      assert.deepEqual(rateHeaders(down), ['3', '1', '30']);
+      assert.deepEqual(rateHeaders(down), limited(['product-quota-minute', 3, 60, 1, 30]));
     } finally {
       await gw.close();
       await upstream.close();
     }
   });
 
-  test('5 per minute per app: the 6th call is 429, every answer carries RateLimit-*', async () => {
+  test('5 per minute per app: the 6th call is 429 with Retry-After, every answer carries RateLimit-Policy and RateLimit', async () => {
     const clock = { now: T0 };
     const gw = await gatewayWith({ routes: QUOTA_ROUTES, products: `  metered:\n    routes: [q1, q2]\n    quota: { limit: 5, interval: minute }\n` }, clock);
     try {
@@ -73,12 +84,12 @@ describe('quota', () => {
       for (let i = 1; i <= 5; i++) {
         const res = await get(gw, '/v1/q1', token);
         assert.equal(res.status, 200);
-        assert.deepEqual(rateHeaders(res), ['5', String(5 - i), '30']);
+        assert.deepEqual(rateHeaders(res), limited(['product-quota-minute', 5, 60, 5 - i, 30]));
       }
       const over = await get(gw, '/v1/q1', token);
       assert.equal(over.status, 429);
       assert.equal(over.headers.get('retry-after'), '30');
-      assert.deepEqual(rateHeaders(over), ['5', '0', '30']);
+      assert.deepEqual(rateHeaders(over), limited(['product-quota-minute', 5, 60, 0, 30]));
       assert.equal(over.headers.get('content-type'), 'application/problem+json');
       assert.deepEqual(over.body, { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'quota of 5 calls per minute exceeded', code: 'quota_exceeded' });
       // Another app has its own count.
@@ -87,7 +98,7 @@ describe('quota', () => {
       clock.now = T0 + 30_000;
       const next = await get(gw, '/v1/q1', token);
       assert.equal(next.status, 200);
-      assert.deepEqual(rateHeaders(next), ['5', '4', '60']);
+      assert.deepEqual(rateHeaders(next), limited(['product-quota-minute', 5, 60, 4, 60]));
     } finally {
       await gw.close();
     }
@@ -105,20 +116,22 @@ describe('quota', () => {
     }
   });
 
-  test("a route's quota tightens the product's, and the headers show the tightest", async () => {
+  test("a route's quota tightens the product's, and the headers show each, the route's first", async () => {
     const clock = { now: T0 };
     const gw = await gatewayWith({ routes: QUOTA_ROUTES, products: `  metered:\n    routes: [q1, q2]\n    quota: { limit: 5, interval: minute }\n` }, clock);
     try {
       const token = await tokenFor(gw, 'metered');
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/q2', token)), ['2', '1', '30']);
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/q2', token)), ['2', '0', '30']);
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q2', token)), limited(['quota-minute', 2, 60, 1, 30], ['product-quota-minute', 5, 60, 4, 30]));
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q2', token)), limited(['quota-minute', 2, 60, 0, 30], ['product-quota-minute', 5, 60, 3, 30]));
       const over = await get(gw, '/v1/q2', token);
       assert.equal(over.status, 429);
       assert.equal(over.body.detail, 'quota of 2 calls per minute exceeded');
+      // Refused by the route's quota, the call did not reach the product's.
+      assert.deepEqual(rateHeaders(over), limited(['quota-minute', 2, 60, 0, 30]));
       // The product's quota counted the route's two calls, not the one the route's quota refused.
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '2', '30']);
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '1', '30']);
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), ['5', '0', '30']);
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), limited(['product-quota-minute', 5, 60, 2, 30]));
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), limited(['product-quota-minute', 5, 60, 1, 30]));
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), limited(['product-quota-minute', 5, 60, 0, 30]));
       assert.equal((await get(gw, '/v1/q1', token)).status, 429);
     } finally {
       await gw.close();
@@ -131,10 +144,12 @@ describe('quota', () => {
     const gw = await gatewayWith({ routes, products: `  cal:\n    routes: [w, m, h]\n` }, clock);
     try {
       const token = await tokenFor(gw, 'cal');
-      assert.equal((await get(gw, '/v1/w', token)).headers.get('ratelimit-reset'), '60');
-      assert.equal((await get(gw, '/v1/h', token)).headers.get('ratelimit-reset'), '60');
-      clock.now = Date.UTC(2026, 0, 31, 23, 59, 59); // the last second of January
-      assert.equal((await get(gw, '/v1/m', await tokenFor(gw, 'cal'))).headers.get('ratelimit-reset'), '1');
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/w', token)), limited(['quota-week', 9, 604_800, 8, 60]));
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/h', token)), limited(['quota-hour', 9, 3600, 8, 60]));
+      clock.now = Date.UTC(2026, 0, 31, 23, 59, 59); // the last second of January, a month of 31 days
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/m', await tokenFor(gw, 'cal'))), limited(['quota-month', 9, 31 * 86_400, 8, 1]));
+      clock.now = Date.UTC(2026, 1, 1); // February: 28 days
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/m', await tokenFor(gw, 'cal'))), limited(['quota-month', 9, 28 * 86_400, 8, 28 * 86_400]));
     } finally {
       await gw.close();
     }
@@ -146,8 +161,8 @@ describe('quota', () => {
     const gw = await gatewayWith({ routes, products: `  roll:\n    routes: [r]\n` }, clock);
     try {
       const token = await tokenFor(gw, 'roll');
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), ['2', '1', '30']);
-      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), ['2', '0', '30']);
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), limited(['quota-minute', 2, 60, 1, 30]));
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/r', token)), limited(['quota-minute', 2, 60, 0, 30]));
       const over = await get(gw, '/v1/r', token);
       assert.equal(over.status, 429);
       assert.equal(over.headers.get('retry-after'), '60', 'a minute after the two calls');
@@ -159,7 +174,42 @@ describe('quota', () => {
       clock.now = T0 + 60_000;
       const next = await get(gw, '/v1/r', token);
       assert.equal(next.status, 200);
-      assert.deepEqual(rateHeaders(next), ['2', '0', '30']);
+      assert.deepEqual(rateHeaders(next), limited(['quota-minute', 2, 60, 0, 30]));
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('rateLimitHeaders: false on a route or a product: no RateLimit headers, the same counting, Retry-After still on the 429', async () => {
+    const clock = { now: T0 };
+    const quiet = `  q3:\n    method: GET\n    path: /v1/q3\n    upstream: mock\n    rateLimitHeaders: false\n    policies:\n      - quota: { limit: 2, interval: minute }\n      - spikeArrest: { rate: 100ps, burst: 100 }\n`;
+    const products = `  metered:\n    routes: [q1, q2, q3]\n    quota: { limit: 5, interval: minute }\n  hushed:\n    routes: [q2]\n    quota: { limit: 5, interval: minute }\n    rateLimitHeaders: false\n`;
+    const gw = await gatewayWith({ routes: QUOTA_ROUTES + quiet, products }, clock);
+    try {
+      const token = await tokenFor(gw, 'metered');
+      const answers = [await get(gw, '/v1/q3', token), await get(gw, '/v1/q3', token), await get(gw, '/v1/q3', token)];
+      assert.deepEqual(
+        answers.map((a) => [a.status, ...rateHeaders(a), a.headers.get('retry-after')]),
+        [
+          [200, null, null, null],
+          [200, null, null, null],
+          [429, null, null, '30'],
+        ],
+      );
+      // The route's calls counted in the product's quota as ever; another route shows it.
+      assert.deepEqual(rateHeaders(await get(gw, '/v1/q1', token)), limited(['product-quota-minute', 5, 60, 2, 30]));
+      // A product that turns them off: none on any of its routes, whatever the route says.
+      const hushed = await tokenFor(gw, 'hushed');
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await get(gw, '/v1/q2', hushed);
+        statuses.push([res.status, ...rateHeaders(res)]);
+      }
+      assert.deepEqual(statuses, [
+        [200, null, null],
+        [200, null, null],
+        [429, null, null],
+      ]);
     } finally {
       await gw.close();
     }
@@ -175,7 +225,7 @@ describe('quota', () => {
     await first.gateway.close();
     const second = await gatewayWith({ routes: QUOTA_ROUTES, products }, clock, dir);
     try {
-      assert.deepEqual(rateHeaders(await get(second, '/v1/q1', token)), ['5', '1', String(11 * 3600 + 59 * 60 + 30)]);
+      assert.deepEqual(rateHeaders(await get(second, '/v1/q1', token)), limited(['product-quota-day', 5, 86_400, 1, 11 * 3600 + 59 * 60 + 30]));
       assert.equal((await get(second, '/v1/q1', token)).status, 200);
       assert.equal((await get(second, '/v1/q1', token)).status, 429);
     } finally {
@@ -198,6 +248,9 @@ describe('spike arrest', () => {
       assert.deepEqual(answers.map((a) => a.status).sort(), [200, 429, 429, 429, 429, 429, 429, 429, 429, 429]);
       const refused = answers.find((a) => a.status === 429)!;
       assert.equal(refused.headers.get('retry-after'), '1');
+      // Two per second, none left at once; the one call that passed is back within the second.
+      assert.deepEqual(rateHeaders(answers.find((a) => a.status === 200)!), limited(['spike-2ps', 2, 1, 0, 1]));
+      assert.deepEqual(rateHeaders(refused), limited(['spike-2ps', 2, 1, 0, 1]));
       assert.deepEqual(refused.body, { type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'rate of 2ps exceeded', code: 'spike_arrest' });
       clock.now = T0 + 499;
       assert.equal((await get(gw, '/v1/s', token)).status, 429);
@@ -213,9 +266,17 @@ describe('spike arrest', () => {
     const gw = await gatewayWith({ routes: SPIKE_ROUTES('{ rate: 600pm, burst: 3 }'), products: `  spiky:\n    routes: [s]\n` }, clock);
     try {
       const token = await tokenFor(gw, 'spiky');
-      const statuses = [];
-      for (let i = 0; i < 4; i++) statuses.push((await get(gw, '/v1/s', token)).status);
-      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await get(gw, '/v1/s', token));
+      assert.deepEqual(
+        answers.map((a) => [a.status, ...rateHeaders(a)]),
+        [
+          [200, ...limited(['spike-600pm', 600, 60, 2, 1])],
+          [200, ...limited(['spike-600pm', 600, 60, 1, 1])],
+          [200, ...limited(['spike-600pm', 600, 60, 0, 1])],
+          [429, ...limited(['spike-600pm', 600, 60, 0, 1])],
+        ],
+      );
       clock.now = T0 + 100;
       assert.equal((await get(gw, '/v1/s', token)).status, 200);
       assert.equal((await get(gw, '/v1/s', token)).status, 429);
@@ -235,8 +296,27 @@ describe('spike arrest', () => {
     );
     try {
       const token = await tokenFor(gw, 'spiky');
-      assert.equal((await get(gw, '/v1/s', token)).status, 200);
-      assert.equal((await get(gw, '/v1/s', token)).status, 429);
+      const first = await get(gw, '/v1/s', token);
+      assert.deepEqual([first.status, ...rateHeaders(first)], [200, ...limited(['spike-100ps', 100, 1, 99, 1], ['spike-1pm', 1, 60, 0, 60])]);
+      const second = await get(gw, '/v1/s', token);
+      assert.deepEqual([second.status, ...rateHeaders(second)], [429, ...limited(['spike-100ps', 100, 1, 98, 1], ['spike-1pm', 1, 60, 0, 60])]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('two spike arrests of the same rate get names of their own in the RateLimit headers', async () => {
+    const clock = { now: T0 };
+    const gw = await gatewayWith(
+      {
+        routes: `  s:\n    method: GET\n    path: /v1/s\n    upstream: mock\n    policies:\n      - spikeArrest: { rate: 5ps, burst: 5 }\n      - spikeArrest: { rate: 5ps, key: route }\n`,
+        products: `  spiky:\n    routes: [s]\n`,
+      },
+      clock,
+    );
+    try {
+      const first = await get(gw, '/v1/s', await tokenFor(gw, 'spiky'));
+      assert.deepEqual([first.status, ...rateHeaders(first)], [200, ...limited(['spike-5ps', 5, 1, 4, 1], ['spike-5ps-2', 5, 1, 0, 1])]);
     } finally {
       await gw.close();
     }
@@ -249,12 +329,13 @@ describe('spike arrest', () => {
     try {
       const token = await tokenFor(gw, 'spiky');
       const first = await get(gw, '/v1/s', token);
-      assert.deepEqual([first.status, first.headers.get('ratelimit-remaining')], [200, '4']);
+      assert.deepEqual([first.status, ...rateHeaders(first)], [200, ...limited(['spike-1pm', 1, 60, 0, 60], ['quota-hour', 5, 3600, 4, 3570])]);
       const refused = await get(gw, '/v1/s', token);
-      assert.deepEqual([refused.status, refused.body.code], [429, 'spike_arrest']);
+      // The quota was not asked: its state is not in the refusal's headers.
+      assert.deepEqual([refused.status, refused.body.code, refused.headers.get('retry-after'), ...rateHeaders(refused)], [429, 'spike_arrest', '60', ...limited(['spike-1pm', 1, 60, 0, 60])]);
       clock.now += 61_000;
       const later = await get(gw, '/v1/s', token);
-      assert.deepEqual([later.status, later.headers.get('ratelimit-remaining')], [200, '3'], 'the refused call was not counted by the quota');
+      assert.deepEqual([later.status, ...rateHeaders(later)], [200, ...limited(['spike-1pm', 1, 60, 0, 60], ['quota-hour', 5, 3600, 3, 3509])], 'the refused call was not counted by the quota');
     } finally {
       await gw.close();
     }
@@ -355,10 +436,12 @@ describe('IP access list', () => {
     const gw = await gatewayWith({ oauth: '  policies:\n    - spikeArrest: { rate: 1pm }\n' });
     try {
       const app = await gw.client('hello');
-      assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).status, 200);
+      const issued = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
+      assert.deepEqual([issued.status, ...rateHeaders(issued)], [200, ...limited(['spike-1pm', 1, 60, 0, 60])]);
       const res = await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app);
       assert.equal(res.status, 429);
       assert.equal(res.headers.get('retry-after'), '60');
+      assert.deepEqual(rateHeaders(res), limited(['spike-1pm', 1, 60, 0, 60]));
       assert.deepEqual(res.body, { error: 'spike_arrest', error_description: 'rate of 1pm exceeded' });
     } finally {
       await gw.close();

@@ -182,9 +182,12 @@ describe('request ids', () => {
       const app = await limited.client('limited');
       const token = (await tokenRequest(limited.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
       const first = await call(`${limited.url}/v1/limited`, { headers: { ...bearer(token), 'x-request-id': 'quota-1' } });
-      assert.deepEqual([first.status, first.headers.get('x-request-id'), first.headers.get('ratelimit-remaining')], [200, 'quota-1', '0']);
+      assert.deepEqual([first.status, first.headers.get('x-request-id'), first.headers.get('ratelimit-policy')], [200, 'quota-1', '"quota-hour";q=1;w=3600']);
+      assert.match(first.headers.get('ratelimit') ?? '', /^"quota-hour";r=0;t=\d+$/);
       const over = await call(`${limited.url}/v1/limited`, { headers: { ...bearer(token), 'x-request-id': 'quota-2' } });
-      assert.deepEqual([over.status, over.headers.get('x-request-id'), over.headers.get('ratelimit-remaining')], [429, 'quota-2', '0']);
+      assert.deepEqual([over.status, over.headers.get('x-request-id'), over.headers.get('ratelimit-policy')], [429, 'quota-2', '"quota-hour";q=1;w=3600']);
+      assert.match(over.headers.get('ratelimit') ?? '', /^"quota-hour";r=0;t=\d+$/);
+      assert.match(over.headers.get('retry-after') ?? '', /^\d+$/);
       assert.equal(over.body.code, 'quota_exceeded');
       assert.equal(accessLine(limited, 'quota-2').error, 'quota_exceeded');
     } finally {

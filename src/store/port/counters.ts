@@ -15,6 +15,17 @@ export interface SpikeResult {
   allowed: boolean;
   /** Milliseconds until a refused call would pass; 0 when allowed. */
   retryAfterMs: number;
+  /** Milliseconds until the whole burst is available again (counting this call, when allowed): the TAT's lead over now. */
+  refillMs: number;
+}
+
+/** How many calls a spike check would still admit at once, after one that answered `result` (see CounterCheck's spike). */
+export function spikeRemaining(result: SpikeResult, intervalMs: number, burst: number): number {
+  if (!result.allowed) return 0;
+  // A call passes while TAT - tolerance <= now; each moves the TAT on by intervalMs. The epsilon
+  // keeps a fractional interval's rounding (1000 / 3 ms) from losing a whole call.
+  const admitted = Math.floor((intervalMs * (burst - 1) - result.refillMs) / intervalMs + 1e-9) + 1;
+  return Math.min(burst, Math.max(0, admitted));
 }
 
 /** The window a new count opens at `now`. */

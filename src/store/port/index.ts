@@ -33,6 +33,7 @@ export {
 export {
   rollingRetryAt,
   rollingUsed,
+  spikeRemaining,
   type CounterCheck,
   type CounterResult,
   type Counters,

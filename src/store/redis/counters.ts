@@ -10,7 +10,6 @@ import {
   type CounterResult,
   type Counters,
   type HourCount,
-  type SpikeResult,
   type StatusClass,
   type UsageCount,
   type UsageFilter,
@@ -50,8 +49,9 @@ const legacyKey = (appId: string) => `u:${appId}`;
 //   allowed (1/0), the current window's count before this call, the previous window's count,
 //   the current window's start.
 // - spike (interval ms, fractional; burst): GCRA on the key's theoretical arrival time, kept with
-//   every digit of the double. Answers allowed (1/0) and, refused, the wait in ms (a string:
-//   Redis would cut a fraction off a number).
+//   every digit of the double. Answers allowed (1/0), the wait in ms of a refused call (0 when
+//   allowed), and the TAT's lead over now after the call (strings: Redis would cut a fraction off
+//   a number).
 const COUNT = `
 local function calendar(key, limit, from, to, now, ttl)
   local saved = redis.call('HMGET', key, 'start', 'end', 'count')
@@ -83,10 +83,10 @@ end
 local function spike(key, interval, burst, now)
   local tolerance = interval * (burst - 1)
   local tat = math.max(tonumber(redis.call('GET', key) or '0'), now)
-  if tat - tolerance > now then return { 0, string.format('%.17g', tat - tolerance - now) } end
+  if tat - tolerance > now then return { 0, string.format('%.17g', tat - tolerance - now), string.format('%.17g', tat - now) } end
   local next = tat + interval
   redis.call('SET', key, string.format('%.17g', next), 'PX', math.ceil(next - now) + 1000)
-  return { 1, '0' }
+  return { 1, '0', string.format('%.17g', next - now) }
 end
 
 local now, answers = tonumber(ARGV[1]), {}
@@ -143,8 +143,6 @@ redis.call('PEXPIRE', KEYS[1], kept)
 return 1
 `;
 
-const PASS: SpikeResult = Object.freeze({ allowed: true, retryAfterMs: 0 });
-
 /** A check's reply: allowed (1/0), then what its kind answers (see COUNT). */
 type Reply = readonly unknown[];
 
@@ -164,8 +162,8 @@ function answer(check: CounterCheck, reply: Reply, now: number): CounterResult {
       return { allowed: true, limit, remaining: limit - rollingUsed(previous, count, now, start, size) - 1, resetAt: end, retryAt: end };
     }
     case 'spike': {
-      const [allowed, wait] = reply as [number, string];
-      return allowed === 1 ? PASS : { allowed: false, retryAfterMs: Number(wait) };
+      const [allowed, wait, refill] = reply as [number, string, string];
+      return { allowed: allowed === 1, retryAfterMs: Number(wait), refillMs: Number(refill) };
     }
   }
 }

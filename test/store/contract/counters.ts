@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { CounterTable } from '../../../src/store/counter-table.ts';
-import type { CounterResult, Counters, QuotaResult, SpikeResult, UsageCount, WindowOf } from '../../../src/store/port/index.ts';
+import { spikeRemaining, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type WindowOf } from '../../../src/store/port/index.ts';
 import { HOUR, MINUTE, T0, itWithStore, use, type OpenStore } from './fixture.ts';
 
 const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
@@ -96,8 +96,23 @@ export function countersContract(open: OpenStore): void {
         (c: Counters) =>
           spike(c, 's', interval, burst, now);
       await sameAsTable(store.counters, [s(T0), s(T0), s(T0), s(T0), s(T0 + 10), s(T0 + 34), s(T0 + 35), s(T0 + 200), s(T0 + 200.5)]);
-      assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0), { allowed: true, retryAfterMs: 0 });
-      assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0 + 1000), { allowed: false, retryAfterMs: 59_000 });
+      assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0), { allowed: true, retryAfterMs: 0, refillMs: 60_000 });
+      assert.deepEqual(await spike(store.counters, 'one', 60_000, 1, T0 + 1000), { allowed: false, retryAfterMs: 59_000, refillMs: 59_000 });
+    });
+
+    it("spike arrest: how many calls the burst still admits (the RateLimit header's r), down to 0 and back as it refills", async ({ store }) => {
+      const interval = 250;
+      const left = async (now: number) => {
+        const result = await spike(store.counters, 'left', interval, 3, now);
+        return [result.allowed, spikeRemaining(result, interval, 3), result.refillMs];
+      };
+      assert.deepEqual(await left(T0), [true, 2, interval]);
+      assert.deepEqual(await left(T0), [true, 1, 2 * interval]);
+      assert.deepEqual(await left(T0), [true, 0, 3 * interval]);
+      assert.deepEqual(await left(T0), [false, 0, 3 * interval]);
+      // One interval later one call has come back, and is used.
+      assert.deepEqual(await left(T0 + interval), [true, 0, 3 * interval]);
+      assert.deepEqual(await left(T0 + 10_000), [true, 2, interval]);
     });
 
     it('used: what a key has counted now, without counting', async ({ store }) => {
@@ -143,7 +158,7 @@ export function countersContract(open: OpenStore): void {
       ]);
       const end = minute(T0).end;
       assert.deepEqual(await both(T0 + 2)(store.counters), [{ allowed: false, limit: 2, remaining: 0, resetAt: end, retryAt: end }], 'the quota refused: the spike arrest is not checked');
-      assert.deepEqual(await spike(store.counters, 'bs', 1000, 1, T0 + 2002), { allowed: true, retryAfterMs: 0 }, 'the arrival time moved once, for the one call both passed');
+      assert.deepEqual(await spike(store.counters, 'bs', 1000, 1, T0 + 2002), { allowed: true, retryAfterMs: 0, refillMs: 1000 }, 'the arrival time moved once, for the one call both passed');
       assert.deepEqual(await store.counters.consume([], T0), []);
     });
 
