@@ -9,6 +9,7 @@ import { createDeveloper, deleteDeveloper, listDevelopers, requireDeveloper, set
 import { AdminError } from '../admin/errors.ts';
 import { importKey, revokeTokens } from '../admin/keys.ts';
 import { listSigningKeys, revokeSigningKeyByKid, rotateSigningKeys } from '../admin/signing-keys.ts';
+import { usageReport, type UsageQuery, type UsageRow } from '../admin/usage.ts';
 import type { SigningSettings } from '../config/types.ts';
 import type { SigningKeyView } from '../oauth/signing/key-ring.ts';
 import { StoreUnavailable, type App, type Credential, type Developer } from '../store/port/index.ts';
@@ -55,6 +56,8 @@ export interface AdminApi {
   listSigningKeys(): Promise<SigningKeyView[]>;
   rotateSigningKeys(): Promise<SigningKeyView>;
   revokeSigningKey(kid: string): Promise<{ kid: string; replacement: string | null }>;
+  /** Calls per app, product, route and status class per hour (src/admin/usage.ts). */
+  usage(query: UsageQuery): Promise<UsageRow[]>;
 }
 
 const DAY_MS = 86_400_000;
@@ -94,6 +97,7 @@ export function localApi(deps: OperatorDeps): AdminApi {
     listSigningKeys: () => listSigningKeys(deps, signingOf(deps)),
     rotateSigningKeys: () => rotateSigningKeys(deps, signingOf(deps)),
     revokeSigningKey: (kid) => revokeSigningKeyByKid(deps, signingOf(deps), kid),
+    usage: (query) => usageReport(deps, query),
   };
 }
 
@@ -236,6 +240,16 @@ export function remoteApi(base: string, credentials: RemoteCredentials): AdminAp
     listSigningKeys: NO_REMOTE_SIGNING_KEYS,
     rotateSigningKeys: NO_REMOTE_SIGNING_KEYS,
     revokeSigningKey: NO_REMOTE_SIGNING_KEYS,
+    usage: (query) =>
+      all(
+        `/usage?${q({
+          from: new Date(query.from).toISOString(),
+          to: new Date(query.to).toISOString(),
+          ...(query.app === undefined ? {} : { app: query.app }),
+          ...(query.product === undefined ? {} : { product: query.product }),
+          ...(query.route === undefined ? {} : { route: query.route }),
+        })}`,
+      ),
   };
 }
 

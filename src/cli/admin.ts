@@ -15,6 +15,7 @@ import { registerAppsAsCode } from './apps-as-code.ts';
 import { commandConfig, DEFAULT_CONFIG } from './config.ts';
 import { CliError, logStream, terminalText, type CliIo } from './io.ts';
 import { registerManagementClients } from './management-clients.ts';
+import { registerUsage } from './usage.ts';
 
 export interface Common {
   config: string;
@@ -81,6 +82,7 @@ export function registerAdmin(program: Command, io: CliIo): void {
   registerTokens(admin, leaves);
   registerAppsAsCode(admin, leaves, io);
   registerManagementClients(admin, leaves.local, leaves.show);
+  registerUsage(admin, leaves, io);
   registerBackup(admin, io, leaves.show);
   registerMigrate(admin, io, leaves.show);
 }

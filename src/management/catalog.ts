@@ -1,7 +1,7 @@
 // The management API's reads of what the config declares (products, with their routes and
 // scopes) and of what the gateway counted (usage per app, product, route and status class per hour).
 import { AdminError } from '../admin/errors.ts';
-import { MANAGEMENT_PRODUCT } from '../admin/management-clients.ts';
+import { MAX_USAGE_RANGE_MS, usageReport } from '../admin/usage.ts';
 import type { Config, ProductSettings } from '../config/load.ts';
 import { GatewayError } from '../errors.ts';
 import { HOUR_MS } from '../usage.ts';
@@ -24,9 +24,6 @@ function productView(product: ProductSettings, config: Config) {
     }),
   };
 }
-
-/** The longest report one call may ask for. */
-const MAX_RANGE_MS = 31 * 24 * HOUR_MS;
 
 function timeOf(value: string | null, fallback: number, name: string): number {
   if (value === null) return fallback;
@@ -53,23 +50,16 @@ export const catalogOperations: Record<string, ManagementOperation> = {
     const to = timeOf(query.get('to'), now, 'to');
     const from = timeOf(query.get('from'), to - 24 * HOUR_MS, 'from');
     if (from >= to) throw new GatewayError(400, 'invalid_request', '"from" must be before "to"');
-    if (to - from > MAX_RANGE_MS) throw new GatewayError(400, 'invalid_request', 'a report covers at most 31 days: ask for several');
+    if (to - from > MAX_USAGE_RANGE_MS) throw new GatewayError(400, 'invalid_request', 'a report covers at most 31 days: ask for several');
     await call.flushUsage();
-    const app = query.get('app');
-    const product = query.get('product');
-    const route = query.get('route');
-    const counts = await deps.store.usage.report({
-      fromHour: from - (from % HOUR_MS),
-      // The hour holding `to` counts when `to` falls inside it.
-      toHour: Math.ceil(to / HOUR_MS) * HOUR_MS,
-      ...(app === null ? {} : { appId: app }),
+    const [app, product, route] = [query.get('app'), query.get('product'), query.get('route')];
+    const rows = await usageReport(deps, {
+      from,
+      to,
+      ...(app === null ? {} : { app }),
       ...(product === null ? {} : { product }),
       ...(route === null ? {} : { route }),
     });
-    const rows = counts
-      // The management clients' own calls: those clients are invisible to the API, their ids included.
-      .filter((c) => c.product !== MANAGEMENT_PRODUCT)
-      .map((c) => ({ hour: c.hour, app: c.appId, product: c.product, route: c.route, statusClass: c.statusClass, count: c.count }));
     // Hours are 13 digits until 2286: their text sorts as their number.
     return { status: 200, body: page(rows, (r) => `${r.hour}\u0000${r.app}\u0000${r.route}\u0000${r.statusClass}`, query) };
   },

@@ -1,6 +1,6 @@
 // "Every gateway admin command and the portal work on a Redis-backed config exactly as on SQLite":
 // the suites written for the default store (the admin CLI, the portal, sign-up, the portal in
-// Chromium, the authorization code flow) run again, in a child test run, with every configuration naming a Redis of this
+// Chromium, the authorization code flow, the usage export) run again, in a child test run, with every configuration naming a Redis of this
 // test's own (TEST_REDIS_URL, read by test/helpers.ts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +11,7 @@ import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SUITES = [
   'test/e2e/cli.test.ts',
+  'test/cli/usage-export.test.ts',
   'test/portal/portal.test.ts',
   'test/portal/signup.test.ts',
   'test/browser/portal.test.ts',

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { StoreUnavailable, type WindowOf } from '../../src/store/port/index.ts';
+import { StoreUnavailable, USAGE_KEPT_MS, type WindowOf } from '../../src/store/port/index.ts';
 import { RedisCounters, RedisUsage } from '../../src/store/redis/counters.ts';
 import { RedisDb } from '../../src/store/redis/db.ts';
 import { RedisThrottles } from '../../src/store/redis/throttles.ts';
@@ -99,7 +99,7 @@ describe('RedisCounters', { skip }, () => {
     }
   });
 
-  it('every key it writes expires: a quota window one window after its end, an arrival time once passed, usage and its index after a week, attempts after a day', async () => {
+  it('every key it writes expires: a quota window one window after its end, an arrival time once passed, usage and its index after USAGE_KEPT_MS, attempts after a day', async () => {
     await withRedis(async (_server, db) => {
       const counters = new RedisCounters(db);
       await consumeQuota(counters, 'quota|calendar', 5, minute, T0);
@@ -113,10 +113,10 @@ describe('RedisCounters', { skip }, () => {
         'q:quota|calendar': 40_000 + MINUTE,
         'q:quota|rolling': 2 * MINUTE,
         's:spike|a': 34 + 1000,
-        'u:{app-1}': 7 * DAY,
-        [`u:{app-1}:${HOUR0}`]: 7 * DAY,
-        '{uh}:hours': 7 * DAY,
-        [`{uh}:${HOUR0}`]: 7 * DAY,
+        'u:{app-1}': USAGE_KEPT_MS,
+        [`u:{app-1}:${HOUR0}`]: USAGE_KEPT_MS,
+        '{uh}:hours': USAGE_KEPT_MS,
+        [`{uh}:${HOUR0}`]: USAGE_KEPT_MS,
         '{t}a:a@example.com': DAY,
       };
       for (const [key, ttl] of Object.entries(expected)) {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { Change, Store, TokenRecord } from '../../src/store/port/index.ts';
+import { USAGE_KEPT_MS, type Change, type Store, type TokenRecord } from '../../src/store/port/index.ts';
 import { SqliteDb } from '../../src/store/sqlite/db.ts';
 import { openSqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/index.ts';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
@@ -309,7 +309,7 @@ describe('SqliteStore database file', () => {
     await again.close();
   });
 
-  it("carries a database of version 6 over: its hourly usage, counted before routes and status classes were, still adds to an app's hours, in no report, until a week on", async () => {
+  it("carries a database of version 6 over: its hourly usage, counted before routes and status classes were, still adds to an app's hours, in no report, until USAGE_KEPT_MS on", async () => {
     const old = new DatabaseSync(file);
     for (const migration of MIGRATIONS.slice(0, 6)) old.exec(migration);
     old.exec('PRAGMA user_version = 6');
@@ -328,9 +328,9 @@ describe('SqliteStore database file', () => {
         { hour: hour + HOUR, count: 1 },
       ]);
       assert.deepEqual(await store.usage.report({ fromHour: hour, toHour: hour + 2 * HOUR }), [{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour, count: 3 }]);
-      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour: hour + 8 * 24 * HOUR, count: 1 }]);
-      await store.purgeExpired(hour + 7 * 24 * HOUR + 2 * HOUR);
-      assert.deepEqual(await store.usage.since('a', 0), [{ hour: hour + 8 * 24 * HOUR, count: 1 }], 'a week on, the old hours are gone');
+      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour: hour + USAGE_KEPT_MS + 24 * HOUR, count: 1 }]);
+      await store.purgeExpired(hour + USAGE_KEPT_MS + 2 * HOUR);
+      assert.deepEqual(await store.usage.since('a', 0), [{ hour: hour + USAGE_KEPT_MS + 24 * HOUR, count: 1 }], 'USAGE_KEPT_MS on, the old hours are gone');
       assert.deepEqual(await store.usage.since('b', 0), []);
     } finally {
       await store.close();

@@ -78,6 +78,9 @@ export function rollingRetryAt(previous: number, count: number, limit: number, s
   return count >= limit ? end + Math.ceil(size * Math.max(0, 1 - (limit - 1) / count)) : start + Math.ceil(size * (1 - (limit - count - 1) / previous));
 }
 
+/** How long hourly usage is kept: a month's export (`gateway admin usage export`), and the portal's 30 days, with days to spare. */
+export const USAGE_KEPT_MS = 35 * 86_400_000;
+
 /** An answer's status class, as the metrics count them. */
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 

@@ -34,6 +34,7 @@ export {
   rollingRetryAt,
   rollingUsed,
   spikeRemaining,
+  USAGE_KEPT_MS,
   type CounterCheck,
   type CounterResult,
   type Counters,

@@ -14,13 +14,12 @@ import {
   type UsageCount,
   type UsageFilter,
   type UsageStore,
+  USAGE_KEPT_MS,
 } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
 
 const quotaKey = (key: string) => `q:${key}`;
 const spikeKey = (key: string) => `s:${key}`;
-/** Hourly usage is kept a week; the portal shows the last 24 hours. */
-const USAGE_KEPT_MS = 7 * 86_400_000;
 
 // Usage: an app's keys share the hash tag of its id, so that one script adds its counts on a
 // Cluster too; the index of which apps have counts in which hour is under `{uh}`, so that a
@@ -35,7 +34,7 @@ const HOURS_KEY = '{uh}:hours';
 const appsInKey = (hour: number | string) => `{uh}:${hour}`;
 /**
  * An app's hourly totals as counted before routes and status classes were: `since` adds them in,
- * a report leaves them out, and they expire a week after the upgrade at the latest.
+ * a report leaves them out, and they expire USAGE_KEPT_MS after the upgrade at the latest.
  */
 const legacyKey = (appId: string) => `u:${appId}`;
 
@@ -105,9 +104,9 @@ return answers
 
 // KEYS[1]: the app's totals; then its rows of each hour counted. ARGV[1]: how long hours are
 // kept; then five per count: the index in KEYS of its rows, its hour, its field (status class and
-// route), its product and its calls. When an hour is new, the hours a week older than it go from
-// the totals (an app that is never quiet for a week would otherwise keep every hour there); a
-// key of rows expires a week after its last count.
+// route), its product and its calls. When an hour is new, the hours older than it by more than
+// that go from the totals (an app that is never quiet for so long would otherwise keep every hour
+// there); a key of rows expires that long after its last count.
 const ADD_USAGE = `
 local kept, newest = tonumber(ARGV[1]), nil
 for i = 2, #ARGV, 5 do
@@ -127,7 +126,7 @@ return 1
 `;
 
 // KEYS[1]: the hours; then the apps of each hour counted. ARGV[1]: how long hours are kept; then
-// per hour: the hour, how many apps, and their ids. Hours a week older than the newest go.
+// per hour: the hour, how many apps, and their ids. Hours older than the newest by more than that go.
 const INDEX_USAGE = `
 local kept, at, newest = tonumber(ARGV[1]), 2, 0
 for i = 2, #KEYS do

@@ -3,11 +3,8 @@
 // that maintains the store saves the table's quota windows here every second and at close, and
 // loads them at start.
 import type { CounterTable, QuotaWindow } from '../counter-table.ts';
-import type { HourCount, StatusClass, UsageCount, UsageFilter, UsageStore } from '../port/index.ts';
+import { USAGE_KEPT_MS, type HourCount, type StatusClass, type UsageCount, type UsageFilter, type UsageStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
-
-/** Hourly usage is kept a week; the portal shows the last 24 hours. */
-const USAGE_KEPT_MS = 7 * 86_400_000;
 
 export class SqliteQuotas {
   readonly #db: SqliteDb;
@@ -149,7 +146,7 @@ export class SqliteUsage implements UsageStore {
     this.#deleteLegacyOfApp.run(appId);
   }
 
-  /** Inside a write: removes counts older than a week. */
+  /** Inside a write: removes counts older than USAGE_KEPT_MS. */
   purgeExpired(now: number): void {
     this.#purge.run(now - USAGE_KEPT_MS);
     this.#purgeLegacy.run(now - USAGE_KEPT_MS);

@@ -110,7 +110,7 @@ export const MIGRATIONS: readonly string[] = [
   // Usage per app, route and status class (the management API's reports), with the product of
   // the calls' tokens. app_usage is no longer written: its rows, whose routes and status classes
   // were never counted, still add to an app's hourly totals (the portal's chart) until the purge
-  // removes them a week on; a report, which is by route, leaves them out. And the Idempotency-Keys
+  // removes them (a week on, when this was written; USAGE_KEPT_MS now); a report, which is by route, leaves them out. And the Idempotency-Keys
   // of the management API: claimed, then done with the answer to replay, until they expire.
   `CREATE TABLE usage_counts (
      hour INTEGER NOT NULL,

@@ -1,0 +1,96 @@
+// `gateway admin usage export`: the calls the store counted per app, product, route and status
+// class per hour, as CSV or JSON for billing, from the store the config names or, with --url,
+// the management API.
+import type { Command } from 'commander';
+import { AdminError } from '../admin/errors.ts';
+import { MAX_USAGE_RANGE_MS, type UsageQuery, type UsageRow } from '../admin/usage.ts';
+import type { App } from '../store/port/index.ts';
+import type { Common, Leaves } from './admin.ts';
+import { isoDate, terminalText, type CliIo } from './io.ts';
+
+interface ExportOptions extends Common {
+  since?: string;
+  until?: string;
+  format?: string;
+  app?: string;
+  product?: string;
+  route?: string;
+}
+
+/** A row as the export writes it: its hour in ISO 8601, and the app's name and developer beside its id. */
+interface ExportRow {
+  hour: string;
+  app: string;
+  appName: string;
+  developer: string;
+  product: string;
+  route: string;
+  statusClass: string;
+  calls: number;
+}
+
+const CSV_COLUMNS = ['hour', 'app', 'app_name', 'developer', 'product', 'route', 'status_class', 'calls'] as const;
+const DAY_MS = 86_400_000;
+
+/** An ISO 8601 date (its midnight, UTC), or a date-time with its zone: without one, the machine's own zone would decide the hour. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+function timeOption(value: string | undefined, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  const ms = ISO_8601.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(ms)) throw new AdminError('usage', `${option}: an ISO 8601 date (2026-12-01) or a date-time with its zone (2026-12-01T09:00:00Z, 2026-12-01T10:00+01:00), not "${value}"`);
+  return ms;
+}
+
+/**
+ * A CSV field (RFC 4180). A text a spreadsheet would run as a formula (an app name a developer
+ * chose, starting with =, +, -, @) is kept as text by a leading apostrophe.
+ */
+function csvField(value: string | number): string {
+  if (typeof value === 'number') return String(value);
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function csv(rows: readonly ExportRow[]): string {
+  const line = (r: ExportRow) => [r.hour, r.app, r.appName, r.developer, r.product, r.route, r.statusClass, r.calls].map(csvField).join(',');
+  return [CSV_COLUMNS.join(','), ...rows.map(line)].join('\n');
+}
+
+/** A JSON array with a row on each line, so that a large export can be read line by line too. */
+function json(rows: readonly ExportRow[]): string {
+  return rows.length === 0 ? '[]' : `[\n${rows.map((r) => JSON.stringify(r)).join(',\n')}\n]`;
+}
+
+export function registerUsage(admin: Command, { leaf }: Leaves, io: CliIo): void {
+  const usage = admin.command('usage').description('the calls the gateway counted, per app, product, route and status class per hour');
+  leaf<ExportOptions>(usage, 'export', 'write the counts of a range of hours as CSV or JSON (by default the last 24 hours)', async (api, opts) => {
+    const format = opts.format ?? (opts.json === true ? 'json' : 'csv');
+    if (format !== 'csv' && format !== 'json') throw new AdminError('usage', `--format: csv or json, not "${format}"`);
+    const until = timeOption(opts.until, Date.now(), '--until');
+    const since = timeOption(opts.since, until - DAY_MS, '--since');
+    if (since >= until) throw new AdminError('usage', '--since must be before --until');
+    if (until - since > MAX_USAGE_RANGE_MS) throw new AdminError('usage', 'an export covers at most 31 days: export each month on its own');
+    const query: UsageQuery = {
+      from: since,
+      to: until,
+      ...(opts.app === undefined ? {} : { app: (await api.findApp({ key: opts.app })).id }),
+      ...(opts.product === undefined ? {} : { product: opts.product }),
+      ...(opts.route === undefined ? {} : { route: opts.route }),
+    };
+    const counts = await api.usage(query);
+    const apps = new Map<string, App>(counts.length === 0 ? [] : (await api.listApps()).map((a) => [a.id, a]));
+    const rows = counts.map((c: UsageRow) => {
+      const app = apps.get(c.app);
+      return { hour: isoDate(c.hour), app: c.app, appName: app?.name ?? '', developer: app?.developerEmail ?? '', product: c.product, route: c.route, statusClass: c.statusClass, calls: c.count };
+    });
+    // JSON escapes control characters itself; a name stored before names were checked may hold one.
+    io.out(format === 'json' ? json(rows) : terminalText(csv(rows)));
+  })
+    .option('--since <time>', 'from this time on (ISO 8601; default: 24 hours before --until); an hour that began before it counts whole')
+    .option('--until <time>', 'up to this time, not included (ISO 8601; default: now); the hour holding it counts whole')
+    .option('--format <format>', 'csv (the default; with --json: json) or json')
+    .option('--app <key>', "only this app's calls (by one of its keys)")
+    .option('--product <name>', "only calls with this product's tokens")
+    .option('--route <name>', 'only calls of this route');
+}
