@@ -14,6 +14,7 @@ import { openStore, storeShared, type StoreShared } from './store/open.ts';
 import { StoreUnavailable, type Store } from './store/port/index.ts';
 import { keyFingerprint, loadSecretKey } from './store/secret-key.ts';
 import { startUsage, type Usage } from './usage.ts';
+import type { Tracing } from './pipeline/trace.ts';
 
 export interface Services {
   store: Store;
@@ -34,6 +35,8 @@ export interface Services {
   keys: KeyRing;
   /** What the worker threads of this gateway share with the thread that made these services (a SQLite store's memory). */
   shared: StoreShared | undefined;
+  /** Where the calls' spans go (telemetry.traces); undefined: no traces, and the OpenTelemetry SDK is not loaded. */
+  tracing: Tracing | undefined;
   /** Saves usage, then closes the store (which saves its counts). */
   close(): Promise<void>;
 }
@@ -76,6 +79,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
     throw err;
   });
   const mailer = config.mail && createMailer(config.mail, logger);
+  const traces = config.telemetry.traces;
+  const tracing = traces && (await import('./telemetry/traces.ts')).createTracing(traces, logger);
   return {
     store,
     secretKey,
@@ -87,7 +92,10 @@ export async function createServices(config: Config, options: ServicesOptions): 
     metrics,
     keys,
     shared,
+    tracing,
     async close() {
+      // The spans of the last calls are exported before the store goes.
+      await tracing?.close();
       clearInterval(purge);
       keys.close();
       await usage.close();

@@ -5,10 +5,11 @@ import { readFileSync } from 'node:fs';
 import { Agent } from '../upstream/undici.ts';
 import type { AuthServerSettings } from '../config/load.ts';
 import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
+import type { TraceSpan } from '../pipeline/trace.ts';
 
 export interface AuthServerClient {
-  /** The subject the server names (or the username); throws invalid_grant or temporarily_unavailable. */
-  verify(username: string, password: string): Promise<string>;
+  /** The subject the server names (or the username); throws invalid_grant or temporarily_unavailable. With `span`, the call gets a span under it, and its trace context. */
+  verify(username: string, password: string, span?: TraceSpan): Promise<string>;
   /** `force`: at once, failing the calls in flight. */
   close(force?: boolean): Promise<void>;
 }
@@ -25,35 +26,58 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
   }
   const origin = settings.url.origin;
   const path = settings.url.pathname + settings.url.search;
+  const port = settings.url.port === '' ? (settings.url.protocol === 'https:' ? 443 : 80) : Number(settings.url.port);
 
   return {
-    async verify(username, password) {
-      let statusCode: number;
-      let text: string;
+    async verify(username, password, parent) {
+      const span = parent?.child('POST', 'client', {
+        'http.request.method': 'POST',
+        'server.address': settings.url.hostname,
+        'server.port': port,
+        'url.full': `${origin}${settings.url.pathname}`,
+        'gateway.auth_server': settings.name,
+      });
       try {
-        const res = await agent.request({
-          origin,
-          path,
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ username, password }),
-          signal: AbortSignal.timeout(settings.timeoutMs),
-        });
-        statusCode = res.statusCode;
-        text = await res.body.text();
+        const subject = await ask(username, password, span);
+        span?.end();
+        return subject;
       } catch (err) {
-        throw temporarilyUnavailable(`authorization server ${settings.name}: ${(err as { code?: string }).code ?? (err as Error).name}`);
+        span?.fail((err as { code?: string }).code ?? 'Error');
+        span?.end();
+        throw err;
       }
-      if (statusCode === 401 || statusCode === 403) {
-        throw invalidGrant('invalid resource owner credentials', `authorization server ${settings.name} answered ${statusCode}`);
-      }
-      if (statusCode < 200 || statusCode > 299) {
-        throw temporarilyUnavailable(`authorization server ${settings.name} answered ${statusCode}`);
-      }
-      return subjectOf(text, settings.subjectField) ?? username;
     },
     close: (force = false) => (force ? agent.destroy() : agent.close()),
   };
+
+  async function ask(username: string, password: string, span: TraceSpan | undefined): Promise<string> {
+    let statusCode: number;
+    let text: string;
+    try {
+      const traced = { ...headers };
+      span?.propagate(traced);
+      const res = await agent.request({
+        origin,
+        path,
+        method: 'POST',
+        headers: span === undefined ? headers : traced,
+        body: JSON.stringify({ username, password }),
+        signal: AbortSignal.timeout(settings.timeoutMs),
+      });
+      statusCode = res.statusCode;
+      span?.set({ 'http.response.status_code': statusCode });
+      text = await res.body.text();
+    } catch (err) {
+      throw temporarilyUnavailable(`authorization server ${settings.name}: ${(err as { code?: string }).code ?? (err as Error).name}`);
+    }
+    if (statusCode === 401 || statusCode === 403) {
+      throw invalidGrant('invalid resource owner credentials', `authorization server ${settings.name} answered ${statusCode}`);
+    }
+    if (statusCode < 200 || statusCode > 299) {
+      throw temporarilyUnavailable(`authorization server ${settings.name} answered ${statusCode}`);
+    }
+    return subjectOf(text, settings.subjectField) ?? username;
+  }
 }
 
 function subjectOf(text: string, field: string): string | undefined {

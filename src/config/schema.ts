@@ -90,6 +90,27 @@ const Admin = Type.Union([
   Type.Literal(false),
 ]);
 
+const Traces = Type.Object(
+  {
+    endpoint: about(
+      Type.String({ pattern: '^https?://[^\\s]+$', title: 'URL', examples: ['http://otel-collector:4318/v1/traces'] }),
+      "The OTLP/HTTP traces endpoint, such as a collector's http://otel-collector:4318/v1/traces; a URL without a path gets /v1/traces.",
+    ),
+    headers: Type.Optional(about(Type.Record(HeaderName, Type.String(), Strict), 'Headers sent with every export, such as the API key of a tracing service.', { default: {} })),
+    sampleRatio: Type.Optional(
+      about(Type.Number({ minimum: 0, maximum: 1 }), "The share of new traces recorded; a call that continues a caller's trace (traceparent) follows the caller's decision.", { default: 1 }),
+    ),
+  },
+  Strict,
+);
+
+const Telemetry = Type.Object(
+  {
+    traces: Type.Optional(about(Traces, 'OpenTelemetry traces, exported over OTLP/HTTP (JSON): a span per call, with its token check, counts, authorization server and upstream calls; absent: none.')),
+  },
+  Strict,
+);
+
 const Management = Type.Object(
   {
     host: Type.Optional(about(Type.String({ minLength: 1 }), 'The address the management API binds; another than loopback puts it on the network, so give it `tls` there.', { default: '127.0.0.1' })),
@@ -391,6 +412,7 @@ export const configSchema = Type.Object(
     admin: Type.Optional(about(Admin, "The operators' listener: /healthz, /readyz, /metrics and POST /reload, unauthenticated, so loopback unless you say otherwise; false: none.", { default: {} })),
     portal: Type.Optional(about(Portal, 'The developer portal; absent: none.')),
     management: Type.Optional(about(Management, 'The management API (developers, apps, keys, tokens, products and usage over HTTP, for automation), on a listener of its own; absent: none.')),
+    telemetry: Type.Optional(about(Telemetry, 'What the gateway exports besides its logs and /metrics.', { default: {} })),
     mail: Type.Optional(about(Mail, "How mail is sent (the portal's confirmation and password-reset links): an SMTP server, or (development) the gateway's own log; absent: none is.")),
     authServers: Type.Optional(
       about(

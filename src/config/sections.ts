@@ -13,7 +13,7 @@ import { serverOptions, type RedisSettings } from '../store/redis/settings.ts';
 import { defaulted as d } from './defaults.ts';
 import { readFailure, type Report, type Segments } from './errors.ts';
 import { Portal, type AuthServerConfig, type ConfigFile, type DurationValue, type MailConfig, type StoreConfig, type UpstreamConfig } from './schema.ts';
-import type { AuthServerSettings, Config, MailSettings, UpstreamSettings } from './types.ts';
+import type { AuthServerSettings, Config, MailSettings, TraceSettings, UpstreamSettings } from './types.ts';
 
 /** What a section is read with: the config file's folder, and where to report a problem. */
 export interface Site {
@@ -114,7 +114,7 @@ function senderTimeouts(listen: ConfigFile['listen'], { duration, report }: Site
 }
 
 /** The sections that need no checks beyond the schema's. */
-export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdownTimeoutMs' | 'admin' | 'log' | 'workers'> {
+export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdownTimeoutMs' | 'admin' | 'log' | 'workers' | 'telemetry'> {
   const admin = d(c.admin);
   const log = d(c.log);
   return {
@@ -122,7 +122,20 @@ export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdown
     admin: admin === false ? undefined : { host: d(admin.host), port: d(admin.port) },
     log: { level: d(log.level), access: d(log.access) },
     workers: c.workers === 'auto' ? availableParallelism() : d(c.workers),
+    telemetry: { traces: traceSettings(d(c.telemetry).traces, site) },
   };
+}
+
+function traceSettings(traces: NonNullable<ConfigFile['telemetry']>['traces'], site: Site): TraceSettings | undefined {
+  if (traces === undefined) return undefined;
+  const url = URL.parse(traces.endpoint);
+  if (url === null) {
+    site.report(['telemetry', 'traces', 'endpoint'], `not a URL: ${traces.endpoint}`);
+    return undefined;
+  }
+  // OTLP/HTTP's path for traces, after a collector's address given without one.
+  if (url.pathname === '/') url.pathname = '/v1/traces';
+  return { endpoint: url.href, headers: d(traces.headers), sampleRatio: d(traces.sampleRatio) };
 }
 
 export function managementSettings(c: ConfigFile, site: Site): Config['management'] {

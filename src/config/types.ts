@@ -109,6 +109,14 @@ export interface ProductSettings {
   authorization: AuthorizationSettings | undefined;
 }
 
+/** Where OpenTelemetry traces go, and how many. */
+export interface TraceSettings {
+  /** The OTLP/HTTP traces URL, with its path. */
+  endpoint: string;
+  headers: Readonly<Record<string, string>>;
+  sampleRatio: number;
+}
+
 /** headers: X-Gateway-* headers; jwt: an identity token signed with the gateway's keys; token: the caller's JWT access token. */
 export type UpstreamIdentity = 'headers' | 'jwt' | 'token';
 
@@ -196,6 +204,7 @@ export interface Config {
   /** How long a rotated key keeps working: portal.keyOverlap, or its default when the file has no portal (`gateway admin keys rotate` runs without one). */
   keyOverlapMs: number;
   mail: MailSettings | undefined;
+  telemetry: { traces: TraceSettings | undefined };
   authServers: ReadonlyMap<string, AuthServerSettings>;
   identityProviders: ReadonlyMap<string, IdentityProviderSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;

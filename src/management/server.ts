@@ -215,7 +215,7 @@ export function createManagementHandler(config: Config, settings: ManagementSett
       compiled: { once: (_options, make) => make() },
       respond: (route) => operationStep(route, env),
     },
-    { ...services, senders },
+    { ...services, senders, tracing: undefined },
     ownPaths,
   );
   return createHandler({
@@ -230,6 +230,8 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     metrics: services.metrics,
     protocol: settings.tls === undefined ? 'http' : 'https',
     audit: (ctx, operation) => auditCall(services, ctx, operation),
+    // The operators' own calls are not traced: their spans would tell the API's clients' routes nothing.
+    tracing: undefined,
   });
 }
 

@@ -7,12 +7,13 @@ import { secretHash } from '../crypto.ts';
 import { admitAttempt, attemptSucceeded, attemptUndecided, PASSWORD_APP, PASSWORD_USER, PASSWORD_USER_BY_APP, type Accounts } from '../login-throttle.ts';
 import { OAuthError } from './errors.ts';
 import type { Store } from '../store/port/index.ts';
+import type { TraceSpan } from '../pipeline/trace.ts';
 
 export interface PasswordCheckEnv {
   store: Store;
   /** Key of the keyed hash of the usernames the throttle counts. */
   secretKey: KeyObject;
-  authServers: ReadonlyMap<string, { verify(username: string, password: string): Promise<string> }>;
+  authServers: ReadonlyMap<string, { verify(username: string, password: string, span?: TraceSpan): Promise<string> }>;
 }
 
 /**
@@ -52,7 +53,10 @@ function attemptAccounts(env: PasswordCheckEnv, appId: string, username: string)
  * Retry-After) while the attempt must wait, invalid_grant for wrong credentials,
  * temporarily_unavailable when the server cannot judge.
  */
-export async function checkPassword(env: PasswordCheckEnv, attempt: { appId: string; authServer: string; username: string; password: string; now: number }): Promise<string> {
+export async function checkPassword(
+  env: PasswordCheckEnv,
+  attempt: { appId: string; authServer: string; username: string; password: string; now: number; span?: TraceSpan | undefined },
+): Promise<string> {
   const { store } = env;
   const { username, password, now } = attempt;
   const accounts = attemptAccounts(env, attempt.appId, username);
@@ -63,7 +67,7 @@ export async function checkPassword(env: PasswordCheckEnv, attempt: { appId: str
   let subject: string;
   try {
     // The config loader guarantees that the server named is known.
-    subject = await env.authServers.get(attempt.authServer)!.verify(username, password);
+    subject = await env.authServers.get(attempt.authServer)!.verify(username, password, attempt.span);
   } catch (err) {
     // A server that is down or too slow judged nothing: a user must not be slowed down by its outage.
     if (err instanceof OAuthError && err.code === 'temporarily_unavailable') await attemptUndecided(store, accounts);

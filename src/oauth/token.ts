@@ -121,7 +121,10 @@ export function createTokenEndpoint(env: TokenEndpointEnv): FormEndpoint {
     steps,
     context: (base) => ({ ...base, grant: undefined, product: undefined, scope: undefined, cnf: undefined }),
     async answer(ctx, res) {
-      const body = await ctx.grant!.handle({ req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now, cnf: ctx.cnf }, grantEnv);
+      const body = await ctx.grant!.handle(
+        { req: ctx.req, form: ctx.form, client: ctx.client!, product: ctx.product!, scope: ctx.scope, now: ctx.now, cnf: ctx.cnf, span: ctx.request.span },
+        grantEnv,
+      );
       const payload = JSON.stringify(body);
       res.writeHead(200, { ...NO_STORE_NOSNIFF, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
       res.end(payload);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../errors.ts';
 import type { ActiveToken } from '../store/port/index.ts';
+import type { CallSpan } from './trace.ts';
 
 /** Everything a step of a route may read or set; created once per request. */
 export interface RequestContext {
@@ -27,10 +28,14 @@ export interface RequestContext {
   requestId: string;
   /** Milliseconds the upstream took, once it has answered. */
   upstreamMs: number | undefined;
+  /** The upstream's status, once it has answered. */
+  upstreamStatus: number | undefined;
   /** Set first on a route with a CORS policy: writes the CORS headers of whatever answers the call. */
   cors: AnswerHeaders | undefined;
   /** The fields the access line adds (what an OAuth endpoint did, or the code of a failure); never a credential. */
   log: Record<string, string> | undefined;
+  /** The call's span, when the config asks for traces (telemetry.traces). */
+  span: CallSpan | undefined;
 }
 
 /** Changes the headers of an answer about to be written. */

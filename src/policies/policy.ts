@@ -154,6 +154,8 @@ export type Policy<S extends TSchema> = RequestPolicy<S> | ResponsePolicy<S> | O
 
 /** A counting policy's part of a call's count (quota, spike arrest). */
 export interface Count {
+  /** The policy's name in the config, for the span of a count that waits on the store's server. */
+  policy: 'quota' | 'spikeArrest';
   check(ctx: RequestContext, now: number): CounterCheck;
   /** Takes the check's answer: sets what the response carries (RateLimit-*), throws the refusal. */
   apply(ctx: RequestContext, result: CounterResult, now: number): void;
@@ -162,7 +164,7 @@ export interface Count {
 }
 
 /** The step that makes its counts' checks and applies the answers. */
-interface CountStep extends Step {
+export interface CountStep extends Step {
   readonly counts: readonly Count[];
 }
 

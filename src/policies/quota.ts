@@ -97,6 +97,7 @@ function quotaCount(options: QuotaSettings, scope: string, site: RateLimitSite, 
         }
       : () => size / 1000;
   return {
+    policy: 'quota',
     check: options.window === 'rolling' ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size }) : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
     apply(ctx, answer, now) {
       const result = answer as QuotaResult;

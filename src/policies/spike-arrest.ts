@@ -42,6 +42,7 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     const name = env.rateLimits.name(`spike-${options.rate}`);
     const window = options.rate.endsWith('ps') ? 1 : 60;
     const spike: Count = {
+      policy: 'spikeArrest',
       check: (ctx) => ({ kind: 'spike', key: keyOf(ctx), intervalMs, burst }),
       apply(ctx, answer) {
         const result = answer as SpikeResult;

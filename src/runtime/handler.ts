@@ -11,6 +11,7 @@ import { answerHeaders, runSteps, type Failure, type RequestContext } from '../p
 import { preflightMethod } from '../policies/cors.ts';
 import { STATUS_CLASSES, type CounterSeries, type HistogramSeries, type Metrics } from '../metrics.ts';
 import type { Usage } from '../usage.ts';
+import type { Tracing } from '../pipeline/trace.ts';
 import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
 
 /** The calls a handler has taken and not finished, and who waits for the last to finish. */
@@ -35,6 +36,8 @@ export interface HandlerParts {
   protocol: 'http' | 'https';
   /** Called once a call with a valid token is answered, whatever the answer (the management API's audit line). */
   audit?: (ctx: RequestContext, route: string) => void;
+  /** Where the calls' spans go; undefined: no traces. */
+  tracing: Tracing | undefined;
 }
 
 /** Whether a handler writes access lines: log.access, at a level (the config's, not the logger's now: a reload compiles before it swaps) that shows info. */
@@ -43,7 +46,7 @@ export function writesAccessLines(log: { level: string; access: boolean }, logge
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { calls, routes, clientIp, usage, clock, protocol } = parts;
+  const { calls, routes, clientIp, usage, clock, protocol, tracing } = parts;
   const observe = createObserver(parts.metrics);
   // Decided once: with access logs off, or below the log level, a request builds no log record.
   const logAccess = parts.accessLog ? createAccessLog(parts.logger) : undefined;
@@ -53,6 +56,7 @@ export function createHandler(parts: HandlerParts) {
     const started = performance.now();
     calls.running++;
     const ctx = requestContext(req, res, protocol);
+    if (tracing !== undefined) ctx.span = tracing.serve(req, protocol);
     let route: CompiledRoute | undefined;
     let failure: GatewayError | undefined;
     closeUntilRead(req, res);
@@ -81,6 +85,7 @@ export function createHandler(parts: HandlerParts) {
       if (ctx.token !== undefined) parts.audit?.(ctx, name);
       // Every call made with an app's valid token counts as its usage, refused or not.
       if (ctx.token !== undefined) usage.count(ctx.token.appId, ctx.token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!, clock());
+      ctx.span?.finish({ route: name, path: ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
     }
   };
 }
@@ -100,8 +105,10 @@ function requestContext(req: IncomingMessage, res: ServerResponse, protocol: 'ht
     body: undefined,
     requestId: requestId(req.headers['x-request-id']),
     upstreamMs: undefined,
+    upstreamStatus: undefined,
     cors: undefined,
     log: undefined,
+    span: undefined,
   };
 }
 

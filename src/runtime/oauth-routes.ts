@@ -28,7 +28,7 @@ import type { Services } from '../services.ts';
 import { compileOriginPolicy, compilePolicies, type OwnPath } from './routes.ts';
 
 /** The services the OAuth endpoints use. */
-export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics' | 'keys'> & { senders: SenderChecks };
+export type OAuthRouteServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'metrics' | 'keys' | 'tracing'> & { senders: SenderChecks };
 
 /** The compilation the endpoints' policies belong to: where the config is, and its documents. */
 export interface OAuthRouteSite {
@@ -63,7 +63,7 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
   };
   const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.
-  const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite)];
+  const policies: Step[] = [requestIdHeader, ...(cors === undefined ? [] : [cors.mark]), ...compilePolicies(config.oauth.policies, 'access', tokenSite, services.tracing)];
   const paths = new Map<string, OwnPath>();
   function serve(path: string, endpoint: FormEndpoint, surface: 'request' | 'token' = 'request', answered?: Step): void {
     paths.set(path, {

@@ -1,5 +1,5 @@
 // What a reload may change, and what it may not: the addresses the gateway listens on, its store,
-// its threads, its portal and its mail are set up once at start; a reload that changes them is
+// its threads, its portal, its mail and its telemetry are set up once at start; a reload that changes them is
 // refused as a whole, with one message each, and the previous config keeps serving.
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigFile, parseConfig, type Config } from '../config/load.ts';
@@ -26,6 +26,7 @@ export function restartNeeded(current: Config, next: Config): string[] {
   compare('admin', current.admin, next.admin, "the admin listener's address");
   compare('portal', current.portal, next.portal, 'the portal');
   compare('mail', current.mail, next.mail, 'the mail transport');
+  compare('telemetry', current.telemetry, next.telemetry, 'where telemetry goes');
   return errors;
 }
 

@@ -8,9 +8,10 @@ import { tooLarge } from '../http/body.ts';
 import { decodeSubDelims, SUB_DELIM_ESCAPE } from '../http/request.ts';
 import { createAuthorizeRoute, createBearerErrors, createVerifyToken, type BearerErrors } from '../oauth/bearer.ts';
 import type { Failure, RequestContext, Step } from '../pipeline/context.ts';
+import { traced, type Tracing } from '../pipeline/trace.ts';
 import { policies, type PolicyName } from '../policies/index.ts';
 import { operationSite } from '../policies/operation.ts';
-import { joinCounts, rateLimitSite, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
+import { joinCounts, rateLimitSite, type CountStep, type CompileCache, type OriginHandlers, type OriginMark, type PolicyEnv, type ResponseHandler } from '../policies/policy.ts';
 import { createQuotaStep } from '../policies/quota.ts';
 import { createRequestHeaders } from '../upstream/headers.ts';
 import { createIdentities, createIdentityStep, type Identities } from '../upstream/identity.ts';
@@ -96,6 +97,8 @@ export interface RouteServices {
   keys: KeyRing;
   clock: () => number;
   logger: PolicyEnv['logger'];
+  /** Where the calls' spans go; undefined: no traces, and no step is wrapped. */
+  tracing: Tracing | undefined;
 }
 
 /**
@@ -167,7 +170,8 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
     [...config.products.values()].some((p) => p.senderConstraint === 'dpop'),
   );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
-  const verifyToken = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, ...services.senders }, errors);
+  const verifying = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, ...services.senders }, errors);
+  const verifyToken = services.tracing === undefined ? verifying : traced(verifying, 'verify token');
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);
@@ -182,7 +186,7 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
     const site = rateLimitSite(!shown, quietProducts);
     const steps = new Map<string, Step>();
     for (const { name, quota } of config.products.values()) {
-      if (quota !== undefined) steps.set(name, createQuotaStep(quota, 'product', services.store.counters, clock, site, `product-quota-${quota.interval}`));
+      if (quota !== undefined) steps.set(name, tracedCount(createQuotaStep(quota, 'product', services.store.counters, clock, site, `product-quota-${quota.interval}`)));
     }
     return function productQuota(ctx: RequestContext) {
       return steps.get(ctx.token!.product)?.(ctx);
@@ -241,12 +245,12 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     ...shared.start(cors?.mark),
     shared.verifyToken,
     createAuthorizeRoute(route.products, route.scopes, shared.errors, route.requireSubject),
-    ...compilePolicies(route.policies, 'access', env),
+    ...compilePolicies(route.policies, 'access', env, services.tracing),
     // After the route's own access policies, so the calls they refuse do not use it up.
     ...([...route.products].some((p) => shared.productQuotas.has(p)) ? [route.rateLimitHeaders ? shared.productQuota.shown : shared.productQuota.quiet] : []),
     // A route from an OpenAPI document validates its requests against it first.
     ...(operation === undefined ? [] : [operation.validators.request(operation.operation, operation.routePath, maxBodySize)]),
-    ...compilePolicies(route.policies, 'request', env),
+    ...compilePolicies(route.policies, 'request', env, services.tracing),
     ...identityStep(route, config, shared),
     config.respond?.(route) ?? createResponder(shared.targets.get(route.upstream)!, responseHandlers(route.policies, env)),
   ];
@@ -327,10 +331,18 @@ function created<T>(entries: readonly PolicyEntry[], phase: 'access' | 'request'
 
 /**
  * The steps of the request-side policies of one phase, in the order the YAML lists them; counts
- * listed one after another (a quota, then a spike arrest) are made by one step.
+ * listed one after another (a quota, then a spike arrest) are made by one step. With traces on,
+ * a count that waits on the store's server (Redis) gets a span.
  */
-export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access' | 'request', env: PolicyEnv): Step[] {
-  return joinCounts(created<Step>(entries, phase, env), env);
+export function compilePolicies(entries: readonly PolicyEntry[], phase: 'access' | 'request', env: PolicyEnv, tracing: Tracing | undefined): Step[] {
+  const steps = joinCounts(created<Step>(entries, phase, env), env);
+  return tracing === undefined ? steps : steps.map(tracedCount);
+}
+
+/** A count step with a span when it waits on the store's server; any other step as it is. */
+function tracedCount(step: Step): Step {
+  const { counts } = step as Partial<CountStep>;
+  return counts === undefined ? step : traced(step, `policy ${counts.map((c) => c.policy).join(', ')}`, true);
 }
 
 /** The CORS policy's handlers, when the list has one (the config allows one at most). */

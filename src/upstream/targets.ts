@@ -12,6 +12,7 @@ import { readBody, upstreamBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
 import { answerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
+import type { SpanAttributes, TraceSpan } from '../pipeline/trace.ts';
 import { clientResponseHeaders, type RequestHeaders } from './headers.ts';
 
 export interface Target {
@@ -113,6 +114,8 @@ const tooLarge = () => new GatewayError(502, 'upstream_response_too_large', 'the
 
 interface Member {
   pool: Pool;
+  /** scheme://host:port, for the span of a call to it. */
+  origin: URL;
   basePath: string;
   failures: number;
   /** Skipped until this time (epoch ms) after too many failures in a row. */
@@ -130,6 +133,7 @@ function createProxy(settings: ProxySettings, upstreamRequestHeaders: RequestHea
     async fetch(ctx) {
       const response = await send(ctx, true, async (m, options) => {
         const r = await m.pool.request(options);
+        ctx.upstreamStatus = r.statusCode;
         health.answered(m, r.statusCode);
         return r;
       });
@@ -143,6 +147,7 @@ function createProxy(settings: ProxySettings, upstreamRequestHeaders: RequestHea
       const { res } = ctx;
       return send(ctx, false, (m, options, signal) =>
         forward(m.pool, options, signal, res, (statusCode, headers) => {
+          ctx.upstreamStatus = statusCode;
           health.answered(m, statusCode);
           const head = { status: statusCode, headers: clientResponseHeaders(headers) };
           onHeaders(head);
@@ -173,6 +178,7 @@ function createMembers(settings: ProxySettings): Member[] {
       bodyTimeout: settings.timeoutMs,
       connect,
     }),
+    origin: new URL(t.origin),
     basePath: t.basePath,
     failures: 0,
     downUntil: 0,
@@ -232,6 +238,9 @@ function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 're
     // A held answer is read by policies: it must come uncompressed.
     if (identity) headers['accept-encoding'] = 'identity';
     const target = ctx.path + (ctx.query === '' ? '' : `?${ctx.query}`);
+    // With traces on, the call's span under the request's; its trace context goes upstream instead of the caller's.
+    const span = ctx.span?.child(req.method ?? 'GET', 'client', { 'http.request.method': req.method ?? 'GET', 'gateway.upstream': name });
+    span?.propagate(headers);
     // A streamed body growing past the bound aborts the upstream request; the call fails with a 413.
     let body: Buffer | Readable | null = ctx.body ?? null;
     let signal: AbortSignal | null = null;
@@ -239,21 +248,45 @@ function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 're
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
       const m = health.pick(clock());
+      span?.set(upstreamAttributes(m, ctx.path, attempt));
       try {
-        return await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal }, signal);
+        const answered = await call(m, { method: req.method as Dispatcher.HttpMethod, path: m.basePath + target, headers, body, signal }, signal);
+        if (span !== undefined) endUpstream(span, ctx.upstreamStatus);
+        return answered;
       } catch (err) {
-        if (err instanceof GatewayError) throw err;
+        if (err instanceof GatewayError) throw failed(span, ctx, err);
         const code = (err as { code?: string }).code ?? '';
         // The client left mid-answer: the target was not at fault, and no one is left to answer.
-        if (code === 'ERR_STREAM_PREMATURE_CLOSE' && res.destroyed) throw new GatewayError(499, 'client_closed_request', 'the client closed the connection', { cause: err });
+        if (code === 'ERR_STREAM_PREMATURE_CLOSE' && res.destroyed) throw failed(span, ctx, new GatewayError(499, 'client_closed_request', 'the client closed the connection', { cause: err }));
         health.failed(m);
         const sent = !NOT_SENT.has(code);
-        if (attempt >= retries || !replayable || sent) throw upstreamError(name, err);
+        if (attempt >= retries || !replayable || sent) throw failed(span, ctx, upstreamError(name, err));
       } finally {
         ctx.upstreamMs = performance.now() - started;
       }
     }
   };
+}
+
+/** The semantic conventions' attributes of a call to target `m`; the query is left out (it can hold what a client should not have sent). */
+function upstreamAttributes(m: Member, path: string, attempt: number): SpanAttributes {
+  const { origin } = m;
+  const port = origin.port === '' ? (origin.protocol === 'https:' ? 443 : 80) : Number(origin.port);
+  return { 'server.address': origin.hostname, 'server.port': port, 'url.full': `${origin.origin}${m.basePath}${path}`, ...(attempt > 0 && { 'http.request.resend_count': attempt }) };
+}
+
+/** Ends the span of an upstream call that answered `status` (a client span: a 4xx or 5xx is an error), or failed with `error`. */
+function endUpstream(span: TraceSpan, status: number | undefined, error?: GatewayError): void {
+  if (status !== undefined) span.set({ 'http.response.status_code': status });
+  if (error !== undefined) span.fail(error.code);
+  else if (status !== undefined && status >= 400) span.fail(String(status));
+  span.end();
+}
+
+/** `err`, once it ended the upstream call's span. */
+function failed(span: TraceSpan | undefined, ctx: RequestContext, err: GatewayError): GatewayError {
+  if (span !== undefined) endUpstream(span, ctx.upstreamStatus, err);
+  return err;
 }
 
 /** The whole of an upstream's answer, for response policies: uncompressed, and at most HELD_LIMIT bytes. */
