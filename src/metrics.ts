@@ -211,6 +211,12 @@ export class Metrics {
     labelNames: ['surface'] as const,
     registers: [this.registry],
   });
+  readonly usageEvents = new Counter({
+    name: 'gateway_usage_events_total',
+    help: 'Usage events of telemetry.usage, by result: delivered (written to the file or accepted by the endpoint) or dropped (the buffer full, or still waiting when a stop gave up).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly reloads = new Counter({
     name: 'gateway_config_reloads_total',
     help: 'Config reloads, by result: reloaded or refused.',
@@ -224,6 +230,7 @@ export class Metrics {
     // gateway (a sidecar between calls) wakes 12 times a second instead of 104 (strace).
     if (options.process) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
     for (const result of ['reloaded', 'refused']) this.reloads.labels(result).inc(0);
+    for (const result of ['delivered', 'dropped']) this.usageEvents.labels(result).inc(0);
   }
 
   /** Counts a failed answer where it belongs: a refusal, an upstream failure, a store failure. */

@@ -15,6 +15,7 @@ import { StoreUnavailable, type Store } from './store/port/index.ts';
 import { keyFingerprint, loadSecretKey } from './store/secret-key.ts';
 import { startUsage, type Usage } from './usage.ts';
 import type { Tracing } from './pipeline/trace.ts';
+import type { UsageStream } from './telemetry/usage-stream.ts';
 
 export interface Services {
   store: Store;
@@ -37,6 +38,8 @@ export interface Services {
   shared: StoreShared | undefined;
   /** Where the calls' spans go (telemetry.traces); undefined: no traces, and the OpenTelemetry SDK is not loaded. */
   tracing: Tracing | undefined;
+  /** Where an event per call made with an app's token goes (telemetry.usage); undefined: nowhere. */
+  usageStream: UsageStream | undefined;
   /** Saves usage, then closes the store (which saves its counts). */
   close(): Promise<void>;
 }
@@ -81,6 +84,8 @@ export async function createServices(config: Config, options: ServicesOptions): 
   const mailer = config.mail && createMailer(config.mail, logger);
   const traces = config.telemetry.traces;
   const tracing = traces && (await import('./telemetry/traces.ts')).createTracing(traces, logger);
+  const stream = config.telemetry.usage;
+  const usageStream = stream && (await import('./telemetry/usage-stream.ts')).startUsageStream(stream, logger, metrics);
   return {
     store,
     secretKey,
@@ -93,9 +98,10 @@ export async function createServices(config: Config, options: ServicesOptions): 
     keys,
     shared,
     tracing,
+    usageStream,
     async close() {
-      // The spans of the last calls are exported before the store goes.
-      await tracing?.close();
+      // The spans and usage events of the last calls go out before the store closes.
+      await Promise.all([tracing?.close(), usageStream?.close()]);
       clearInterval(purge);
       keys.close();
       await usage.close();

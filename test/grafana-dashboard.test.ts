@@ -282,6 +282,7 @@ describe('the Grafana dashboard', () => {
       'gateway_upstream_duration_seconds_bucket',
       'gateway_upstream_duration_seconds_count',
       'gateway_upstream_errors_total',
+      'gateway_usage_events_total',
       'nodejs_active_handles',
       'nodejs_eventloop_lag_max_seconds',
       'nodejs_eventloop_lag_p50_seconds',

@@ -6,6 +6,7 @@ import { policySchema, QuotaOptions } from '../policies/index.ts';
 import { about, Duration, HeaderName, Name, Scope, Strict } from '../fragments.ts';
 import { AuthServer, AuthorizationCodeKeys, IdentityProvider } from './schema-logins.ts';
 import { OAuth, UPSTREAM_IDENTITY, UpstreamIdentity } from './schema-oauth.ts';
+import { Telemetry } from './schema-telemetry.ts';
 
 export { Duration };
 
@@ -89,27 +90,6 @@ const Admin = Type.Union([
   ),
   Type.Literal(false),
 ]);
-
-const Traces = Type.Object(
-  {
-    endpoint: about(
-      Type.String({ pattern: '^https?://[^\\s]+$', title: 'URL', examples: ['http://otel-collector:4318/v1/traces'] }),
-      "The OTLP/HTTP traces endpoint, such as a collector's http://otel-collector:4318/v1/traces; a URL without a path gets /v1/traces.",
-    ),
-    headers: Type.Optional(about(Type.Record(HeaderName, Type.String(), Strict), 'Headers sent with every export, such as the API key of a tracing service.', { default: {} })),
-    sampleRatio: Type.Optional(
-      about(Type.Number({ minimum: 0, maximum: 1 }), "The share of new traces recorded; a call that continues a caller's trace (traceparent) follows the caller's decision.", { default: 1 }),
-    ),
-  },
-  Strict,
-);
-
-const Telemetry = Type.Object(
-  {
-    traces: Type.Optional(about(Traces, 'OpenTelemetry traces, exported over OTLP/HTTP (JSON): a span per call, with its token check, counts, authorization server and upstream calls; absent: none.')),
-  },
-  Strict,
-);
 
 const Management = Type.Object(
   {

@@ -13,7 +13,7 @@ import { serverOptions, type RedisSettings } from '../store/redis/settings.ts';
 import { defaulted as d } from './defaults.ts';
 import { readFailure, type Report, type Segments } from './errors.ts';
 import { Portal, type AuthServerConfig, type ConfigFile, type DurationValue, type MailConfig, type StoreConfig, type UpstreamConfig } from './schema.ts';
-import type { AuthServerSettings, Config, MailSettings, TraceSettings, UpstreamSettings } from './types.ts';
+import type { AuthServerSettings, Config, MailSettings, TraceSettings, UpstreamSettings, UsageStreamSettings } from './types.ts';
 
 /** What a section is read with: the config file's folder, and where to report a problem. */
 export interface Site {
@@ -122,8 +122,23 @@ export function plainSections(c: ConfigFile, site: Site): Pick<Config, 'shutdown
     admin: admin === false ? undefined : { host: d(admin.host), port: d(admin.port) },
     log: { level: d(log.level), access: d(log.access) },
     workers: c.workers === 'auto' ? availableParallelism() : d(c.workers),
-    telemetry: { traces: traceSettings(d(c.telemetry).traces, site) },
+    telemetry: { traces: traceSettings(d(c.telemetry).traces, site), usage: usageStreamSettings(c, site) },
   };
+}
+
+function usageStreamSettings(c: ConfigFile, site: Site): UsageStreamSettings | undefined {
+  const usage = d(c.telemetry).usage;
+  if (usage === undefined) return undefined;
+  const at = ['telemetry', 'usage'];
+  if ((usage.file === undefined) === (usage.url === undefined)) {
+    site.report(at, 'give one of file and url');
+    return undefined;
+  }
+  // Each worker thread has its own stream: one file written and rotated by several would mix and lose lines.
+  if (usage.file !== undefined && d(c.workers) !== 1) site.report([...at, 'file'], 'with several workers, send the events to a url (each worker would write and rotate the same file)');
+  const kept = { batchSize: d(usage.batchSize), flushIntervalMs: site.duration(usage.flushInterval, [...at, 'flushInterval']), bufferSize: d(usage.bufferSize) };
+  if (usage.file !== undefined) return { sink: { kind: 'file', path: path.resolve(site.dir, usage.file), maxFileSize: d(usage.maxFileSize), keepFiles: d(usage.keepFiles) }, ...kept };
+  return { sink: { kind: 'url', url: usage.url!, headers: d(usage.headers) }, ...kept };
 }
 
 function traceSettings(traces: NonNullable<ConfigFile['telemetry']>['traces'], site: Site): TraceSettings | undefined {

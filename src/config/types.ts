@@ -117,6 +117,14 @@ export interface TraceSettings {
   sampleRatio: number;
 }
 
+/** Where the per-call usage events go, and how many wait at most. */
+export interface UsageStreamSettings {
+  sink: { kind: 'file'; path: string; maxFileSize: number; keepFiles: number } | { kind: 'url'; url: string; headers: Readonly<Record<string, string>> };
+  batchSize: number;
+  flushIntervalMs: number;
+  bufferSize: number;
+}
+
 /** headers: X-Gateway-* headers; jwt: an identity token signed with the gateway's keys; token: the caller's JWT access token. */
 export type UpstreamIdentity = 'headers' | 'jwt' | 'token';
 
@@ -204,7 +212,7 @@ export interface Config {
   /** How long a rotated key keeps working: portal.keyOverlap, or its default when the file has no portal (`gateway admin keys rotate` runs without one). */
   keyOverlapMs: number;
   mail: MailSettings | undefined;
-  telemetry: { traces: TraceSettings | undefined };
+  telemetry: { traces: TraceSettings | undefined; usage: UsageStreamSettings | undefined };
   authServers: ReadonlyMap<string, AuthServerSettings>;
   identityProviders: ReadonlyMap<string, IdentityProviderSettings>;
   upstreams: ReadonlyMap<string, UpstreamSettings>;

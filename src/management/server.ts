@@ -230,8 +230,9 @@ export function createManagementHandler(config: Config, settings: ManagementSett
     metrics: services.metrics,
     protocol: settings.tls === undefined ? 'http' : 'https',
     audit: (ctx, operation) => auditCall(services, ctx, operation),
-    // The operators' own calls are not traced: their spans would tell the API's clients' routes nothing.
+    // The operators' own calls are neither traced nor billed.
     tracing: undefined,
+    usageStream: undefined,
   });
 }
 

@@ -11,6 +11,7 @@ import { answerHeaders, runSteps, type Failure, type RequestContext } from '../p
 import { preflightMethod } from '../policies/cors.ts';
 import { STATUS_CLASSES, type CounterSeries, type HistogramSeries, type Metrics } from '../metrics.ts';
 import type { Usage } from '../usage.ts';
+import type { UsageStream } from '../telemetry/usage-stream.ts';
 import type { Tracing } from '../pipeline/trace.ts';
 import { UNMATCHED, type CompiledRoute, type RouteTable } from './routes.ts';
 
@@ -38,6 +39,8 @@ export interface HandlerParts {
   audit?: (ctx: RequestContext, route: string) => void;
   /** Where the calls' spans go; undefined: no traces. */
   tracing: Tracing | undefined;
+  /** Where an event per call made with an app's token goes (telemetry.usage); undefined: nowhere. */
+  usageStream: UsageStream | undefined;
 }
 
 /** Whether a handler writes access lines: log.access, at a level (the config's, not the logger's now: a reload compiles before it swaps) that shows info. */
@@ -46,7 +49,7 @@ export function writesAccessLines(log: { level: string; access: boolean }, logge
 }
 
 export function createHandler(parts: HandlerParts) {
-  const { calls, routes, clientIp, usage, clock, protocol, tracing } = parts;
+  const { calls, routes, clientIp, usage, clock, protocol, tracing, usageStream } = parts;
   const observe = createObserver(parts.metrics);
   // Decided once: with access logs off, or below the log level, a request builds no log record.
   const logAccess = parts.accessLog ? createAccessLog(parts.logger) : undefined;
@@ -84,7 +87,23 @@ export function createHandler(parts: HandlerParts) {
       logAccess?.(ctx, name, ms);
       if (ctx.token !== undefined) parts.audit?.(ctx, name);
       // Every call made with an app's valid token counts as its usage, refused or not.
-      if (ctx.token !== undefined) usage.count(ctx.token.appId, ctx.token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(ctx.res.statusCode / 100))]!, clock());
+      if (ctx.token !== undefined) {
+        const { token } = ctx;
+        const status = ctx.res.statusCode;
+        const now = clock();
+        usage.count(token.appId, token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(status / 100))]!, now);
+        usageStream?.record({
+          time: now,
+          requestId: ctx.requestId,
+          app: token.appId,
+          developer: token.developerEmail,
+          product: token.product,
+          route: name,
+          method: req.method ?? 'GET',
+          status,
+          durationMs: ms,
+        });
+      }
       ctx.span?.finish({ route: name, path: ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
     }
   };

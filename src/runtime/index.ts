@@ -23,7 +23,7 @@ export interface Runtime {
 }
 
 /** The services a runtime's parts use. */
-export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics' | 'keys' | 'tracing'>;
+export type RuntimeServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'logger' | 'usage' | 'metrics' | 'keys' | 'tracing' | 'usageStream'>;
 
 export function compileRuntime(config: Config, services: RuntimeServices): Runtime {
   const authServers = new Map([...config.authServers].map(([name, s]) => [name, createAuthServerClient(s)]));
@@ -37,7 +37,7 @@ export function compileRuntime(config: Config, services: RuntimeServices): Runti
 }
 
 function compileWith(config: Config, runtimeServices: RuntimeServices, authServers: ReadonlyMap<string, AuthServerClient>): Runtime {
-  const { clock, logger, usage, metrics, tracing } = runtimeServices;
+  const { clock, logger, usage, metrics, tracing, usageStream } = runtimeServices;
   const services = { ...runtimeServices, senders: createSenderChecks({ listen: config.listen, dpop: config.oauth.dpop, issuer: config.oauth.issuer }, runtimeServices) };
   const configDir = path.dirname(config.file);
   // What the load compiled: its documents and their validators, and each policy's compiled options.
@@ -75,6 +75,7 @@ function compileWith(config: Config, runtimeServices: RuntimeServices, authServe
     metrics,
     protocol: config.listen.tls === undefined ? 'http' : 'https',
     tracing,
+    usageStream,
   });
 
   let closing: Promise<void> | undefined;

@@ -1,0 +1,177 @@
+// telemetry.usage: an event per call made with an app's token, appended to a file rotated by size,
+// or POSTed in batches to an HTTP endpoint that fails before it takes them; nothing lost on a
+// graceful stop; a full buffer drops new events and counts them, and the calls do not wait.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { bearer, call, configError, listenOn, startTestGateway, tokenRequest, type TestGateway } from '../helpers.ts';
+
+const ROUTES = '  broken:\n    method: GET\n    path: /v1/broken\n    upstream: down\n';
+const UPSTREAMS = '  down:\n    mock:\n      status: 503\n';
+const PRODUCTS = '  billed:\n    routes: [hello, broken]\n';
+
+/** A gateway with `usage` under telemetry, and a token of an app of `billed`. */
+async function billedGateway(usage: string): Promise<{ gw: TestGateway; token: string; appId: string }> {
+  const gw = await startTestGateway({ routes: ROUTES, upstreams: UPSTREAMS, products: PRODUCTS, extra: `telemetry:\n  usage:\n${usage}` });
+  const app = await gw.client('billed');
+  const token = (await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).body.access_token as string;
+  const apps = await gw.admin.store.apps.listApps();
+  return { gw, token, appId: apps.find((a) => a.product === 'billed')!.id };
+}
+
+/** The calls of every test: three answered 200, one 503 from the upstream, one 401 without a valid token (no app: no event). */
+async function calls(gw: TestGateway, token: string, prefix: string): Promise<void> {
+  const statuses: number[] = [];
+  for (const [i, path] of ['/v1/hello', '/v1/hello', '/v1/broken', '/v1/hello'].entries()) {
+    statuses.push((await call(`${gw.url}${path}`, { headers: { ...bearer(token), 'x-request-id': `${prefix}-${i}` } })).status);
+  }
+  statuses.push((await call(`${gw.url}/v1/hello`, { headers: bearer('not-a-token') })).status);
+  assert.deepEqual(statuses, [200, 200, 503, 200, 401]);
+}
+
+/** What every event of `calls` says, but its time and duration. */
+const expected = (appId: string, prefix: string) =>
+  (['hello', 'hello', 'broken', 'hello'] as const).map((route, i) => ({
+    requestId: `${prefix}-${i}`,
+    app: appId,
+    developer: 'dev@example.com',
+    product: 'billed',
+    route,
+    method: 'GET',
+    status: route === 'broken' ? 503 : 200,
+  }));
+
+/** An event without its time and duration, once they are checked to be an ISO time and a number of milliseconds. */
+function stable(event: Record<string, unknown>): Record<string, unknown> {
+  const { time, durationMs, ...rest } = event;
+  assert.match(time as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  assert.ok(typeof durationMs === 'number' && durationMs >= 0, String(durationMs));
+  return rest;
+}
+
+const metric = async (gw: TestGateway, result: string) => {
+  const text = await (await fetch(`${gw.gateway.adminUrl}/metrics`)).text();
+  return Number(new RegExp(`^gateway_usage_events_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+};
+
+describe('usage events to a file', () => {
+  test('a JSON object a line, rotated at maxFileSize into <file>.1, .2…, every event there after a stop, the file for its owner only', async () => {
+    const { gw, token, appId } = await billedGateway('    file: ./usage.ndjson\n    maxFileSize: 1024\n    keepFiles: 10\n    flushInterval: 50ms\n');
+    const file = path.join(gw.dir, 'usage.ndjson');
+    try {
+      for (let round = 0; round < 6; round++) {
+        await calls(gw, token, `r${round}`);
+        // Each round written before the next, so that the file grows past its bound between writes.
+        for (let i = 0; i < 50 && !readFileSync(file, { flag: 'a+' }).toString().includes(`r${round}-3`); i++) await new Promise((r) => setTimeout(r, 20));
+      }
+      await gw.gateway.close();
+      const files = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1].map((i) => `${file}.${i}`).filter(existsSync);
+      assert.ok(files.length >= 2, `rotated into ${files.length} files`);
+      const lines = [...files, file].flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      assert.deepEqual(
+        lines.map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
+        [0, 1, 2, 3, 4, 5].flatMap((round) => expected(appId, `r${round}`)),
+      );
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('only the newest keepFiles rotated files are kept', async () => {
+    const { gw, token } = await billedGateway('    file: ./usage.ndjson\n    maxFileSize: 1024\n    keepFiles: 1\n    flushInterval: 50ms\n');
+    const file = path.join(gw.dir, 'usage.ndjson');
+    try {
+      for (let round = 0; round < 4; round++) {
+        await calls(gw, token, `k${round}`);
+        for (let i = 0; i < 50 && !readFileSync(file, { flag: 'a+' }).toString().includes(`k${round}-3`); i++) await new Promise((r) => setTimeout(r, 20));
+      }
+      await gw.gateway.close();
+      assert.deepEqual([existsSync(file), existsSync(`${file}.1`), existsSync(`${file}.2`)], [true, true, false]);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('usage events to an HTTP endpoint', () => {
+  let received: { type: string | undefined; key: string | undefined; lines: string[] }[];
+  /** What the endpoint answers: 503 while `down`. */
+  let down: boolean;
+  let posts = 0;
+  let url: string;
+  let server: ReturnType<typeof createServer>;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        posts++;
+        if (down) return void res.writeHead(503).end();
+        const lines = Buffer.concat(chunks)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== '');
+        received.push({ type: req.headers['content-type'], key: req.headers['x-api-key'] as string | undefined, lines });
+        res.writeHead(204).end();
+      });
+    });
+    url = await listenOn(server);
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('batches POSTed as application/x-ndjson with the headers given, sent again while the endpoint fails, each event once, in order; what is left goes at a stop', async () => {
+    received = [];
+    down = true;
+    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    headers: { x-api-key: billing-key }\n    batchSize: 3\n    flushInterval: 50ms\n`);
+    try {
+      await calls(gw, token, 'a');
+      for (let i = 0; i < 100 && posts < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(posts >= 2, 'the endpoint was asked, and failed');
+      down = false;
+      await calls(gw, token, 'b');
+      await gw.gateway.close();
+      assert.ok(received.every((r) => r.type === 'application/x-ndjson' && r.key === 'billing-key' && r.lines.length <= 3));
+      assert.deepEqual(
+        received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
+        [...expected(appId, 'a'), ...expected(appId, 'b')],
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a full buffer drops new events and counts them, and the calls go on; the ones kept are delivered once the endpoint is back', async () => {
+    received = [];
+    down = true;
+    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    bufferSize: 2\n    flushInterval: 50ms\n`);
+    try {
+      await calls(gw, token, 'full');
+      assert.deepEqual([await metric(gw, 'dropped'), await metric(gw, 'delivered')], [2, 0]);
+      down = false;
+      for (let i = 0; i < 200 && (await metric(gw, 'delivered')) < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(await metric(gw, 'delivered'), 2);
+      assert.deepEqual(
+        received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
+        expected(appId, 'full').slice(0, 2),
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+test('telemetry.usage: one of file and url; a file only with one worker', async () => {
+  assert.match(await configError({ extra: 'telemetry:\n  usage:\n    file: ./u.ndjson\n    url: http://127.0.0.1:9/e\n' }), /^telemetry\.usage: give one of file and url \(gateway\.yaml:\d+\)$/);
+  assert.match(
+    await configError({ extra: 'workers: 2\ntelemetry:\n  usage:\n    file: ./u.ndjson\n' }),
+    /^telemetry\.usage\.file: with several workers, send the events to a url \(each worker would write and rotate the same file\) \(gateway\.yaml:\d+\)$/,
+  );
+});
