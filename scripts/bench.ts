@@ -18,6 +18,10 @@
 //   dpop-es256  the gateway case with a DPoP-bound token (RFC 9449: a product with senderConstraint
 //   dpop-eddsa  dpop) and a new ES256 or EdDSA proof on every request, signed before each
 //               measurement (scripts/bench/dpop.ts); chain-bearer: a bearer token on the same process
+//   untraced    the gateway case again, beside
+//   traced      the same with every call traced (telemetry.traces, sampleRatio 1) to an OTLP/HTTP
+//               receiver on core 1 (scripts/bench/otlp-sink.ts), and
+//   usage-stream the same with an event per call appended to a file (telemetry.usage)
 //   dpop-redis  dpop-es256 and chain-bearer with the store on Redis, where each proof's jti is a
 //   bearer-redis SET NX; spendOnce, that replay cache, timed alone too (scripts/bench/once.ts)
 //   start       dist/gateway (the single executable), `node dist/gateway.mjs` and the smallest Node
@@ -58,7 +62,8 @@ const { values: args } = parseArgs({
     /**
      * `--only start`: the start-up figures alone; `--only checkpoints`: the WAL checkpoint figures alone; `--only openapi`: the openapi and unvalidated cases alone;
      * `--only jwt`: the JWT cases beside the opaque ones, and the signing figures; `--only code`: the
-     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones; `--only token`: the token endpoint beside oidc-provider; `--only paced`: the gateway and the baseline at an even rate.
+     * authorization_code grant beside client_credentials; `--only dpop`: the DPoP cases beside the bearer ones; `--only token`: the token endpoint beside oidc-provider; `--only paced`: the gateway and the baseline at an even rate;
+     * `--only telemetry`: the chain with traces, and with the usage event stream, beside the chain with neither.
      */
     only: { type: 'string' },
     /** Every gateway under test writes a V8 CPU profile of its life (start, warm-up, all its cases) to <tmpdir>/gateway-bench-profiles/<gateway>.cpuprofile as it stops. */
@@ -337,6 +342,17 @@ function dpopLines(results: Record<string, Figures>, spend: { sqlite: SpendOnceC
           `dpop-es256 and chain-bearer with the store on Redis, one process; the replay cache, spendOnce: ${redis.serial_us} µs a call one at a time on Redis, ${redis.cpu_us} µs of the caller's CPU with 64 in flight; ${spend.sqlite.serial_us} µs on SQLite`,
         ),
     ...late,
+  ];
+}
+
+/** The telemetry group's ratios, by req/s (the targets) and by CPU per request. */
+function telemetryLines(results: Record<string, Figures>): string[] {
+  const untraced = results.untraced!;
+  const ratio = (name: string, about: string) =>
+    ratioLine(`${name} / untraced`, results[name]!.rps / untraced.rps, `${about}; by CPU per request ${(untraced.cpu_us / results[name]!.cpu_us).toFixed(3)}`);
+  return [
+    ratio('traced', 'full chain with every call traced (sampleRatio 1: a server span, and verify token and the upstream call under it, exported over OTLP/HTTP) against none; target ≥ 0.85'),
+    ratio('usage-stream', 'full chain with an event per call written to a file (telemetry.usage) against none; target ≥ 0.95'),
   ];
 }
 
@@ -698,6 +714,30 @@ ${line?.openapi ?? ''}${extra}`,
       return;
     }
 
+    /**
+     * The full chain with traces exported at sampleRatio 1 (to scripts/bench/otlp-sink.ts on core
+     * 1, which decodes them), and with the usage events written to a file, against the chain with
+     * neither: three gateways of the bench's config.
+     */
+    async function telemetryGroup(): Promise<Record<string, Figures>> {
+      const sink = await freePort('127.0.0.1');
+      children.push(await start(1, 'scripts/bench/otlp-sink.ts', [String(sink)], onMessage));
+      const plain = await startGatewayCase('untraced', 0);
+      const traced = await startGatewayCase('traced', 0, `telemetry:\n  traces:\n    endpoint: http://127.0.0.1:${sink}\n    sampleRatio: 1\n`);
+      const streamed = await startGatewayCase('usage-stream', 0, 'telemetry:\n  usage:\n    file: ./usage-stream.ndjson\n');
+      return alternate({
+        untraced: { load: verifyLoad(plain), child: plain.child },
+        traced: { load: verifyLoad(traced), child: traced.child },
+        'usage-stream': { load: verifyLoad(streamed), child: streamed.child },
+      });
+    }
+    if (args.only === 'telemetry') {
+      const results = await telemetryGroup();
+      process.stdout.write(`${[...table(results), '', ...telemetryLines(results), '', ONLY_FOOTER].join('\n')}\n`);
+      writeResults(results);
+      return;
+    }
+
     // The full run, a group at a time; the cases of a ratio are always in the same group.
     const results: Record<string, Figures> = {};
     const pacedLine = await alone(async () => {
@@ -726,6 +766,7 @@ ${line?.openapi ?? ''}${extra}`,
       }),
     );
     Object.assign(results, await alone(openapiGroup));
+    Object.assign(results, await alone(telemetryGroup));
     const dpop = await alone(dpopGroup);
     Object.assign(results, dpop.results);
 
@@ -809,6 +850,7 @@ ${line?.openapi ?? ''}${extra}`,
       ...jwtLines(results),
       ...(await signingLines()),
       ...openapiLines(results),
+      ...telemetryLines(results),
       ...dpop.lines,
       '',
       ...startLines,
