@@ -155,16 +155,21 @@ describe('three instances on one Redis, under faults', { skip }, () => {
       const since = performance.now();
       assert.equal((await tokenRequest(instances[0]!.url, { token: victim }, app, '/oauth2/revoke')).status, 200);
       // The others hear the revocation; the one cut off cannot, and within its heartbeat's bound (2 × 500 ms + store.timeout) trusts nothing it remembers.
-      for (;;) {
-        const status = (await call(`${instances[2]!.url}/v1/hello`, { headers: bearer(victim) })).status;
-        if (status !== 200) {
-          assert.equal(status, 503);
-          break;
+      // Each token is polled until refused: the first 503 need not be that bound's. A token the
+      // instance no longer holds (a stall of its heartbeats under load, before the cut, made it
+      // forget everything, and only `other` was read again) is refused as soon as its read times
+      // out, while what it holds is still served within the bound.
+      for (const token of [victim, other]) {
+        for (;;) {
+          const status = (await call(`${instances[2]!.url}/v1/hello`, { headers: bearer(token) })).status;
+          if (status !== 200) {
+            assert.equal(status, 503);
+            break;
+          }
+          assert.ok(performance.now() - since < 2500, `${token === victim ? 'the revoked token' : 'a token it remembers'} still passed on the instance cut off`);
+          await sleep(20);
         }
-        assert.ok(performance.now() - since < 2500, 'the revoked token still passed on the instance cut off');
-        await sleep(20);
       }
-      assert.equal((await call(`${instances[2]!.url}/v1/hello`, { headers: bearer(other) })).status, 503);
       assert.equal((await call(`${instances[2]!.adminUrl}/readyz`)).status, 503);
       assert.deepEqual((await statuses(victim)).slice(0, 2), [401, 401]);
     } finally {
