@@ -1,15 +1,16 @@
-// Calls per app, route, status class and hour, counted in memory as the gateway serves and added
-// to the store every few seconds (and at close): the developer portal charts them, the management
-// API reports them. A worker counts its own calls; the store adds every worker's counts up.
+// Calls per app, route, status class and hour, with their durations in buckets, counted in memory
+// as the gateway serves and added to the store every few seconds (and at close): the developer
+// portal charts them, the management API and `gateway admin usage` report them. A worker counts
+// its own calls; the store adds every worker's counts up.
 import type { Logger } from 'pino';
-import type { StatusClass, Store, UsageCount } from './store/port/index.ts';
+import { latencyBucket, LATENCY_BUCKETS, type StatusClass, type Store, type UsageCount } from './store/port/index.ts';
 
 export const HOUR_MS = 3_600_000;
 const FLUSH_EVERY_MS = 5_000;
 
 export interface Usage {
-  /** One call of the app through the route (by name), answered with the status class, now; `product` is its token's. */
-  count(appId: string, product: string, route: string, statusClass: StatusClass, now: number): void;
+  /** One call of the app through the route (by name), answered with the status class, now, in `durationMs`; `product` is its token's. */
+  count(appId: string, product: string, route: string, statusClass: StatusClass, now: number, durationMs: number): void;
   /** Adds what was counted to the store. */
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +27,8 @@ interface RouteCalls {
   product: string;
   /** Calls not yet collected, by status class (CLASS_AT). */
   calls: [number, number, number, number, number];
+  /** Their durations: LATENCY_BUCKETS counts per status class, one after another. */
+  latency: Uint32Array;
 }
 
 export function startUsage(store: Store, logger: Logger): Usage {
@@ -43,8 +46,10 @@ export function startUsage(store: Store, logger: Logger): Usage {
         for (const at of CLASS_AT_LIST) {
           const count = entry.calls[at];
           if (count === 0) continue;
-          earlier.push({ appId, product: entry.product, route, statusClass: CLASSES[at], hour, count });
+          const from = at * LATENCY_BUCKETS;
+          earlier.push({ appId, product: entry.product, route, statusClass: CLASSES[at], hour, count, latency: [...entry.latency.subarray(from, from + LATENCY_BUCKETS)] });
           entry.calls[at] = 0;
+          entry.latency.fill(0, from, from + LATENCY_BUCKETS);
         }
       }
     }
@@ -67,7 +72,7 @@ export function startUsage(store: Store, logger: Logger): Usage {
   const timer = setInterval(() => void flush(), FLUSH_EVERY_MS);
   timer.unref();
   return {
-    count(appId, product, route, statusClass, now) {
+    count(appId, product, route, statusClass, now, durationMs) {
       const start = now - (now % HOUR_MS);
       if (start !== hour) {
         collect();
@@ -79,16 +84,15 @@ export function startUsage(store: Store, logger: Logger): Usage {
         routes = new Map();
         counts.set(appId, routes);
       }
-      const entry = routes.get(route);
-      const at = CLASS_AT[statusClass];
+      let entry = routes.get(route);
       if (entry === undefined) {
-        const calls: RouteCalls['calls'] = [0, 0, 0, 0, 0];
-        calls[at] = 1;
-        routes.set(route, { product, calls });
-        return;
+        entry = { product, calls: [0, 0, 0, 0, 0], latency: new Uint32Array(CLASS_AT_LIST.length * LATENCY_BUCKETS) };
+        routes.set(route, entry);
       }
+      const at = CLASS_AT[statusClass];
       entry.product = product;
       entry.calls[at]++;
+      entry.latency[at * LATENCY_BUCKETS + latencyBucket(durationMs)]!++;
     },
     flush,
     async close() {

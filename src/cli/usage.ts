@@ -1,12 +1,15 @@
+// `gateway admin usage`: what each API product's calls came to over the last 24 hours and 30 days
+// (by status class and route, error rate, p50 and p95), as the portal shows it per app; and
 // `gateway admin usage export`: the calls the store counted per app, product, route and status
-// class per hour, as CSV or JSON for billing, from the store the config names or, with --url,
-// the management API.
+// class per hour, as CSV or JSON for billing. From the store the config names or, with --url, the
+// management API.
 import type { Command } from 'commander';
 import { AdminError } from '../admin/errors.ts';
-import { MAX_USAGE_RANGE_MS, type UsageQuery, type UsageRow } from '../admin/usage.ts';
+import { MAX_USAGE_RANGE_MS, SUMMARY_WINDOWS, summarize, type UsageQuery, type UsageRow, type UsageSummary } from '../admin/usage.ts';
 import type { App } from '../store/port/index.ts';
 import type { Common, Leaves } from './admin.ts';
-import { isoDate, terminalText, type CliIo } from './io.ts';
+import { isoDate, table, terminalText, type CliIo } from './io.ts';
+import type { AdminApi } from './admin-api.ts';
 
 interface ExportOptions extends Common {
   since?: string;
@@ -62,8 +65,63 @@ function json(rows: readonly ExportRow[]): string {
   return rows.length === 0 ? '[]' : `[\n${rows.map((r) => JSON.stringify(r)).join(',\n')}\n]`;
 }
 
-export function registerUsage(admin: Command, { leaf }: Leaves, io: CliIo): void {
-  const usage = admin.command('usage').description('the calls the gateway counted, per app, product, route and status class per hour');
+/** Each product's summary over each window, from one report of the longest window. */
+async function productSummaries(api: AdminApi, product: string | undefined, now: number): Promise<{ product: string; windows: Record<string, UsageSummary> }[]> {
+  const longest = Math.max(...SUMMARY_WINDOWS.map((w) => w.ms));
+  const rows = await api.usage({ from: now - longest, to: now, ...(product === undefined ? {} : { product }) });
+  const declared = product === undefined ? ((await api.products()) ?? []).map((p) => p.name) : [product];
+  const names = [...new Set([...declared, ...rows.map((r) => r.product)])].sort();
+  return names.map((name) => {
+    const mine = rows.filter((r) => r.product === name);
+    // A row's hour counts in a window when any of it is inside, as in an export.
+    const windows = Object.fromEntries(SUMMARY_WINDOWS.map((w) => [w.name, summarize(mine.filter((r) => r.hour + 3_600_000 > now - w.ms))]));
+    return { product: name, windows };
+  });
+}
+
+const ms = (value: number | undefined) => (value === undefined ? '-' : value < 10 ? value.toFixed(1) : String(Math.round(value)));
+const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** The human form: a line per product and window, then a line per product and route. */
+function summaryText(summaries: Awaited<ReturnType<typeof productSummaries>>): string {
+  const windowRows = summaries.flatMap(({ product, windows }) =>
+    Object.entries(windows).map(([window, s]) => ({
+      product,
+      window,
+      calls: String(s.calls),
+      '2xx': String(s.byStatus['2xx']),
+      '3xx': String(s.byStatus['3xx']),
+      '4xx': String(s.byStatus['4xx']),
+      '5xx': String(s.byStatus['5xx']),
+      errors: percent(s.errorRate),
+      'p50 ms': ms(s.p50Ms),
+      'p95 ms': ms(s.p95Ms),
+    })),
+  );
+  const routeRows = summaries.flatMap(({ product, windows }) => {
+    const [day, month] = [windows['24h']!, windows['30d']!];
+    return month.byRoute.map((r) => {
+      const today = day.byRoute.find((d) => d.route === r.route);
+      return { product, route: r.route, 'calls 24h': String(today?.calls ?? 0), 'errors 24h': String(today?.errors ?? 0), 'calls 30d': String(r.calls), 'errors 30d': String(r.errors) };
+    });
+  });
+  return [
+    table(windowRows, ['product', 'window', 'calls', '2xx', '3xx', '4xx', '5xx', 'errors', 'p50 ms', 'p95 ms']),
+    '',
+    routeRows.length === 0 ? 'no calls in the last 30 days' : table(routeRows, ['product', 'route', 'calls 24h', 'errors 24h', 'calls 30d', 'errors 30d']),
+  ].join('\n');
+}
+
+export function registerUsage(admin: Command, { leaf, show }: Leaves, io: CliIo): void {
+  const usage = leaf<Common & { product?: string }>(
+    admin,
+    'usage',
+    "what each API product's calls came to over the last 24 hours and 30 days: by status class and route, error rate (4xx and 5xx), p50 and p95; `usage export` writes the counts",
+    async (api, opts) => {
+      const summaries = await productSummaries(api, opts.product, Date.now());
+      show(opts, summaries, () => summaryText(summaries));
+    },
+  ).option('--product <name>', 'only this product');
   leaf<ExportOptions>(usage, 'export', 'write the counts of a range of hours as CSV or JSON (by default the last 24 hours)', async (api, opts) => {
     const format = opts.format ?? (opts.json === true ? 'json' : 'csv');
     if (format !== 'csv' && format !== 'json') throw new AdminError('usage', `--format: csv or json, not "${format}"`);

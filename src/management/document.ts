@@ -3,6 +3,7 @@
 // it serves at /openapi.json, and from which docs/management-api.md is generated.
 import { MANAGEMENT_SCOPES, type ManagementScope } from '../admin/management-clients.ts';
 import { MAX_REDIRECT_URIS } from '../oauth/redirect-uris.ts';
+import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from '../store/port/index.ts';
 import { CERTIFICATE_SCHEMAS } from './certificate-schemas.ts';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -197,7 +198,7 @@ const schemas = {
   Usage: {
     type: 'object',
     additionalProperties: false,
-    required: ['hour', 'app', 'product', 'route', 'statusClass', 'count'],
+    required: ['hour', 'app', 'product', 'route', 'statusClass', 'count', 'latency'],
     properties: {
       hour: { ...Timestamp, description: "Epoch milliseconds of the hour's start." },
       app: { type: 'string', description: "The app's id." },
@@ -205,6 +206,13 @@ const schemas = {
       route: { type: 'string' },
       statusClass: { enum: ['1xx', '2xx', '3xx', '4xx', '5xx'] },
       count: { type: 'integer' },
+      latency: {
+        type: 'array',
+        items: { type: 'integer', minimum: 0 },
+        minItems: LATENCY_BUCKETS,
+        maxItems: LATENCY_BUCKETS,
+        description: `The calls by duration: how many took up to ${LATENCY_BOUNDS_MS.join(', ')} ms, each bound's bucket holding those above the bound before it, and the last those above ${LATENCY_BOUNDS_MS.at(-1)} ms. Calls counted before durations were are in none.`,
+      },
     },
   },
   DeveloperList: listOf('Developer'),

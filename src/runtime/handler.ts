@@ -91,7 +91,7 @@ export function createHandler(parts: HandlerParts) {
         const { token } = ctx;
         const status = ctx.res.statusCode;
         const now = clock();
-        usage.count(token.appId, token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(status / 100))]!, now);
+        usage.count(token.appId, token.product, name, STATUS_CLASSES[Math.min(5, Math.floor(status / 100))]!, now, ms);
         usageStream?.record({
           time: now,
           requestId: ctx.requestId,

@@ -103,6 +103,48 @@ describe('gateway admin usage export', () => {
     assert.deepEqual(await local('--format', 'json', '--since', '2026-01-01', '--until', '2026-01-02'), { code: 0, out: '[]', err: '' });
   });
 
+  test('gateway admin usage: each product over the last 24 hours and 30 days, by status class and route, error rate, p50 and p95; the same over --url', async () => {
+    const summary = await gateway(['admin', 'usage', '--config', gw.configFile, '--json']);
+    assert.equal(summary.code, 0, summary.err);
+    const products = JSON.parse(summary.out) as {
+      product: string;
+      windows: Record<string, { calls: number; byStatus: Record<string, number>; byRoute: unknown; errorRate: number; p50Ms: number; p95Ms: number }>;
+    }[];
+    assert.deepEqual(
+      products.map((p) => p.product),
+      ['hello', 'orders'],
+    );
+    const hello = products[0]!.windows;
+    for (const window of ['24h', '30d']) {
+      const s = hello[window]!;
+      assert.deepEqual(
+        [s.calls, s.byStatus, s.byRoute, s.errorRate],
+        [
+          7,
+          { '1xx': 0, '2xx': 4, '3xx': 0, '4xx': 2, '5xx': 1 },
+          [
+            { route: 'hello', calls: 4, errors: 0 },
+            { route: 'admin-only', calls: 2, errors: 2 },
+            { route: 'backend', calls: 1, errors: 1 },
+          ],
+          3 / 7,
+        ],
+      );
+      assert.ok(s.p50Ms > 0 && s.p95Ms >= s.p50Ms, `${s.p50Ms} ${s.p95Ms}`);
+    }
+    assert.deepEqual(products[1]!.windows['30d']!.calls, 0);
+    const human = await gateway(['admin', 'usage', '--config', gw.configFile]);
+    assert.match(
+      human.out,
+      /^PRODUCT +WINDOW +CALLS +2XX +3XX +4XX +5XX +ERRORS +P50 MS +P95 MS\nhello +24h +7 +4 +0 +2 +1 +42\.9% +[\d.]+ +[\d.]+\nhello +30d +7 +4 +0 +2 +1 +42\.9% +[\d.]+ +[\d.]+\norders +24h +0 +0 +0 +0 +0 +0\.0% +- +-\norders +30d +0 +0 +0 +0 +0 +0\.0% +- +-\n\nPRODUCT +ROUTE +CALLS 24H +ERRORS 24H +CALLS 30D +ERRORS 30D\nhello +hello +4 +0 +4 +0\nhello +admin-only +2 +2 +2 +2\nhello +backend +1 +1 +1 +1$/,
+    );
+    assert.deepEqual(await gateway(['admin', 'usage', '--url', gw.gateway.managementUrl!, '--json'], env), summary);
+    assert.deepEqual(
+      JSON.parse((await gateway(['admin', 'usage', '--config', gw.configFile, '--product', 'orders', '--json'])).out).map((p: { product: string }) => p.product),
+      ['orders'],
+    );
+  });
+
   test('a bad time, range or format: a clear error and exit code 1, on the store and over --url', async () => {
     for (const run of [local, remote]) {
       assert.deepEqual(await run('--since', 'yesterday'), {

@@ -9,6 +9,7 @@ import { RedisDb } from '../../src/store/redis/db.ts';
 import { RedisThrottles } from '../../src/store/redis/throttles.ts';
 import { hasRedis, startRedis, startRedisCluster, type RedisServer } from '../redis-server.ts';
 import { consumeQuota, consumeRolling, spike } from './contract/counters.ts';
+import { use } from './contract/fixture.ts';
 
 const skip = !hasRedis() && 'redis-server is not installed';
 const T0 = 1_700_000_000_000;
@@ -105,7 +106,7 @@ describe('RedisCounters', { skip }, () => {
       await consumeQuota(counters, 'quota|calendar', 5, minute, T0);
       await consumeRolling(counters, 'quota|rolling', 5, MINUTE, T0);
       await spike(counters, 'spike|a', 1000 / 30, 3, T0);
-      await new RedisUsage(db).add([{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 1 }]);
+      await new RedisUsage(db).add([use('app-1', 'list', '2xx', HOUR0, 1)]);
       await new RedisThrottles(db).countAttempts([{ account: 'a@example.com', rule: { free: 1, baseDelayMs: 1000, maxDelayMs: 4000, resetAfterMs: DAY } }], T0);
       // Each time to live as set, less the milliseconds since (well under a second): a calendar
       // window one window past its end, a rolling one two windows, an arrival time a second past.
@@ -130,12 +131,12 @@ describe('RedisCounters', { skip }, () => {
     await withRedis(async (_server, db) => {
       const usage = new RedisUsage(db);
       await db.client.hset('u:app-1', String(HOUR0), '4', String(HOUR0 + 3_600_000), '1');
-      await usage.add([{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 3 }]);
+      await usage.add([use('app-1', 'list', '2xx', HOUR0, 3)]);
       assert.deepEqual(await usage.since('app-1', HOUR0), [
         { hour: HOUR0, count: 7 },
         { hour: HOUR0 + 3_600_000, count: 1 },
       ]);
-      assert.deepEqual(await usage.report({ fromHour: HOUR0, toHour: HOUR0 + 2 * 3_600_000 }), [{ appId: 'app-1', product: 'orders', route: 'list', statusClass: '2xx', hour: HOUR0, count: 3 }]);
+      assert.deepEqual(await usage.report({ fromHour: HOUR0, toHour: HOUR0 + 2 * 3_600_000 }), [use('app-1', 'list', '2xx', HOUR0, 3)]);
       await usage.deleteOfApp('app-1');
       assert.deepEqual(await usage.since('app-1', 0), []);
       assert.deepEqual(await db.client.keys('*'), ['test:{uh}:hours'], 'only the index of hours is left, which names no app');

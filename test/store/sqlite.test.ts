@@ -15,9 +15,10 @@ import { MIGRATIONS } from '../../src/store/sqlite/migrations.ts';
 import { TokenCache, withTokenCache } from '../../src/store/token-cache.ts';
 import { tempDir } from '../helpers.ts';
 import { storeContract, type OpenedStore } from './contract/index.ts';
+import { use } from './contract/fixture.ts';
 
 /** Migrations in src/store/sqlite/migrations.ts; raise it together with a new migration. */
-const MIGRATION_COUNT = 12;
+const MIGRATION_COUNT = 13;
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
@@ -322,13 +323,13 @@ describe('SqliteStore database file', () => {
 
     const store = openSqlite(file);
     try {
-      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour, count: 3 }]);
+      await store.usage.add([use('a', 'list', '2xx', hour, 3)]);
       assert.deepEqual(await store.usage.since('a', hour), [
         { hour, count: 7 },
         { hour: hour + HOUR, count: 1 },
       ]);
-      assert.deepEqual(await store.usage.report({ fromHour: hour, toHour: hour + 2 * HOUR }), [{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour, count: 3 }]);
-      await store.usage.add([{ appId: 'a', product: 'orders', route: 'list', statusClass: '2xx', hour: hour + USAGE_KEPT_MS + 24 * HOUR, count: 1 }]);
+      assert.deepEqual(await store.usage.report({ fromHour: hour, toHour: hour + 2 * HOUR }), [use('a', 'list', '2xx', hour, 3)]);
+      await store.usage.add([use('a', 'list', '2xx', hour + USAGE_KEPT_MS + 24 * HOUR, 1)]);
       await store.purgeExpired(hour + USAGE_KEPT_MS + 2 * HOUR);
       assert.deepEqual(await store.usage.since('a', 0), [{ hour: hour + USAGE_KEPT_MS + 24 * HOUR, count: 1 }], 'USAGE_KEPT_MS on, the old hours are gone');
       assert.deepEqual(await store.usage.since('b', 0), []);

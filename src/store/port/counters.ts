@@ -84,6 +84,20 @@ export const USAGE_KEPT_MS = 35 * 86_400_000;
 /** An answer's status class, as the metrics count them. */
 export type StatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
+/**
+ * The upper bounds, in milliseconds, of the buckets usage counts calls' durations in; the last
+ * bucket, past the last bound, holds the slower ones. Percentiles are read from them (p50, p95).
+ */
+export const LATENCY_BOUNDS_MS: readonly number[] = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000];
+export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+/** The bucket of LATENCY_BOUNDS_MS a duration falls in. */
+export function latencyBucket(ms: number): number {
+  let b = 0;
+  while (b < LATENCY_BOUNDS_MS.length && ms > LATENCY_BOUNDS_MS[b]!) b++;
+  return b;
+}
+
 /** Calls of one app, through one route, answered with one status class, in one hour (`hour`: epoch ms of the hour's start). */
 export interface UsageCount {
   appId: string;
@@ -94,6 +108,8 @@ export interface UsageCount {
   statusClass: StatusClass;
   hour: number;
   count: number;
+  /** The calls by duration, a count per bucket of LATENCY_BOUNDS_MS; fewer than `count` in all for calls counted before durations were. */
+  latency: readonly number[];
 }
 
 /** Calls of one app in one hour, every route and status class together. */

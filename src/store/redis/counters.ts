@@ -14,6 +14,7 @@ import {
   type UsageCount,
   type UsageFilter,
   type UsageStore,
+  LATENCY_BUCKETS,
   USAGE_KEPT_MS,
 } from '../port/index.ts';
 import type { RedisDb, Script } from './db.ts';
@@ -103,16 +104,20 @@ return answers
 `;
 
 // KEYS[1]: the app's totals; then its rows of each hour counted. ARGV[1]: how long hours are
-// kept; then five per count: the index in KEYS of its rows, its hour, its field (status class and
-// route), its product and its calls. When an hour is new, the hours older than it by more than
-// that go from the totals (an app that is never quiet for so long would otherwise keep every hour
-// there); a key of rows expires that long after its last count.
+// kept; then six per count: the index in KEYS of its rows, its hour, its field (status class and
+// route), its product, its calls, and their durations (the buckets with calls, as bucket=count
+// pairs joined by commas: 'l<bucket>:' fields). When an hour is new, the hours older than it by
+// more than that go from the totals (an app that is never quiet for so long would otherwise keep
+// every hour there); a key of rows expires that long after its last count.
 const ADD_USAGE = `
 local kept, newest = tonumber(ARGV[1]), nil
-for i = 2, #ARGV, 5 do
+for i = 2, #ARGV, 6 do
   local rows, hour, field, count = KEYS[tonumber(ARGV[i])], ARGV[i + 1], ARGV[i + 2], ARGV[i + 4]
   redis.call('HINCRBY', rows, 'c:' .. field, count)
   redis.call('HSET', rows, 'p:' .. field, ARGV[i + 3])
+  for bucket, calls in string.gmatch(ARGV[i + 5], '(%d+)=(%d+)') do
+    redis.call('HINCRBY', rows, 'l' .. bucket .. ':' .. field, calls)
+  end
   if redis.call('HEXISTS', KEYS[1], hour) == 0 then newest = math.max(newest or 0, tonumber(hour)) end
   redis.call('HINCRBY', KEYS[1], hour, count)
 end
@@ -250,7 +255,8 @@ function usageBatches(counts: readonly UsageCount[]): { byApp: Map<string, AppBa
       at = app.keys.push(rowsKey(c.appId, c.hour));
       app.rowsAt.set(c.hour, at);
     }
-    app.args.push(at, String(c.hour), `${c.statusClass}:${c.route}`, c.product, c.count);
+    const latency = c.latency.flatMap((calls, b) => (calls > 0 ? [`${b}=${calls}`] : [])).join(',');
+    app.args.push(at, String(c.hour), `${c.statusClass}:${c.route}`, c.product, c.count, latency);
     let apps = appsIn.get(c.hour);
     if (apps === undefined) {
       apps = new Set();
@@ -277,7 +283,8 @@ function rowsOf(appId: string, hour: number, fields: Record<string, string>, fil
     const route = field.slice(6);
     const product = fields[`p:${field.slice(2)}`] ?? '';
     if ((filter.route !== undefined && route !== filter.route) || (filter.product !== undefined && product !== filter.product)) continue;
-    counts.push({ appId, product, route, statusClass, hour, count: Number(count) });
+    const latency = Array.from({ length: LATENCY_BUCKETS }, (_, b) => Number(fields[`l${b}:${field.slice(2)}`] ?? 0));
+    counts.push({ appId, product, route, statusClass, hour, count: Number(count), latency });
   }
   return counts;
 }

@@ -3,7 +3,7 @@
 // that maintains the store saves the table's quota windows here every second and at close, and
 // loads them at start.
 import type { CounterTable, QuotaWindow } from '../counter-table.ts';
-import { USAGE_KEPT_MS, type HourCount, type StatusClass, type UsageCount, type UsageFilter, type UsageStore } from '../port/index.ts';
+import { LATENCY_BUCKETS, USAGE_KEPT_MS, type HourCount, type StatusClass, type UsageCount, type UsageFilter, type UsageStore } from '../port/index.ts';
 import type { Row, SqliteDb } from './db.ts';
 
 export class SqliteQuotas {
@@ -86,7 +86,12 @@ export class SqliteUsage implements UsageStore {
   readonly #since;
   readonly #report;
   readonly #reportOfApp;
+  readonly #addLatency;
+  readonly #latency;
+  readonly #latencyOfApp;
   readonly #deleteOfApp;
+  readonly #deleteLatencyOfApp;
+  readonly #purgeLatency;
   readonly #deleteLegacyOfApp;
   readonly #purge;
   readonly #purgeLegacy;
@@ -110,6 +115,16 @@ export class SqliteUsage implements UsageStore {
     const narrowed = '(?1 IS NULL OR product = ?1) AND (?2 IS NULL OR route = ?2)';
     this.#report = db.prepare(`${columns} WHERE hour >= ?3 AND hour < ?4 AND ${narrowed} ORDER BY hour, app_id, route, status_class`);
     this.#reportOfApp = db.prepare(`${columns} WHERE app_id = ?5 AND hour >= ?3 AND hour < ?4 AND ${narrowed} ORDER BY hour, route, status_class`);
+    this.#addLatency = db.prepare(
+      `INSERT INTO usage_latency (hour, app_id, route, status_class, bucket, count) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (hour, app_id, route, status_class, bucket) DO UPDATE SET count = count + excluded.count`,
+    );
+    // The product is usage_counts': a row of these whose counts the report leaves out is left out too.
+    const buckets = 'SELECT hour, app_id, route, status_class, bucket, count FROM usage_latency';
+    this.#latency = db.prepare(`${buckets} WHERE hour >= ?1 AND hour < ?2 AND (?3 IS NULL OR route = ?3)`);
+    this.#latencyOfApp = db.prepare(`${buckets} WHERE app_id = ?4 AND hour >= ?1 AND hour < ?2 AND (?3 IS NULL OR route = ?3)`);
+    this.#deleteLatencyOfApp = db.prepare('DELETE FROM usage_latency WHERE app_id = ?');
+    this.#purgeLatency = db.prepare('DELETE FROM usage_latency WHERE hour < ?');
     this.#deleteOfApp = db.prepare('DELETE FROM usage_counts WHERE app_id = ?');
     this.#deleteLegacyOfApp = db.prepare('DELETE FROM app_usage WHERE app_id = ?');
     this.#purge = db.prepare('DELETE FROM usage_counts WHERE hour < ?');
@@ -119,7 +134,10 @@ export class SqliteUsage implements UsageStore {
   async add(counts: readonly UsageCount[]): Promise<void> {
     if (counts.length === 0) return;
     await this.#db.write(() => {
-      for (const c of counts) this.#add.run(c.hour, c.appId, c.route, c.statusClass, c.product, c.count);
+      for (const c of counts) {
+        this.#add.run(c.hour, c.appId, c.route, c.statusClass, c.product, c.count);
+        for (let b = 0; b < c.latency.length; b++) if (c.latency[b]! > 0) this.#addLatency.run(c.hour, c.appId, c.route, c.statusClass, b, c.latency[b]!);
+      }
     });
   }
 
@@ -129,7 +147,20 @@ export class SqliteUsage implements UsageStore {
 
   async report(filter: UsageFilter): Promise<UsageCount[]> {
     const narrowed = [filter.product ?? null, filter.route ?? null, filter.fromHour, filter.toHour] as const;
-    const rows = this.#db.read(() => (filter.appId === undefined ? this.#report.all(...narrowed) : this.#reportOfApp.all(...narrowed, filter.appId))) as Row[];
+    const range = [filter.fromHour, filter.toHour, filter.route ?? null] as const;
+    const [rows, buckets] = this.#db.read(() =>
+      filter.appId === undefined ? [this.#report.all(...narrowed), this.#latency.all(...range)] : [this.#reportOfApp.all(...narrowed, filter.appId), this.#latencyOfApp.all(...range, filter.appId)],
+    ) as [Row[], Row[]];
+    const key = (r: Row) => `${r.hour as number}\u0000${r.app_id as string}\u0000${r.route as string}\u0000${r.status_class as string}`;
+    const latency = new Map<string, number[]>();
+    for (const b of buckets) {
+      let counts = latency.get(key(b));
+      if (counts === undefined) {
+        counts = new Array<number>(LATENCY_BUCKETS).fill(0);
+        latency.set(key(b), counts);
+      }
+      counts[b.bucket as number] = b.count as number;
+    }
     return rows.map((r) => ({
       appId: r.app_id as string,
       product: r.product as string,
@@ -137,18 +168,21 @@ export class SqliteUsage implements UsageStore {
       statusClass: r.status_class as StatusClass,
       hour: r.hour as number,
       count: r.count as number,
+      latency: latency.get(key(r)) ?? new Array<number>(LATENCY_BUCKETS).fill(0),
     }));
   }
 
   /** Inside a write: deletes the app's counts (the app is being deleted). */
   deleteOfApp(appId: string): void {
     this.#deleteOfApp.run(appId);
+    this.#deleteLatencyOfApp.run(appId);
     this.#deleteLegacyOfApp.run(appId);
   }
 
   /** Inside a write: removes counts older than USAGE_KEPT_MS. */
   purgeExpired(now: number): void {
     this.#purge.run(now - USAGE_KEPT_MS);
+    this.#purgeLatency.run(now - USAGE_KEPT_MS);
     this.#purgeLegacy.run(now - USAGE_KEPT_MS);
   }
 }

@@ -174,4 +174,17 @@ export const MIGRATIONS: readonly string[] = [
   // How an app authenticates with a client certificate (RFC 8705 §2), as App.certificateAuth in
   // JSON; NULL for an app that does not.
   `ALTER TABLE apps ADD COLUMN certificate_auth TEXT;`,
+  // How long the calls of usage_counts took: a count per bucket of LATENCY_BOUNDS_MS (a number
+  // from 0), only the buckets with calls in them. The portal's and `gateway admin usage`'s
+  // percentiles are read from them.
+  `CREATE TABLE usage_latency (
+     hour INTEGER NOT NULL,
+     app_id TEXT NOT NULL,
+     route TEXT NOT NULL,
+     status_class TEXT NOT NULL,
+     bucket INTEGER NOT NULL,
+     count INTEGER NOT NULL,
+     PRIMARY KEY (hour, app_id, route, status_class, bucket)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX usage_latency_app ON usage_latency(app_id, hour);`,
 ];

@@ -429,6 +429,8 @@ export interface components {
             /** @enum {unknown} */
             statusClass: "1xx" | "2xx" | "3xx" | "4xx" | "5xx";
             count: number;
+            /** @description The calls by duration: how many took up to 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000 ms, each bound's bucket holding those above the bound before it, and the last those above 10000 ms. Calls counted before durations were are in none. */
+            latency: number[];
         };
         DeveloperList: {
             items: components["schemas"]["Developer"][];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe } from 'node:test';
 import { CounterTable } from '../../../src/store/counter-table.ts';
 import { spikeRemaining, type CounterResult, type Counters, type QuotaResult, type SpikeResult, type UsageCount, type WindowOf } from '../../../src/store/port/index.ts';
-import { HOUR, MINUTE, T0, itWithStore, use, type OpenStore } from './fixture.ts';
+import { HOUR, MINUTE, T0, inBucket, itWithStore, use, type OpenStore } from './fixture.ts';
 
 const minute: WindowOf = (now) => ({ start: now - (now % MINUTE), end: now - (now % MINUTE) + MINUTE });
 
@@ -40,6 +40,17 @@ export function countersContract(open: OpenStore): void {
       assert.deepEqual(await store.usage.since('b', 0), [{ hour: H0, count: 5 }]);
       assert.deepEqual(await store.usage.since('c', 0), []);
       assert.deepEqual(await store.usage.report({ fromHour: H0, toHour: H0 + HOUR, appId: 'a' }), [use('a', 'list', '2xx', H0, 5), use('a', 'list', '4xx', H0, 1)]);
+    });
+
+    it("durations: each count's buckets added across adds, bucket by bucket, and reported with it", async ({ store }) => {
+      const spread = [1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+      await store.usage.add([use('a', 'list', '2xx', H0, 4, 'orders', spread), use('a', 'list', '5xx', H0, 1, 'orders', inBucket(9, 1))]);
+      await store.usage.add([use('a', 'list', '2xx', H0, 2, 'orders', inBucket(2, 2))]);
+      assert.deepEqual(await store.usage.report({ fromHour: H0, toHour: H0 + HOUR }), [
+        use('a', 'list', '2xx', H0, 6, 'orders', [1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]),
+        use('a', 'list', '5xx', H0, 1, 'orders', inBucket(9, 1)),
+      ]);
+      assert.deepEqual(await store.usage.report({ fromHour: H0, toHour: H0 + HOUR, appId: 'a', route: 'list', product: 'orders' }), await store.usage.report({ fromHour: H0, toHour: H0 + HOUR }));
     });
 
     it('report: by hour, app id, route and status class; the hours from fromHour up to toHour; narrowed by app, product and route', async ({ store }) => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { it as nodeIt, type TestContext } from 'node:test';
 import {
+  LATENCY_BUCKETS,
   StoreError,
   type App,
   type NewTokenHashes,
@@ -32,8 +33,19 @@ export const T0 = 1_700_000_000_000;
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
 
-/** A count of usage; the product, unless given, is 'orders'. */
-export const use = (appId: string, route: string, statusClass: StatusClass, hour: number, count: number, product = 'orders'): UsageCount => ({ appId, product, route, statusClass, hour, count });
+/** `calls` in one bucket of LATENCY_BOUNDS_MS, none in the others. */
+export const inBucket = (bucket: number, calls: number): number[] => Array.from({ length: LATENCY_BUCKETS }, (_, b) => (b === bucket ? calls : 0));
+
+/** A count of usage, its calls taking up to 5 ms (bucket 2) unless `latency` says otherwise; the product, unless given, is 'orders'. */
+export const use = (appId: string, route: string, statusClass: StatusClass, hour: number, count: number, product = 'orders', latency = inBucket(2, count)): UsageCount => ({
+  appId,
+  product,
+  route,
+  statusClass,
+  hour,
+  count,
+  latency,
+});
 
 /** A random token, session, code or secret digest. */
 export function hash(): Buffer {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe } from 'node:test';
 import type { App, Store, TokenRecord } from '../../../src/store/port/index.ts';
-import { HOUR, MINUTE, T0, hash, isConflict, itWithStore, newKey, rotation, token, type Fixture, type OpenStore, type StoreTest } from './fixture.ts';
+import { HOUR, MINUTE, T0, hash, isConflict, itWithStore, newKey, rotation, token, use, type Fixture, type OpenStore, type StoreTest } from './fixture.ts';
 
 /** When the tests revoke: every token the fixtures save is issued before and expires after, unless a test says otherwise. */
 const NOW = T0 + MINUTE;
@@ -144,7 +144,7 @@ export function managementContract(open: OpenStore): void {
       await store.accounts.saveEmailToken({ hash: link, developerId: dev.id, purpose: 'reset', now: T0, expiresAt: T0 + HOUR });
       const invitation = hash();
       assert.equal(await store.accounts.setInvitation(dev.email, invitation, T0 + HOUR), true);
-      await store.usage.add([{ appId: first.app.id, product: 'orders', route: 'orders', statusClass: '2xx', hour: T0 - (T0 % HOUR), count: 3 }]);
+      await store.usage.add([use(first.app.id, 'orders', '2xx', T0 - (T0 % HOUR), 3)]);
 
       assert.equal(await store.accounts.deleteDeveloper(dev.id, NOW), true);
       assert.equal(await store.accounts.deleteDeveloper(dev.id, NOW), false, 'once');
