@@ -107,6 +107,38 @@ async function signUp(deps: AdminDeps, input: { email: string; name: string; pas
   }
 }
 
+/** What a new confirmation link request leads to: a link for an unconfirmed account; for a confirmed one, the notice a sign-up with its address gets. */
+export type ConfirmationRequest = { kind: 'link'; developer: Developer; token: string } | { kind: 'confirmed'; developer: Developer };
+
+/**
+ * "Send it again" on the page a sign-up answers: a new confirmation link, replacing the earlier
+ * one. Counted against the client's address like a sign-up; as with a reset, `later` finds what to
+ * mail after the caller has answered, so that the answer is the same, and as quick, whether or not
+ * the address has an account.
+ */
+export async function requestConfirmationLink(deps: PortalDeps, input: { email: string; clientIp: string }): Promise<{ later: () => Promise<ConfirmationRequest | undefined> }> {
+  if (deps.portal.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
+  const email = normaliseEmail(input.email);
+  await countMailRequest(deps, input.clientIp);
+  const actor = asVisitor(input.clientIp);
+  return {
+    async later() {
+      const developer = await deps.store.accounts.findDeveloper(email);
+      if (developer === undefined || developer.status !== 'active') {
+        audit(deps.logger, 'developer.confirm_request', { actor, email, result: 'no_active_account' });
+        return undefined;
+      }
+      if (developer.verified) {
+        audit(deps.logger, 'developer.confirm_request', { actor, developer: developerRef(developer), result: 'confirmed_already' });
+        return { kind: 'confirmed', developer };
+      }
+      const token = await newMailLink(deps, developer, 'verify');
+      audit(deps.logger, 'developer.confirm_request', { actor, developer: developerRef(developer), result: 'link_made' });
+      return { kind: 'link', developer, token };
+    },
+  };
+}
+
 /**
  * Confirms the address with the link's token. The one who follows the link must also log in:
  * whoever signed up with someone else's address knows the password but cannot read the mail, and

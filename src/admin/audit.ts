@@ -44,6 +44,8 @@ interface Lines {
   /** `taken`: the address already had an account, which was left as it was (its owner was mailed). */
   'developer.signup': { actor: VisitorActor; developer: DeveloperRef; signup: 'open'; result: 'created' | 'taken' } | { actor: VisitorActor; developer: DeveloperRef; signup: 'invitation' };
   'developer.confirm': { actor: VisitorActor; developer: DeveloperRef };
+  /** A new confirmation link asked for; written once the link is made, or known not to be: after the visitor has had the answer. */
+  'developer.confirm_request': { actor: VisitorActor; developer: DeveloperRef; result: 'link_made' | 'confirmed_already' } | { actor: VisitorActor; email: string; result: 'no_active_account' };
   'developer.login': { actor: VisitorActor; developer: DeveloperRef };
   /** Every password check the login throttle counts as failed; `form` is where the password was typed. */
   'developer.login_failed': {
@@ -93,6 +95,7 @@ const MESSAGES: Readonly<Record<AuditAction, string>> = {
   'developer.delete': 'developer deleted',
   'developer.signup': 'developer signed up',
   'developer.confirm': 'developer confirmed the email address',
+  'developer.confirm_request': 'confirmation link requested',
   'developer.login': 'developer logged in',
   'developer.login_failed': 'portal login failed',
   'developer.logout': 'developer logged out',

@@ -10,11 +10,12 @@ export {
   inviteDeveloper,
   logIn,
   openSignUp,
+  requestConfirmationLink,
   requestPasswordReset,
   RESET_LINK_VALID_MS,
   resetPassword,
 } from './accounts.ts';
-export type { Login, SignUpResult } from './accounts.ts';
+export type { ConfirmationRequest, Login, SignUpResult } from './accounts.ts';
 export { approveApp, createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setAppStatus, setRedirectUris } from './apps.ts';
 export type { AppDetails, AppRef, CreatedApp, RotatedKey } from './apps.ts';
 export { actingAs } from './deps.ts';
