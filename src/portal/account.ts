@@ -1,8 +1,8 @@
 // The account pages: log in and out, sign up (open or with an invitation), confirm the address,
 // forgotten password and reset, and the password change of a logged-in developer.
-import { acceptInvitation, changePassword, confirmEmail, logIn, openSignUp, requestPasswordReset, resetPassword } from '../admin/accounts.ts';
+import { acceptInvitation, changePassword, confirmEmail, logIn, openSignUp, requestConfirmationLink, requestPasswordReset, resetPassword } from '../admin/accounts.ts';
 import { audit } from '../admin/audit.ts';
-import { deliver, developerOf, loggedIn, mailLink, page, refused, type Answer, type PortalContext, type Request } from './context.ts';
+import { deliver, developerOf, loggedIn, mailLink, notFound, page, refused, type Answer, type PortalContext, type Request } from './context.ts';
 import * as mails from './mails.ts';
 import * as pages from './pages.ts';
 import { newVisitorId } from './session.ts';
@@ -55,6 +55,37 @@ export async function verifyForm(ctx: PortalContext, r: Request): Promise<Answer
     return await loggedIn(ctx, await confirmEmail(ctx.deps, { token, email, password: r.form.get('password') ?? '', clientIp: r.clientIp }), '/apps?done=verified');
   } catch (err) {
     return refused(err, (error) => pages.verifyPage(r.frame, { token, email, error }));
+  }
+}
+
+/** The form that asks for a new confirmation link: there is none to ask for unless anyone may sign up. */
+export const resendPage = async (ctx: PortalContext, r: Request) => (ctx.portal.signup === 'open' ? page(200, pages.resendPage(r.frame, {})) : notFound(r));
+
+/**
+ * A new confirmation link, or for a confirmed address the notice a sign-up sends: the answer is
+ * sent first and is the same either way, as for a reset request; the mail throttle counts it like a sign-up.
+ */
+export async function resendForm(ctx: PortalContext, r: Request): Promise<Answer> {
+  if (ctx.portal.signup !== 'open') return notFound(r);
+  const email = r.form.get('email') ?? '';
+  try {
+    const { later } = await requestConfirmationLink(ctx.deps, { email, clientIp: r.clientIp });
+    setImmediate(() => {
+      later()
+        .then((found) =>
+          deliver(
+            ctx,
+            found &&
+              (found.kind === 'link'
+                ? mails.confirmationMail(ctx.portal.title, found.developer.email, mailLink(ctx, '/verify', found.token))
+                : mails.accountExistsMail(ctx.portal.title, found.developer.email, `${ctx.origins.publicUrl}/forgot`)),
+          ),
+        )
+        .catch((err: unknown) => ctx.services.logger.error({ err }, 'confirmation link not made'));
+    });
+    return page(200, pages.checkEmailPage(r.frame, 'resend'));
+  } catch (err) {
+    return refused(err, (error) => pages.resendPage(r.frame, { email, error }));
   }
 }
 

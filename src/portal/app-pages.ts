@@ -9,10 +9,16 @@ import { html, type Html } from '../html.ts';
 import { certificatesSection } from './certificate-pages.ts';
 import { csrfField, date, dateTime, layout, notice, plural, problem, quotaText, span, type Frame } from './pages.ts';
 
-/** An app's state as its developer reads it. */
-const appState = (app: App) => (app.status === 'disabled' ? 'disabled by the API team' : app.approval === 'pending' ? 'waiting for approval' : 'active');
+/** An app's state as its developer reads it: active only while it can get tokens, with a key that works. */
+const appState = (app: App, workingKey: boolean) =>
+  app.status === 'disabled' ? 'disabled by the API team' : app.approval === 'pending' ? 'waiting for approval' : workingKey ? 'active' : 'no working key';
 
-const PENDING_NOTE = "The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint.";
+/** Neither a success nor an error: the app waits, and the developer can do nothing but wait. */
+const pendingNotice = () =>
+  html`<p class="notice pending" role="status" id="pending-notice"><strong>Waiting for an operator's approval.</strong> The API team approves apps for this product before they work: until then the app's key gets 401 invalid_client at the token endpoint. Nothing else is needed from you.</p>`;
+
+const noWorkingKeyNotice = (app: App) =>
+  html`<p class="notice pending" role="status" id="no-working-key"><strong>This app has no working key:</strong> it cannot get tokens. ${app.type === 'public' ? 'Get a new key' : 'Get a new key and secret'} with the button under its keys.</p>`;
 
 const DISABLED_NOTE = 'The API team disabled this app: it cannot be deleted or replaced here. Ask the API team about it.';
 
@@ -53,7 +59,7 @@ ${
 <tbody>
 ${apps.map(
   ({ app, key, product }) =>
-    html`<tr><td data-label="App"><a href="/apps/${app.id}">${app.name}</a></td><td data-label="API product">${product?.displayName ?? app.product}</td><td data-label="Type">${app.type}</td><td data-label="Status">${appState(app)}</td><td data-label="Key"><code>${key ?? 'none'}</code></td><td data-label="Created">${date(app.createdAt)}</td></tr>`,
+    html`<tr><td data-label="App"><a href="/apps/${app.id}">${app.name}</a></td><td data-label="API product">${product?.displayName ?? app.product}</td><td data-label="Type">${app.type}</td><td data-label="Status">${appState(app, key !== undefined)}</td><td data-label="Key"><code>${key ?? 'none'}</code></td><td data-label="Created">${date(app.createdAt)}</td></tr>`,
 )}
 </tbody>
 </table>`
@@ -105,10 +111,13 @@ ${problem(form.error)}
   );
 }
 
-/** The key and secret (a public app: the key only), shown once: after a registration or a rotation. */
-export function secretPage(frame: Frame, shown: { app: App; key: string; secret?: string; overlapUntil?: number }): Html {
+/**
+ * The key and secret (a public app: the key only), shown once: after a registration or a rotation.
+ * `previousWorks`: after a rotation, whether the app had another working key, which the overlap keeps.
+ */
+export function secretPage(frame: Frame, shown: { app: App; key: string; secret?: string; overlapUntil?: number; previousWorks?: boolean }): Html {
   const rotated = shown.overlapUntil !== undefined;
-  const key = html`<dt>Key</dt><dd><code id="app-key">${shown.key}</code> <button type="button" class="copy" data-copy="app-key" hidden>Copy</button></dd>`;
+  const key = html`<dt>Key</dt><dd class="token-box">${tokenBox('app-key', shown.key)}</dd>`;
   return layout(
     frame,
     rotated ? (shown.secret === undefined ? 'New key' : 'New secret') : 'App registered',
@@ -120,14 +129,20 @@ ${
     : html`<p class="warning" role="alert"><strong>Copy the secret now: it will not be shown again.</strong> The gateway keeps only a hash of it.</p>
 <dl class="secrets">
   ${key}
-  <dt>Secret</dt><dd><code id="app-secret">${shown.secret}</code> <button type="button" class="copy" data-copy="app-secret" hidden>Copy</button></dd>
+  <dt>Secret</dt><dd class="token-box">${tokenBox('app-secret', shown.secret)}</dd>
 </dl>`
 }
-${rotated ? html`<p>The previous key${shown.secret === undefined ? '' : ' and secret'} keep${shown.secret === undefined ? 's' : ''} working until ${dateTime(shown.overlapUntil!)}.</p>` : ''}
-${shown.app.approval === 'pending' ? html`<p class="notice" role="status">${PENDING_NOTE}</p>` : ''}
+${rotated && shown.previousWorks === true ? html`<p>The previous key${shown.secret === undefined ? '' : ' and secret'} keep${shown.secret === undefined ? 's' : ''} working until ${dateTime(shown.overlapUntil!)}.</p>` : ''}
+${shown.app.approval === 'pending' ? pendingNotice() : ''}
 <p><a href="/apps/${shown.app.id}">Go to the app</a></p>`,
   );
 }
+
+/**
+ * A key or secret on one line, whole, scrolling in its box when it is wider, with its Copy button
+ * beside it (shown by the script; without it, a click on the token selects all of it).
+ */
+const tokenBox = (id: string, token: string) => html`<code class="token" id="${id}">${token}</code><button type="button" class="copy" data-copy="${id}" hidden>Copy</button>`;
 
 /** The reveal page once its secret was shown (or never reached this browser): the way to a new one. */
 export function secretGonePage(frame: Frame, app: App): Html {
@@ -171,7 +186,15 @@ export interface AppNotes {
 
 export function appPage(frame: Frame, view: AppView, notes: AppNotes = {}): Html {
   const { app, product, credentials, now } = view;
-  const keyState = (c: Credential) => (c.status === 'revoked' ? 'revoked' : c.expiresAt === null ? 'active' : c.expiresAt > now ? `works until ${dateTime(c.expiresAt)}` : 'expired');
+  const workingKey = credentials.some((c) => isLive(c, now));
+  const keyState = (c: Credential) => {
+    if (c.status === 'revoked') return 'revoked';
+    if (c.expiresAt !== null && c.expiresAt <= now) return 'expired';
+    // A key that would work but for its app: not "active", which a developer would take at its word.
+    if (app.status === 'disabled') return 'stopped: the app is disabled';
+    if (app.approval === 'pending') return 'pending: usable once the app is approved';
+    return c.expiresAt === null ? 'active' : `works until ${dateTime(c.expiresAt)}`;
+  };
   const rotating = app.type === 'public' ? 'Rotating gives a new key; the current one keeps' : 'Rotating gives a new key and secret; the current ones keep';
   return layout(
     frame,
@@ -179,11 +202,12 @@ export function appPage(frame: Frame, view: AppView, notes: AppNotes = {}): Html
     html`<h1>${app.name}</h1>
 ${notice(notes.notice)}
 ${problem(notes.error)}
-${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) : ''}
+${app.status === 'active' && app.approval === 'pending' ? pendingNotice() : ''}
+${app.status === 'active' && !workingKey ? noWorkingKeyNotice(app) : ''}
 <dl class="facts">
   <dt>API product</dt><dd>${product === undefined ? app.product : html`<a href="/products/${encodeURIComponent(product.name)}">${product.displayName}</a>`}</dd>
   <dt>Type</dt><dd id="app-type">${app.type}: ${TYPES[app.type].gets}</dd>
-  <dt>Status</dt><dd>${appState(app)}</dd>
+  <dt>Status</dt><dd>${appState(app, workingKey)}</dd>
   <dt>Created</dt><dd>${date(app.createdAt)}</dd>
 </dl>
 <h2>Keys</h2>
@@ -193,12 +217,14 @@ ${app.status === 'active' && app.approval === 'pending' ? notice(PENDING_NOTE) :
 ${credentials.map(
   (c) =>
     html`<tr><td data-label="Key"><code>${c.key}</code></td><td data-label="State">${keyState(c)}</td><td data-label="Created">${date(c.createdAt)}</td><td>${
-      isLive(c, now) ? html`<form method="post" action="/apps/${app.id}/keys/${c.key}/revoke" class="inline">${csrfField(frame)}<button type="submit" class="danger">Revoke</button></form>` : ''
+      isLive(c, now) ? html`<a class="button danger" href="${revokePath(app, c)}">Revoke&hellip;</a>` : ''
     }</td></tr>`,
 )}
 </tbody>
 </table>
-<form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">${app.type === 'public' ? 'Rotate key' : 'Rotate secret'}</button></form>
+<form method="post" action="/apps/${app.id}/rotate" class="actions">${csrfField(frame)}<button type="submit">${
+      workingKey ? (app.type === 'public' ? 'Rotate key' : 'Rotate secret') : app.type === 'public' ? 'Get a new key' : 'Get a new key and secret'
+    }</button></form>
 <p class="hint">${rotating} working for ${span(frame.portal.keyOverlapMs)}, then stop${app.type === 'public' ? 's' : ''}.</p>
 ${certificatesSection({ app, now, takesCertificates: view.takesCertificates, typed: notes.certificate }, frame)}
 ${redirectUrisSection(frame, view, notes.redirectUris)}
@@ -236,6 +262,35 @@ ${
 }`;
 }
 
+const revokePath = (app: App, c: Credential) => `/apps/${app.id}/keys/${c.key}/revoke`;
+
+/**
+ * Asks before a key is revoked, saying what the app is left with: revoking cannot be undone, and
+ * revoking an app's only working key stops it until the developer gets a new one.
+ */
+export function revokeKeyPage(frame: Frame, app: App, credential: Credential, others: number): Html {
+  const name = `Revoke a key of ${app.name}`;
+  if (credential.status === 'revoked') {
+    return layout(frame, name, html`<h1>Key already revoked</h1><p>This key of <q>${app.name}</q> is revoked already.</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
+  }
+  const fresh = app.type === 'public' ? 'a new key' : 'a new key and secret';
+  return layout(
+    frame,
+    name,
+    html`<h1>Revoke a key of <q>${app.name}</q>?</h1>
+<dl class="facts">
+  <dt>Key</dt><dd><code class="token">${credential.key}</code></dd>
+  <dt>Created</dt><dd>${date(credential.createdAt)}</dd>
+</dl>
+<p id="revoke-effect">${
+      others === 0
+        ? `It is the app's only working key: once it is revoked, the app cannot get tokens until you get ${fresh} on its page. The tokens issued with it stop working at once.`
+        : `The tokens issued with it stop working at once; the app's other ${others === 1 ? 'key keeps' : 'keys keep'} working.`
+    } This cannot be undone.</p>
+<form method="post" action="${revokePath(app, credential)}" class="actions">${csrfField(frame)}<button type="submit" class="danger">Revoke the key</button> <a href="/apps/${app.id}">Cancel</a></form>`,
+  );
+}
+
 export function deletePage(frame: Frame, app: App): Html {
   if (app.status === 'disabled') return layout(frame, `Delete ${app.name}`, html`<h1>Delete <q>${app.name}</q></h1><p>${DISABLED_NOTE}</p><p><a href="/apps/${app.id}">Back to the app</a></p>`);
   return layout(
@@ -247,7 +302,12 @@ export function deletePage(frame: Frame, app: App): Html {
   );
 }
 
-/** Calls per hour over the last 24 hours, as an SVG bar chart (one bar per hour, the current one last). */
+/**
+ * Calls per hour over the last 24 hours: one bar per hour, the current one last. The bars are an
+ * SVG stretched to the figure's width; its labels are HTML around it, so that they keep the
+ * stylesheet's size at any width (text inside a scaled SVG shrinks with it: 10 units were 5 px on
+ * a phone). The hours are a grid of 24 columns under the bars, one label every 6 hours and the last.
+ */
 function usageChart(usage: readonly HourCount[], now: number): Html {
   const current = now - (now % HOUR_MS);
   const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
@@ -255,24 +315,18 @@ function usageChart(usage: readonly HourCount[], now: number): Html {
   const counts = hours.map((h) => byHour.get(h) ?? 0);
   const total = counts.reduce((a, b) => a + b, 0);
   const max = Math.max(1, ...counts);
-  const [width, height, bar, top, bottom] = [480, 140, 20, 16, 20];
-  const plot = height - top - bottom;
+  const [width, height, bar] = [480, 100, 20];
   return html`<figure class="chart">
-<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="usage-title" width="100%">
+<p class="label chart-max" aria-hidden="true">${total === 0 ? 'no calls yet' : plural(max, 'call')}</p>
+<svg viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="usage-title">
 <title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${total === 0 ? 0 : max} in an hour</title>
-<line x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" class="axis"/>
-<text x="0" y="11" class="label">${total === 0 ? 'no calls yet' : plural(max, 'call')}</text>
+<line x1="0" y1="${height}" x2="${width}" y2="${height}" class="axis" vector-effect="non-scaling-stroke"/>
 ${hours.map((h, i) => {
-  const size = Math.round((counts[i]! / max) * plot);
-  return html`<rect x="${i * bar + 2}" y="${top + plot - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
-})}
-${hours.map((h, i) => {
-  if (i % 6 !== 0 && i !== 23) return '';
-  // The first and last labels are anchored inside the chart, not centred past its edges.
-  const [x, anchor] = i === 0 ? [2, 'start'] : i === 23 ? [width - 2, 'end'] : [i * bar + bar / 2, 'middle'];
-  return html`<text x="${x}" y="${height - 5}" class="label" text-anchor="${anchor}">${new Date(h).toISOString().slice(11, 16)}</text>`;
+  const size = Math.round((counts[i]! / max) * height);
+  return html`<rect x="${i * bar + 2}" y="${height - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
 })}
 </svg>
+<ol class="chart-hours" aria-hidden="true">${hours.map((h, i) => html`<li>${i % 6 === 0 || i === 23 ? html`<span class="label">${new Date(h).toISOString().slice(11, 16)}</span>` : ''}</li>`)}</ol>
 <figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
 </figure>`;
 }

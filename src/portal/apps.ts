@@ -130,7 +130,9 @@ export const deletePage = withApp(async (_ctx, r, app) => page(200, pages.delete
  */
 export const secretPage = withApp(async (ctx, r, app) => {
   const shown = await ctx.reveals.open(r.req, r.visitor.id, app.id);
-  const answer = shown === undefined ? page(410, pages.secretGonePage(r.frame, app)) : page(200, pages.secretPage(r.frame, { app, ...shown }));
+  // After a rotation, the keys the overlap keeps working; none when the app's keys were all revoked before it.
+  const previousWorks = app.credentials.some((c) => c.key !== shown?.key && isLive(c, ctx.services.clock()));
+  const answer = shown === undefined ? page(410, pages.secretGonePage(r.frame, app)) : page(200, pages.secretPage(r.frame, { app, ...shown, previousWorks }));
   return { ...answer, cookies: [ctx.reveals.clear(app.id)] };
 });
 
@@ -215,6 +217,15 @@ export const deleteForm = withApp(async (ctx, r, app) => {
     return refused(err, (error) => pages.appPage(r.frame, view, { error }));
   }
   return { redirect: '/apps?done=deleted' };
+});
+
+/** Asks first: GET shows what revoking the key leaves the app with, and a form that POSTs the revocation. */
+export const revokePage = withApp(async (ctx, r, app) => {
+  const credential = app.credentials.find((c) => c.key === r.params.key);
+  if (credential === undefined) return notFound(r);
+  const now = ctx.services.clock();
+  const others = app.credentials.filter((c) => c !== credential && isLive(c, now)).length;
+  return page(200, pages.revokeKeyPage(r.frame, app, credential, others));
 });
 
 export const revokeForm = withApp(async (ctx, r, app) => {

@@ -20,8 +20,11 @@ export type PortalServices = Pick<Services, 'store' | 'secretKey' | 'clock' | 'l
 /** The products, routes, OpenAPI documents and trusted proxies of the config serving now: a reload changes what the portal shows and whom it believes. */
 export type Catalog = () => Pick<Config, 'products' | 'routes' | 'openapi' | 'listen'>;
 
-/** What a handler answers: a page with its status, or a redirect (303: the browser then GETs it). Cookies replace a new visitor's. */
-export type Answer = ({ status: number; page: Html } | { redirect: string }) & { cookies?: string[]; headers?: Record<string, string> };
+/**
+ * What a handler answers: a page with its status, a file that is not a page (an OpenAPI document),
+ * or a redirect (303: the browser then GETs it). Cookies replace a new visitor's.
+ */
+export type Answer = ({ status: number; page: Html } | { status: number; file: { type: string; body: string } } | { redirect: string }) & { cookies?: string[]; headers?: Record<string, string> };
 
 export interface Request {
   req: IncomingMessage;

@@ -1,11 +1,11 @@
 // The portal's pages. Each takes what it shows and returns Html; the layout wraps them. A
 // developer's apps have theirs in ./app-pages.ts.
 import type { PortalSettings, ProductSettings, RouteSettings } from '../config/load.ts';
-import type { ApiDocument } from '../openapi/document.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
 import type { Developer } from '../store/port/index.ts';
 import { html, type Html } from '../html.ts';
-import { contents, documentSection, operationId, type ReferenceOperation } from './reference.ts';
+import { FAVICON_PATH } from './assets.ts';
+import { contents, documentSection, operationId, type ReferenceDocument } from './reference.ts';
 import { panelGrant, tokenLine, type TrySettings } from './try-it.ts';
 
 export interface Frame {
@@ -23,7 +23,8 @@ export const span = (ms: number) =>
 export const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 export const dateTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
-export function layout(frame: Frame, title: string, body: Html): Html {
+/** `wide`: a page with a sidebar beside its text (the API reference), given the room of a desktop screen. */
+export function layout(frame: Frame, title: string, body: Html, options: { wide?: boolean } = {}): Html {
   const { portal, developer } = frame;
   return html`<!doctype html>
 <html lang="en">
@@ -31,6 +32,7 @@ export function layout(frame: Frame, title: string, body: Html): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · ${portal.title}</title>
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/portal.css">
 <script src="/assets/portal.js" defer></script>
 </head>
@@ -43,11 +45,12 @@ export function layout(frame: Frame, title: string, body: Html): Html {
       developer === undefined
         ? html`<a href="/login">Log in</a> <a href="/signup">Sign up</a>`
         : html`<a href="/apps">My apps</a> <a href="/account">Account</a>
-    <form method="post" action="/logout" class="inline">${csrfField(frame)}<button type="submit" class="link">Log out</button></form>`
+    <span class="session"><span class="signed-in" id="signed-in" title="${developer.email}">Logged in as <strong>${developer.email}</strong></span>
+    <form method="post" action="/logout" class="inline">${csrfField(frame)}<button type="submit" class="link">Log out</button></form></span>`
     }
   </nav>
 </header>
-<main>
+<main${options.wide === true ? html` class="wide"` : ''}>
 ${body}
 </main>
 </body>
@@ -124,7 +127,7 @@ ${routes.some((r) => r.operation !== undefined) ? html`<p><a class="button" href
 }
 
 /** The reference of a product's operations from OpenAPI documents, each document with its operations, and a try-it panel each. */
-export function referencePage(frame: Frame, product: ProductSettings, docs: readonly { doc: ApiDocument; operations: readonly ReferenceOperation[] }[], settings: TrySettings): Html {
+export function referencePage(frame: Frame, product: ProductSettings, docs: readonly ReferenceDocument[], settings: TrySettings): Html {
   return layout(
     frame,
     `${product.displayName}: API reference`,
@@ -132,8 +135,11 @@ export function referencePage(frame: Frame, product: ProductSettings, docs: read
 <p><a href="/products/${encodeURIComponent(product.name)}">About the product</a>: grant types, quota, how to register an app.</p>
 <div class="reference" data-gateway="${settings.gatewayUrl}">
 ${contents(docs)}
-${docs.map(({ doc, operations }) => documentSection(doc, operations, settings))}
+<div class="reference-body">
+${docs.map((d) => documentSection(d, settings))}
+</div>
 </div>`,
+    { wide: true },
   );
 }
 
@@ -175,19 +181,43 @@ ${frame.mail ? html`<p>Forgot your password? <a href="/forgot">Set a new one</a>
   );
 }
 
-/** The answer to a sign-up or a reset request: the same whatever the address, so it tells nothing about accounts. */
-export function checkEmailPage(frame: Frame, kind: 'signup' | 'reset'): Html {
+/**
+ * The answer to a sign-up, a new confirmation link or a reset request: the same whatever the
+ * address, so it tells nothing about accounts. It neither repeats the address nor holds a form
+ * (whose CSRF token is the browser's): asking again is a link to a form.
+ */
+export function checkEmailPage(frame: Frame, kind: 'signup' | 'resend' | 'reset'): Html {
   return layout(
     frame,
     'Check your email',
     html`<h1>Check your email</h1>
 ${
-  kind === 'signup'
-    ? html`<p>We mailed a message to the address you gave. To confirm the address, open the link in it within 24 hours and log in with the password you chose.</p>`
-    : html`<p>If the address you gave has an account here, we mailed it a link to set a new password. It works once, within 1 hour.</p>`
+  kind === 'reset'
+    ? html`<p>If the address you gave has an account here, we mailed it a link to set a new password. It works once, within 1 hour.</p>
+<p>Nothing arrived? Check the spam folder, wait a few minutes, then <a href="/forgot">ask again</a>.</p>`
+    : html`<p>${kind === 'resend' ? 'We mailed a new link to the address you gave, if it is waiting for confirmation; the one before no longer works.' : 'We mailed a message to the address you gave.'} To confirm the address, open the link in it within 24 hours and log in with the password you chose.</p>
+<p>Nothing arrived? Check the spam folder and wait a few minutes, then <a id="resend" href="${RESEND_PATH}">send the link again</a>. A typo in the address? <a href="/signup">Sign up again</a> with the right one.</p>`
 }
-<p>Nothing arrived? Check the spam folder and the address, and try again in a few minutes.</p>
 <p><a href="/login">Log in</a></p>`,
+  );
+}
+
+export const RESEND_PATH = '/signup/resend';
+
+/** Asks for the address again: a new confirmation link goes to it, whatever the page that sent the visitor here knew. */
+export function resendPage(frame: Frame, form: { email?: string; error?: string }): Html {
+  return layout(
+    frame,
+    'Send the confirmation link again',
+    html`<h1>Send the confirmation link again</h1>
+<p>Type the address you signed up with: we mail it a new link, valid 24 hours, and the link mailed before stops working.</p>
+${problem(form.error)}
+<form method="post" action="${RESEND_PATH}" class="stack">
+  ${csrfField(frame)}
+  <label>Email <input type="email" name="email" required autocomplete="username" value="${form.email ?? ''}"></label>
+  <button type="submit">Send the link again</button>
+</form>
+<p>Confirmed already? <a href="/login">Log in</a>.</p>`,
   );
 }
 
@@ -221,7 +251,8 @@ ${problem(form.error)}
   ${csrfField(frame)}
   <label>Email <input type="email" name="email" required autocomplete="username" value="${form.email ?? ''}"></label>
   <button type="submit">Mail me a link</button>
-</form>`,
+</form>
+<p>Remembered it? <a id="back-to-login" href="/login">Back to log in</a>.</p>`,
   );
 }
 

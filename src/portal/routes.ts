@@ -4,6 +4,7 @@ import * as account from './account.ts';
 import * as apps from './apps.ts';
 import { assetRoutes } from './assets.ts';
 import type { PortalRoute } from './context.ts';
+import { RESEND_PATH } from './pages.ts';
 import * as products from './products.ts';
 
 export function portalRoutes(): PortalRoute[] {
@@ -12,11 +13,14 @@ export function portalRoutes(): PortalRoute[] {
     { method: 'GET', path: '/', access: 'anyone', handler: products.productsPage },
     { method: 'GET', path: products.PRODUCT, access: 'anyone', handler: products.productPage },
     { method: 'GET', path: products.REFERENCE, access: 'anyone', handler: products.referencePage },
+    { method: 'GET', path: products.OPENAPI_FILE, access: 'anyone', handler: products.openApiFile },
 
     { method: 'GET', path: '/login', access: 'anyone', handler: account.loginPage },
     { method: 'POST', path: '/login', access: 'anyone', handler: account.logInForm },
     { method: 'GET', path: '/signup', access: 'anyone', handler: account.signupPage },
     { method: 'POST', path: '/signup', access: 'anyone', handler: account.signUpForm },
+    { method: 'GET', path: RESEND_PATH, access: 'anyone', mail: true, handler: account.resendPage },
+    { method: 'POST', path: RESEND_PATH, access: 'anyone', mail: true, handler: account.resendForm },
     { method: 'GET', path: '/verify', access: 'anyone', mail: true, handler: account.verifyPage },
     { method: 'POST', path: '/verify', access: 'anyone', mail: true, handler: account.verifyForm },
     { method: 'GET', path: '/forgot', access: 'anyone', mail: true, handler: account.forgotPage },
@@ -36,6 +40,7 @@ export function portalRoutes(): PortalRoute[] {
     { method: 'POST', path: apps.APP_ROTATE, access: 'developer', handler: apps.rotateForm },
     { method: 'POST', path: apps.APP_REDIRECT_URIS, access: 'developer', handler: apps.redirectUrisForm },
     { method: 'POST', path: apps.APP_DELETE, access: 'developer', handler: apps.deleteForm },
+    { method: 'GET', path: apps.KEY_REVOKE, access: 'developer', handler: apps.revokePage },
     { method: 'POST', path: apps.KEY_REVOKE, access: 'developer', handler: apps.revokeForm },
     { method: 'POST', path: apps.APP_CERTIFICATES, access: 'developer', handler: apps.certificateForm },
     { method: 'GET', path: apps.CERTIFICATE_REMOVE, access: 'developer', handler: apps.removeCertificatePage },

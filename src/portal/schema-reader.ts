@@ -185,6 +185,11 @@ export class SchemaReader {
     return this.#view(raw, base)?.name;
   }
 
+  /** Where the schema is (the URL of the $ref last followed to it), when it is a $ref: the same for every use of one component. */
+  ref(raw: unknown, base = ''): string | undefined {
+    return this.#view(raw, base)?.ref;
+  }
+
   /** The schema's own description. */
   description(raw: unknown, base = ''): string | undefined {
     const d = this.#view(raw, base)?.schema.description;

@@ -159,6 +159,7 @@ export function createPortalHandler(settings: { portal: PortalSettings }, servic
       const cookies = answer.cookies ?? (visitor.fresh ? [sessions.cookie(visitor.id)] : []);
       const headers: Record<string, string | string[]> = { 'cache-control': 'no-store', ...answer.headers, ...(cookies.length === 0 ? {} : { 'set-cookie': cookies }) };
       if ('redirect' in answer) send(res, method, 303, { ...headers, location: answer.redirect }, undefined);
+      else if ('file' in answer) send(res, method, answer.status, { ...headers, 'content-type': answer.file.type }, answer.file.body);
       else send(res, method, answer.status, { ...headers, 'content-type': 'text/html; charset=utf-8' }, answer.page.text);
     } catch (thrown) {
       // The one place a portal failure becomes a page; an internal error's message stays in the log.

@@ -396,14 +396,14 @@ portal:
     await owners.locator('button:has-text("Send")').click();
     await owners.locator('.try-result .error').waitFor();
     assert.match((await owners.locator('.try-result .error').textContent())!, /^The token endpoint refused: 401 invalid_client/);
-    // A header the route's cors policy does not allow: the browser refuses, and the page says what the route needs.
+    // A header the route's cors policy does not allow: the browser refuses, and the page says what the developer can do.
     await owners.locator('input[data-field=secret]').fill(secret);
     await owners.locator('input[data-name=X-Trace]').fill('trace-1');
     await owners.locator('button:has-text("Send")').click();
-    await owners.locator('.try-result .error:has-text("cors policy")').waitFor();
+    await owners.locator('.try-result .error:has-text("Your browser did not let")').waitFor();
     assert.equal(
       await owners.locator('.try-result .error').textContent(),
-      `This page could not read the answer of GET ${gatewayUrl}/v2/owners. The route must allow this portal's origin (${base}) in its cors policy, with every header this call sends (authorization, X-Trace); or else the gateway is not reachable from this browser.`,
+      `Your browser did not let this page read the answer of GET ${gatewayUrl}/v2/owners: the API does not accept calls from pages of this portal (${base}) with the headers this one sends (authorization, X-Trace), or it cannot be reached from your browser. You can still make the call with the curl lines above, in a terminal. To send it from this page, ask the API's operator to allow this portal and these headers for the operation.`,
     );
     assert.equal(upstream.received.length, 1, 'the refused preflight reached nothing');
     await screenshot(page, 'reference-try-it-errors');

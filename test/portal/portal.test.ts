@@ -557,6 +557,63 @@ describe('portal', () => {
     assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(keptToken) })).status, 200);
   });
 
+  test('revoking a key asks first, on a page of its own (no script needed): it says when the key is the only working one; the app then reads "no working key" and offers a new one', async () => {
+    const { visitor } = await signUp(base);
+    const app = await register(visitor, 'only key');
+    const page = await visitor.get(`/apps/${app.id}`);
+    assert.ok(page.text.includes(`<a class="button danger" href="/apps/${app.id}/keys/${app.key}/revoke">Revoke&hellip;</a>`), 'a link to the question, not a button that revokes');
+    assert.doesNotMatch(page.text, /action="\/apps\/[^"]+\/keys\//);
+
+    const ask = await visitor.get(`/apps/${app.id}/keys/${app.key}/revoke`);
+    assert.equal(ask.status, 200);
+    assert.match(ask.text, /<h1>Revoke a key of <q>only key<\/q>\?<\/h1>/);
+    assert.match(
+      ask.text,
+      /<p id="revoke-effect">It is the app&#39;s only working key: once it is revoked, the app cannot get tokens until you get a new key and secret on its page\. The tokens issued with it stop working at once\. This cannot be undone\.<\/p>/,
+    );
+    assert.match(
+      ask.text,
+      new RegExp(
+        `<form method="post" action="/apps/${app.id}/keys/${app.key}/revoke" class="actions"><input type="hidden" name="csrf" value="[^"]+"><button type="submit" class="danger">Revoke the key</button> <a href="/apps/${app.id}">Cancel</a></form>`,
+      ),
+    );
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, app)).status, 200, 'asking revokes nothing');
+    assert.equal((await visitor.get(`/apps/${app.id}/keys/nokey/revoke`)).status, 404);
+
+    const revoked = await visitor.post(`/apps/${app.id}/keys/${app.key}/revoke`, { csrf: ask.csrf! });
+    assert.equal(revoked.headers.get('location'), `/apps/${app.id}?done=revoked`);
+    const after = await visitor.get(`/apps/${app.id}?done=revoked`);
+    assert.match(after.text, /<dt>Status<\/dt><dd>no working key<\/dd>/);
+    assert.match(after.text, /<p class="notice pending" role="status" id="no-working-key"><strong>This app has no working key:<\/strong> it cannot get tokens\./);
+    assert.match(after.text, /<button type="submit">Get a new key and secret<\/button>/);
+    assert.match((await visitor.get('/apps')).text, /<td data-label="Status">no working key<\/td><td data-label="Key"><code>none<\/code>/);
+    assert.match((await visitor.get(`/apps/${app.id}/keys/${app.key}/revoke`)).text, /<h1>Key already revoked<\/h1>/);
+
+    // A new key and secret: the reveal page promises no overlap, since no earlier key works.
+    const rotated = await visitor.follow(await visitor.submit(`/apps/${app.id}`, `/apps/${app.id}/rotate`, {}));
+    assert.match(rotated.text, /New key and secret for/);
+    assert.doesNotMatch(rotated.text, /keep working until/);
+    const fresh = { key: /id="app-key">([^<]+)</.exec(rotated.text)![1]!, secret: /id="app-secret">([^<]+)</.exec(rotated.text)![1]! };
+    assert.equal((await tokenRequest(gw.url, { grant_type: 'client_credentials' }, fresh)).status, 200);
+    assert.match((await visitor.get(`/apps/${app.id}`)).text, /<dt>Status<\/dt><dd>active<\/dd>/);
+  });
+
+  test('every page names its icon, which the portal serves (and at /favicon.ico, which browsers ask for otherwise); a logged-in page names the developer in its header', async () => {
+    const page = await new Visitor(base).get('/login');
+    assert.match(page.text, /<link rel="icon" href="\/assets\/favicon.svg" type="image\/svg\+xml">/);
+    for (const path of ['/assets/favicon.svg', '/favicon.ico']) {
+      const icon = await call(`${base}${path}`);
+      assert.equal(icon.status, 200, path);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+      assert.match(icon.text, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    }
+    assert.match((await new Visitor(base).get('/nothing-here')).text, /<link rel="icon"/, 'a page not found too');
+    const { visitor, email: who } = await signUp(base);
+    const apps = await visitor.get('/apps');
+    assert.ok(apps.text.includes(`<span class="signed-in" id="signed-in" title="${who}">Logged in as <strong>${who}</strong></span>`), apps.text);
+    assert.doesNotMatch(page.text, /signed-in/, 'nobody, logged out');
+  });
+
   test("usage: the app page charts this hour's calls and the product quota used", async () => {
     const { visitor } = await signUp(base);
     const app = await register(visitor, 'busy');

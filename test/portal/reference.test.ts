@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApp, createDeveloper, inviteDeveloper } from '../../src/admin/operations.ts';
-import { startTestGateway, tempDir, type TestGateway } from '../helpers.ts';
+import { parse } from 'yaml';
+import { call, startTestGateway, tempDir, type TestGateway } from '../helpers.ts';
 import { writePets } from './pets.ts';
 import { Visitor } from './visitor.ts';
 
@@ -24,6 +25,35 @@ function operation(page: string, id: string): string {
   return page.slice(start, page.indexOf('</section>', start));
 }
 
+/**
+ * A document titled as its one tag, spelt three ways (the tag and the title of
+ * examples/orders.openapi.yaml, Orders and orders), with one Problem for all its errors.
+ */
+const SHOP = `openapi: 3.1.0
+info: { title: Shop, version: '1' }
+servers: [{ url: 'https://shop.example.com/v3' }]
+tags: [{ name: Shop, description: Everything of the shop. }]
+paths:
+  /carts:
+    get:
+      operationId: listCarts
+      tags: [shop]
+      responses:
+        '200': { description: the carts, content: { application/json: { schema: { $ref: '#/components/schemas/Cart' } } } }
+        '401': { description: no token, content: { application/problem+json: { schema: { $ref: '#/components/schemas/Problem' } } } }
+        '403': { description: no scope, content: { application/problem+json: { schema: { $ref: '#/components/schemas/Problem' } } } }
+    post:
+      operationId: createCart
+      tags: [SHOP]
+      responses:
+        '201': { description: the cart, content: { application/json: { schema: { $ref: '#/components/schemas/Cart' } } } }
+        '401': { description: no token, content: { application/problem+json: { schema: { $ref: '#/components/schemas/Problem' } } } }
+components:
+  schemas:
+    Cart: { type: object, properties: { id: { type: string } } }
+    Problem: { type: object, required: [type, status], properties: { type: { type: string }, status: { type: integer } } }
+`;
+
 describe('portal: API reference', () => {
   let gw: TestGateway;
   let base: string;
@@ -31,6 +61,7 @@ describe('portal: API reference', () => {
   before(async () => {
     const temp = tempDir();
     writePets(temp.dir);
+    writeFileSync(path.join(temp.dir, 'shop.yaml'), SHOP);
     writeFileSync(
       path.join(temp.dir, 'me.yaml'),
       "openapi: 3.1.0\ninfo: { title: Me, version: '1' }\npaths:\n  /v2/me:\n    get:\n      operationId: whoAmI\n      responses: { '200': { description: the user } }\n",
@@ -45,6 +76,9 @@ describe('portal: API reference', () => {
     file: me.yaml
     upstream: mock
     requireSubject: true
+  shop:
+    file: shop.yaml
+    upstream: mock
 portal:
   listen: { port: 0 }
   gatewayUrl: https://api.example.com
@@ -69,6 +103,9 @@ portal:
     grants: [client_credentials, password]
     authServer: users
     approval: auto
+    portal: true
+  shop:
+    openapi: [shop]
     portal: true
   signin-pets:
     openapi: [pets]
@@ -227,6 +264,50 @@ portal:
       ['(root)', '[].<wbr>name', '[].<wbr>address', '[].<wbr>address.<wbr>city', '[].<wbr>address.<wbr>kind'],
     );
     assert.match(owners, /<tr><td data-label="Name"><code>\(root\)<\/code><\/td><td data-label="Type">array of object \(Owner\)<\/td><td data-label="Required"><\/td>/);
+  });
+
+  test("a tag spelt as the title, in any case, is said once: one group, under the document's heading, in the contents and on the page", async () => {
+    const { text } = await new Visitor(base).get('/products/shop/reference');
+    const toc = text.slice(text.indexOf('<details class="toc"'), text.indexOf('</details>'));
+    assert.match(toc, /<p class="toc-api"><a href="#api-shop">Shop<\/a><\/p>\n<ul>\n<li><a href="#op-listCarts">/);
+    assert.doesNotMatch(toc, /toc-tag|>shop<|>SHOP</);
+    assert.deepEqual(all(text, /<h3[^>]*>([^<]+)<\/h3>/g), ['Error schemas']);
+    assert.equal(text.split('Everything of the shop.').length, 2, "the tag's description, once");
+    assert.deepEqual(all(text, /<section class="operation[^"]*" id="op-([^"]+)"/g), ['listCarts', 'createCart']);
+  });
+
+  test('the schema of error responses is shown once, after the operations, and each error response links to it; success bodies keep their tables', async () => {
+    const { text } = await new Visitor(base).get('/products/shop/reference');
+    assert.equal(all(text, /(<section class="schema" id="schema-shop-problem")/g).length, 1);
+    assert.equal(all(text, /(<a class="schema-link" href="#schema-shop-problem">)/g).length, 3, 'from the 401 and 403 of listCarts and the 401 of createCart');
+    assert.ok(text.includes('<p><code>application/problem+json</code> <span class="hint">Schema</span> <a class="schema-link" href="#schema-shop-problem"><code>Problem</code></a></p>'));
+    const shared = text.slice(text.indexOf('<section class="tag shared-schemas"'));
+    assert.match(shared, /^<section class="tag shared-schemas" id="api-shop-errors">\n<h3>Error schemas<\/h3>/);
+    assert.deepEqual(all(shared, /<tr><td data-label="Name"><code>(.*?)<\/code><\/td>/g), ['type', 'status']);
+    assert.equal(all(operation(text, 'listCarts'), /(<p class="hint">Schema <code>Cart<\/code><\/p>)/g).length, 1, 'the 200 keeps its table');
+    assert.doesNotMatch(operation(text, 'listCarts'), /<td data-label="Name"><code>status<\/code>/);
+  });
+
+  test("the OpenAPI document to download: the product's operations with the gateway as their server, and the files its $refs name beside it; nothing else", async () => {
+    const page = await new Visitor(base).get('/products/pets/reference');
+    assert.match(page.text, /<p class="download"><a href="\/products\/pets\/openapi\/pets\/pets.yaml" download>Download the OpenAPI document<\/a>/);
+    const doc = await call(`${base}/products/pets/openapi/pets/pets.yaml`);
+    assert.equal(doc.status, 200);
+    assert.equal(doc.headers.get('content-type'), 'application/yaml; charset=utf-8');
+    const served = parse(doc.text) as { servers: unknown; info: { title: string }; paths: Record<string, Record<string, unknown>> };
+    assert.deepEqual(served.servers, [{ url: 'https://api.example.com/v2', description: 'the gateway' }]);
+    assert.equal(served.info.title, 'Pet store');
+    assert.deepEqual(Object.keys(served.paths), ['/owners', '/pets/{petId}', '/health']);
+    assert.deepEqual((served.paths['/pets/{petId}']!.put as { requestBody: { content: Record<string, { schema: unknown }> } }).requestBody.content['application/json']!.schema, {
+      $ref: './schemas.yaml#/components/schemas/Pet',
+    });
+    // The $ref above resolves beside the document.
+    const schemas = await call(`${base}/products/pets/openapi/pets/schemas.yaml`);
+    assert.equal(schemas.status, 200);
+    assert.deepEqual(Object.keys((parse(schemas.text) as { components: { schemas: object } }).components.schemas), ['Pet', 'Owner']);
+    for (const path of ['/products/pets/openapi/pets/gateway.yaml', '/products/pets/openapi/me/me.yaml', '/products/plain/openapi/pets/pets.yaml', '/products/hello/openapi/pets/pets.yaml']) {
+      assert.equal((await call(`${base}${path}`)).status, 404, path);
+    }
   });
 
   test("escaping: the document's markup is text, and no script of the document's reaches the page", async () => {

@@ -221,6 +221,45 @@ describe('open sign-up with a mail transport', () => {
     assert.equal(mailbox.received.filter((m) => m.to.includes('flood-signup@example.org')).length, 0);
   });
 
+  test('"send the link again": a new confirmation link that replaces the one before; the same page for a confirmed address (whose owner gets the sign-up notice) and for none; counted with sign-ups (429 with Retry-After)', async () => {
+    const visitor = new Visitor(base);
+    const checkEmail = await post(visitor, '/signup', '/signup', { email: 'again@example.org', name: 'Again', password: PASSWORD });
+    assert.match(checkEmail.text, /<a id="resend" href="\/signup\/resend">send the link again<\/a>/);
+    const first = await mailbox.next('again@example.org');
+    const resend = await visitor.get('/signup/resend');
+    assert.equal(resend.status, 200);
+    assert.match(resend.text, /<h1>Send the confirmation link again<\/h1>/);
+
+    await createDeveloper(gw.admin, { email: 'vouched@example.org', name: 'Vouched' });
+    const answers: Page[] = [];
+    for (const email of ['again@example.org', 'vouched@example.org', 'nobody-here@example.org']) answers.push(await post(new Visitor(base), '/signup/resend', '/signup/resend', { email }));
+    for (const answer of answers) {
+      assert.equal(answer.status, 200);
+      assert.equal(answer.text, answers[0]!.text, 'one page, whichever the address');
+      assert.match(answer.text, /We mailed a new link to the address you gave, if it is waiting for confirmation; the one before no longer works\./);
+    }
+    const second = await mailbox.next('again@example.org');
+    assert.equal(second.subject, 'Confirm your email address for Test portal');
+    assert.equal((await confirm(visitor, first, 'again@example.org')).status, 400, 'the first link was replaced');
+    assert.equal((await confirm(visitor, second, 'again@example.org')).status, 303);
+    assert.equal((await mailbox.next('vouched@example.org')).subject, 'Sign-up attempt at Test portal', 'a confirmed address gets the notice, not a link');
+    assert.equal(mailbox.received.filter((m) => m.to.includes('nobody-here@example.org')).length, 0);
+
+    const one = { 'x-forwarded-for': '192.0.2.78' };
+    for (let i = 0; i < 10; i++) assert.equal((await post(visitor, '/signup/resend', '/signup/resend', { email: `resend${i}@example.org` }, one)).status, 200);
+    const refused = await post(visitor, '/signup/resend', '/signup/resend', { email: 'again@example.org' }, one);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '3600');
+    assert.match(refused.text, /too many sign-ups or mailed links from your address: try again in 60 minutes/);
+    assert.match(refused.text, /<input type="email" name="email" required autocomplete="username" value="again@example.org">/, 'the form again, as typed');
+    assert.equal((await post(visitor, '/signup', '/signup', { email: 'after@example.org', name: 'A', password: PASSWORD }, one)).status, 429, 'sign-ups share the count');
+  });
+
+  test('"Forgot your password" has the way back to log in', async () => {
+    const page = await new Visitor(base).get('/forgot');
+    assert.match(page.text, /<p>Remembered it\? <a id="back-to-login" href="\/login">Back to log in<\/a>\.<\/p>/);
+  });
+
   test("account pre-hijack: an operator's `developers create` replaces an unverified account and deletes its app, whose key stops getting tokens (401)", async () => {
     const squatter = new Visitor(base);
     await post(squatter, '/signup', '/signup', { email: 'acme@example.org', name: 'Acme (not really)', password: PASSWORD });

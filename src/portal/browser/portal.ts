@@ -1,6 +1,7 @@
 // The portal's script (served as /assets/portal.js, compiled by scripts/portal-assets.ts). The
-// pages work without it: it adds the copy buttons, and the try-it panels' forms (their curl lines
-// are on the page without it). A classic script, not a module: no imports, no exports.
+// pages work without it: it adds the copy buttons, the API reference's filter box, and the try-it
+// panels' forms (their curl lines are on the page without it). A classic script, not a module: no
+// imports, no exports.
 
 for (const button of document.querySelectorAll<HTMLButtonElement>('button[data-copy]')) {
   const source = document.getElementById(button.dataset.copy!);
@@ -67,13 +68,27 @@ if (reference) {
     return e;
   };
 
-  const problem = (result: HTMLElement, message: string) => {
-    result.replaceChildren(element('p', message, 'error'));
-    (result.firstChild as Element).setAttribute('role', 'alert');
+  /** A message of its text and elements (a URL). */
+  const problem = (result: HTMLElement, ...message: (string | Node)[]) => {
+    const p = element('p', '', 'error');
+    p.append(...message);
+    p.setAttribute('role', 'alert');
+    result.replaceChildren(p);
     result.hidden = false;
   };
 
-  const showAnswer = (result: HTMLElement, res: Response, text: string, note: string) => {
+  /** A URL in a message: it may wrap after each slash, as a path does, and nowhere inside a word. */
+  const link = (url: string) => {
+    const code = document.createElement('code');
+    url.split(/(?<=\/)/).forEach((part, i) => {
+      if (i > 0) code.append(document.createElement('wbr'));
+      code.append(part);
+    });
+    return code;
+  };
+
+  /** `note`: what the call was made with, its parts text or elements (a key in a box of its own). */
+  const showAnswer = (result: HTMLElement, res: Response, text: string, note: (string | Node)[]) => {
     const type = res.headers.get('content-type') || '';
     let body = text;
     if (/[/+]json\b/.test(type)) {
@@ -82,9 +97,11 @@ if (reference) {
       } catch {}
     }
     const headers = [...res.headers].map(([name, value]) => `${name}: ${value}`).join('\n');
+    const hint = element('p', '', 'hint');
+    hint.append(...note);
     result.replaceChildren(
       element('p', res.status + (res.statusText ? ` ${res.statusText}` : ''), `try-status ${res.ok ? 'ok' : 'failed'}`),
-      element('p', note, 'hint'),
+      hint,
       element('h6', 'Response headers'),
       element('pre', headers || '(none this page may read)', 'try-headers'),
       element('h6', 'Response body'),
@@ -128,9 +145,12 @@ if (reference) {
         cache: 'no-store',
       });
     } catch {
+      // Said to the developer: what they can do now, and whom to ask; the operator's part (a cors policy) is theirs to find.
       return problem(
         result,
-        `This page could not reach the token endpoint ${tokenUrl}. The gateway must allow this portal's origin (${location.origin}) in a cors policy under oauth.policies; or else it is not reachable from this browser.`,
+        'Your browser could not get a token from ',
+        link(tokenUrl),
+        `: the gateway does not let pages of this portal (${location.origin}) ask for tokens, or it cannot be reached from your browser. You can still get a token with the curl line above, in a terminal. To send calls from this page, ask the API's operator to allow this portal.`,
       );
     }
     const answer: TokenAnswer = (await res.json().catch(() => null)) ?? {};
@@ -156,20 +176,35 @@ if (reference) {
     } catch {
       return problem(
         result,
-        `This page could not read the answer of ${call.method} ${call.url}. The route must allow this portal's origin (${location.origin}) in its cors policy, with every header this call sends (${Object.keys(headers).join(', ')}); or else the gateway is not reachable from this browser.`,
+        `Your browser did not let this page read the answer of ${call.method} `,
+        link(call.url),
+        `: the API does not accept calls from pages of this portal (${location.origin}) with the headers this one sends (${Object.keys(headers).join(', ')}), or it cannot be reached from your browser. You can still make the call with the curl lines above, in a terminal. To send it from this page, ask the API's operator to allow this portal and these headers for the operation.`,
       );
     }
     const text = await res.text();
-    showAnswer(result, res, text, `With a token of ${app.value}${answer.scope ? ` for ${answer.scope}` : ''}. Only the headers the route's cors policy exposes can be read here.`);
+    showAnswer(result, res, text, [
+      'With a token of ',
+      element('code', app.value, 'token'),
+      `${answer.scope ? ` for ${answer.scope}` : ''}. Only the headers the API lets this portal read are shown here.`,
+    ]);
   }
 
+  /** Each panel's lines, made again from its fields: after an input in the panel, or in the app field any panel shares. */
+  const updates: (() => void)[] = [];
   for (const panel of reference.querySelectorAll<HTMLElement>('.try')) {
     const form = panel.querySelector<HTMLFormElement>('form.try-form')!;
     const line = panel.querySelector<HTMLElement>('code.curl')!;
     const result = panel.querySelector<HTMLElement>('.try-result')!;
+    // The token line as src/portal/try-it.ts wrote it, with $KEY: the chosen app's key goes in its
+    // place. The secret never does: the line keeps $SECRET, whatever is typed in the secret field.
+    const tokenLine = panel.querySelector<HTMLElement>('code.curl-token');
+    const tokenTemplate = tokenLine?.textContent ?? '';
     const update = () => {
       line.textContent = curl(request(panel));
+      const app = field(form, 'app');
+      if (tokenLine && app && app.value !== '') tokenLine.textContent = tokenTemplate.replace('"$KEY:', `"${app.value}:`);
     };
+    updates.push(update);
     update();
     form.hidden = false;
     form.addEventListener('input', update);
@@ -192,6 +227,40 @@ if (reference) {
   for (const input of reference.querySelectorAll<HTMLInputElement>('[data-field]')) {
     input.addEventListener('input', () => {
       for (const other of reference.querySelectorAll<HTMLInputElement>(`[data-field="${input.dataset.field}"]`)) if (other !== input) other.value = input.value;
+      if (input.dataset.field === 'app') for (const update of updates) update();
+    });
+  }
+
+  // The filter box over the operations: each operation whose method, path, summary or tag holds
+  // every word typed stays, in the contents and on the page; the others, and a tag left empty, are hidden.
+  const filter = reference.querySelector<HTMLInputElement>('#operation-filter');
+  const none = reference.querySelector<HTMLElement>('#filter-none');
+  if (filter && none) {
+    const entries = [...reference.querySelectorAll<HTMLAnchorElement>('.toc a[href^="#op-"]')].flatMap((link) => {
+      const section = document.getElementById(link.hash.slice(1));
+      const item = link.closest('li');
+      if (!section || !item) return [];
+      const tag = section.closest('section.tag')?.querySelector('h3')?.textContent ?? '';
+      const summary = section.querySelector('.summary')?.textContent ?? '';
+      const text = `${section.querySelector('h4')?.textContent ?? ''} ${summary} ${section.id.slice(3)} ${tag}`.toLowerCase();
+      return [{ section, item, text }];
+    });
+    filter.closest<HTMLElement>('.filter')!.hidden = false;
+    filter.addEventListener('input', () => {
+      const words = filter.value
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((w) => w !== '');
+      for (const e of entries) {
+        const shown = words.every((w) => e.text.includes(w));
+        e.section.hidden = !shown;
+        e.item.hidden = !shown;
+      }
+      for (const group of reference.querySelectorAll<HTMLElement>('section.tag, .toc li.toc-tag')) {
+        const operations = group.querySelectorAll<HTMLElement>(group.matches('section') ? 'section.operation' : 'li');
+        if (operations.length > 0) group.hidden = [...operations].every((o) => o.hidden);
+      }
+      none.hidden = entries.some((e) => !e.section.hidden);
     });
   }
 }
