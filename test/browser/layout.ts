@@ -5,6 +5,7 @@
 // person to look at. No `.test` suffix: the runner must not run it on its own.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 
@@ -12,8 +13,13 @@ export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 export const WIDTHS = [DESKTOP, PHONE] as const;
 
-/** Where the screenshots go, for reviewers to open in the repository (docs/portal.md says so). */
-export const SHOTS = path.join(import.meta.dirname, '..', '..', 'docs', 'portal', 'screenshots');
+/**
+ * Where the screenshots go: a folder of the test's own, for a person to open after the run (its
+ * path is printed); with PORTAL_SCREENSHOTS=docs, the repository's docs/portal/screenshots/, which
+ * docs/portal.md shows. A test run leaves the repository's files as they were.
+ */
+export const SHOTS =
+  process.env.PORTAL_SCREENSHOTS === 'docs' ? path.join(import.meta.dirname, '..', '..', 'docs', 'portal', 'screenshots') : path.join(tmpdir(), 'gateway-portal-screenshots');
 
 /**
  * Tokens (keys, secrets, thumbprints): one long word with nowhere sensible to break, so they have
