@@ -100,11 +100,10 @@ export async function createServices(config: Config, options: ServicesOptions): 
     tracing,
     usageStream,
     async close() {
-      // The spans and usage events of the last calls go out before the store closes.
-      await Promise.all([tracing?.close(), usageStream?.close()]);
+      // The spans, usage events and usage counts of the last calls go out before the store closes.
       clearInterval(purge);
       keys.close();
-      await usage.close();
+      await Promise.all([tracing?.close(), usageStream?.close(), usage.close()]);
       mailer?.close();
       await store.close();
     },

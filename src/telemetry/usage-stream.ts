@@ -1,8 +1,10 @@
 // The per-call usage events of telemetry.usage, for billing: a JSON object a line, appended to a
 // file rotated by size, or POSTed in batches to an HTTP endpoint that is asked again until it takes
-// them. Calls never wait: an event is a line pushed onto a bounded buffer, which a timer empties;
-// past the bound, new events are dropped and counted (gateway_usage_events_total). A graceful stop
-// writes or sends what is left, for a bounded time.
+// them (at least once: each event has an id to remove duplicates by). Calls never wait: an event
+// is a line pushed onto a bounded buffer, which a timer empties; past the bound, new events are
+// dropped and counted (gateway_usage_events_total). A graceful stop writes or sends what is left,
+// for a bounded time.
+import { randomBytes } from 'node:crypto';
 import { appendFile, rename, stat } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { UsageStreamSettings } from '../config/types.ts';
@@ -36,34 +38,47 @@ const CLOSE_WITHIN_MS = 10_000;
 
 export function startUsageStream(settings: UsageStreamSettings, logger: Logger, metrics: Metrics): UsageStream {
   const { batchSize, bufferSize } = settings;
-  const write = settings.sink.kind === 'file' ? fileSink(settings.sink) : urlSink(settings.sink);
+  // Aborted when a stop gives up: a POST under way ends then, not at its own timeout.
+  const stopping = new AbortController();
+  const write = settings.sink.kind === 'file' ? fileSink(settings.sink) : urlSink(settings.sink, stopping.signal);
   const delivered = metrics.usageEvents.labels('delivered');
   const dropped = metrics.usageEvents.labels('dropped');
+  // Each event's id: this stream's, then a number. A batch sent again after a failure whose
+  // answer was lost (a timeout) arrives twice: the id is what a receiver removes duplicates by.
+  const stream = randomBytes(6).toString('base64url');
+  let sequence = 0;
+  // The lines waiting are queue[head…]; the taken ones are cut off now and then, not per batch.
   let queue: string[] = [];
+  let head = 0;
   let writing: Promise<void> | undefined;
+  let closed = false;
   /** Consecutive failures of the sink, and no try before this time (epoch ms). */
   let failures = 0;
   let notBefore = 0;
+  const waiting = () => queue.length - head;
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0 && Date.now() >= notBefore) {
-      const batch = queue.slice(0, batchSize);
+  async function drain(until: number): Promise<void> {
+    while (waiting() > 0 && Date.now() >= notBefore && Date.now() < until) {
+      const batch = queue.slice(head, head + batchSize);
       try {
         await write(batch);
       } catch (err) {
         failures++;
         notBefore = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** failures);
-        logger.warn({ err, waiting: queue.length, attempt: failures }, 'writing usage events failed; trying again');
+        logger.warn({ err: { message: (err as Error).message }, waiting: waiting(), attempt: failures }, 'writing usage events failed; trying again');
         return;
       }
-      // Events that came meanwhile are behind the batch: it leaves from the front.
-      queue = queue.slice(batch.length);
+      head += batch.length;
+      if (head >= batchSize * 8 || head === queue.length) {
+        queue = queue.slice(head);
+        head = 0;
+      }
       failures = 0;
       delivered.inc(batch.length);
     }
   }
-  function flush(): Promise<void> {
-    writing ??= drain().finally(() => {
+  function flush(until = Number.POSITIVE_INFINITY): Promise<void> {
+    writing ??= drain(until).finally(() => {
       writing = undefined;
     });
     return writing;
@@ -73,30 +88,38 @@ export function startUsageStream(settings: UsageStreamSettings, logger: Logger, 
 
   return {
     record(event) {
-      if (queue.length >= bufferSize) {
+      if (closed || waiting() >= bufferSize) {
         dropped.inc();
         return;
       }
-      queue.push(JSON.stringify({ ...event, time: new Date(event.time).toISOString(), durationMs: Math.round(event.durationMs * 1000) / 1000 }));
-      if (queue.length >= batchSize && writing === undefined && Date.now() >= notBefore) void flush();
+      queue.push(JSON.stringify({ id: `${stream}.${++sequence}`, ...event, time: new Date(event.time).toISOString(), durationMs: Math.round(event.durationMs * 1000) / 1000 }));
+      if (waiting() >= batchSize && writing === undefined && Date.now() >= notBefore) void flush();
     },
     async close(withinMs = CLOSE_WITHIN_MS) {
+      closed = true;
       clearInterval(timer);
       const deadline = Date.now() + withinMs;
-      while (queue.length > 0 && Date.now() < deadline) {
+      const left = () => Math.max(0, deadline - Date.now());
+      while (waiting() > 0 && left() > 0) {
         // A stop does not wait out a long backoff: it tries again within a second.
         notBefore = Math.min(notBefore, Date.now() + 1000);
-        await flush();
-        if (queue.length > 0) await new Promise((r) => setTimeout(r, Math.max(0, Math.min(notBefore, deadline) - Date.now())));
+        await Promise.race([flush(deadline), sleep(left())]);
+        if (waiting() > 0) await sleep(Math.min(left(), Math.max(0, notBefore - Date.now())));
       }
-      await writing;
-      if (queue.length === 0) return;
-      dropped.inc(queue.length);
-      logger.error({ dropped: queue.length }, 'usage events could not be written before the stop; they are lost');
+      stopping.abort();
+      // A write that hangs (a file on a stuck disk) is not waited for past the deadline.
+      await Promise.race([writing, sleep(left())]);
+      const lost = waiting();
+      if (lost === 0) return;
+      dropped.inc(lost);
+      logger.error({ dropped: lost }, 'usage events could not be written before the stop; they are lost');
       queue = [];
+      head = 0;
     },
   };
 }
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type Sink = (lines: readonly string[]) => Promise<void>;
 
@@ -128,12 +151,22 @@ async function renamed(from: string, to: string): Promise<void> {
   });
 }
 
-/** POSTs a batch as application/x-ndjson; anything but a 2xx is a failure, and the batch is sent again. */
-function urlSink(sink: Extract<UsageStreamSettings['sink'], { kind: 'url' }>): Sink {
+/**
+ * POSTs a batch as application/x-ndjson; anything but a 2xx is a failure, and the batch is sent
+ * again. A redirect is one too: followed, it would turn the POST into a GET without the events,
+ * and take the endpoint's headers (its API key) to another origin.
+ */
+function urlSink(sink: Extract<UsageStreamSettings['sink'], { kind: 'url' }>, stopping: AbortSignal): Sink {
   const headers = { ...sink.headers, 'content-type': 'application/x-ndjson' };
+  // Where the events go, for the log: never its query, which may hold a key.
+  const where = new URL(sink.url);
+  const named = `${where.origin}${where.pathname}`;
   return async (lines) => {
-    const res = await fetch(sink.url, { method: 'POST', headers, body: `${lines.join('\n')}\n`, signal: AbortSignal.timeout(POST_TIMEOUT_MS) });
+    const signal = AbortSignal.any([AbortSignal.timeout(POST_TIMEOUT_MS), stopping]);
+    const res = await fetch(sink.url, { method: 'POST', headers, body: `${lines.join('\n')}\n`, redirect: 'manual', signal }).catch((err: unknown) => {
+      throw new Error(`${named}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name}`);
+    });
     await res.body?.cancel();
-    if (res.status < 200 || res.status > 299) throw new Error(`${sink.url} answered ${res.status}`);
+    if (res.status < 200 || res.status > 299) throw new Error(`${named} answered ${res.status}`);
   };
 }

@@ -43,9 +43,10 @@ const expected = (appId: string, prefix: string) =>
     status: route === 'broken' ? 503 : 200,
   }));
 
-/** An event without its time and duration, once they are checked to be an ISO time and a number of milliseconds. */
+/** An event without its id, time and duration, once they are checked to be the stream's id and a number, an ISO time and a number of milliseconds. */
 function stable(event: Record<string, unknown>): Record<string, unknown> {
-  const { time, durationMs, ...rest } = event;
+  const { id, time, durationMs, ...rest } = event;
+  assert.match(id as string, /^[\w-]{8}\.[1-9]\d*$/);
   assert.match(time as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   assert.ok(typeof durationMs === 'number' && durationMs >= 0, String(durationMs));
   return rest;
@@ -162,6 +163,76 @@ describe('usage events to an HTTP endpoint', () => {
         received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
         expected(appId, 'full').slice(0, 2),
       );
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('usage events to an endpoint that misbehaves', () => {
+  let mode: 'redirect' | 'hang' | 'up';
+  let received: string[] = [];
+  let elsewhere = 0;
+  let posts = 0;
+  let url: string;
+  let server: ReturnType<typeof createServer>;
+  before(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.url !== '/events') {
+          elsewhere++;
+          return void res.writeHead(200).end();
+        }
+        posts++;
+        if (mode === 'hang') return;
+        if (mode === 'redirect') return void res.writeHead(302, { location: '/elsewhere' }).end();
+        received.push(
+          ...Buffer.concat(chunks)
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l !== ''),
+        );
+        res.writeHead(204).end();
+      });
+    });
+    url = await listenOn(server);
+  });
+  after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  test('a redirect is a failure, not followed: the events are sent again to the endpoint, and its headers go nowhere else', async () => {
+    mode = 'redirect';
+    received = [];
+    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    headers: { x-api-key: billing-key }\n    flushInterval: 50ms\n`);
+    try {
+      await calls(gw, token, 'r');
+      for (let i = 0; i < 100 && posts < 1; i++) await new Promise((r) => setTimeout(r, 20));
+      mode = 'up';
+      await gw.gateway.close();
+      assert.equal(elsewhere, 0, 'the redirect was not followed');
+      assert.deepEqual(
+        received.map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
+        expected(appId, 'r'),
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a stop gives up on an endpoint that does not answer within its 10 s, says how many events are lost, and ends', async () => {
+    mode = 'hang';
+    const { gw, token } = await billedGateway(`    url: ${url}/events\n    flushInterval: 50ms\n`);
+    try {
+      await calls(gw, token, 'h');
+      const since = performance.now();
+      await gw.gateway.close();
+      assert.ok(performance.now() - since < 12_000, 'cut off within 12 s');
+      const lost = gw.logs.map((l) => JSON.parse(l) as { msg: string; dropped?: number }).find((l) => l.msg === 'usage events could not be written before the stop; they are lost');
+      assert.equal(lost?.dropped, 4);
     } finally {
       await gw.close();
     }
