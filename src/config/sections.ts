@@ -138,16 +138,23 @@ function usageStreamSettings(c: ConfigFile, site: Site): UsageStreamSettings | u
   if (usage.file !== undefined && d(c.workers) !== 1) site.report([...at, 'file'], 'with several workers, send the events to a url (each worker would write and rotate the same file)');
   const kept = { batchSize: d(usage.batchSize), flushIntervalMs: site.duration(usage.flushInterval, [...at, 'flushInterval']), bufferSize: d(usage.bufferSize) };
   if (usage.file !== undefined) return { sink: { kind: 'file', path: path.resolve(site.dir, usage.file), maxFileSize: d(usage.maxFileSize), keepFiles: d(usage.keepFiles) }, ...kept };
+  if (exportUrl(usage.url!, [...at, 'url'], site) === undefined) return undefined;
   return { sink: { kind: 'url', url: usage.url!, headers: d(usage.headers) }, ...kept };
+}
+
+/** Where telemetry goes: a URL without a user and password, which the log would show (a key goes in `headers`). */
+function exportUrl(value: string, at: Segments, site: Site): URL | undefined {
+  const url = URL.parse(value);
+  if (url === null) site.report(at, `not a URL: ${value}`);
+  else if (url.username !== '' || url.password !== '') site.report(at, 'give credentials in headers, not in the URL');
+  else return url;
+  return undefined;
 }
 
 function traceSettings(traces: NonNullable<ConfigFile['telemetry']>['traces'], site: Site): TraceSettings | undefined {
   if (traces === undefined) return undefined;
-  const url = URL.parse(traces.endpoint);
-  if (url === null) {
-    site.report(['telemetry', 'traces', 'endpoint'], `not a URL: ${traces.endpoint}`);
-    return undefined;
-  }
+  const url = exportUrl(traces.endpoint, ['telemetry', 'traces', 'endpoint'], site);
+  if (url === undefined) return undefined;
   // OTLP/HTTP's path for traces, after a collector's address given without one.
   if (url.pathname === '/') url.pathname = '/v1/traces';
   return { endpoint: url.href, headers: d(traces.headers), sampleRatio: d(traces.sampleRatio) };

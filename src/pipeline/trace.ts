@@ -32,6 +32,8 @@ export interface CallOutcome {
 
 /** The server span of a call, which the handler finishes with what the call came to. */
 export interface CallSpan extends TraceSpan {
+  /** The trace's id, for the access line: the caller's when it named a trace, else the gateway's. */
+  readonly traceId: string;
   finish(outcome: CallOutcome): void;
 }
 
@@ -86,5 +88,6 @@ export function traced<C extends { span: TraceSpan | undefined }>(step: (ctx: C)
 
 /** What a failure was, for a span: a GatewayError's code, else the error's name. */
 export function errorType(err: unknown): string {
-  return (err as { code?: unknown }).code?.toString() ?? (err as Error).name ?? 'Error';
+  const { code, name } = (err ?? {}) as { code?: unknown; name?: unknown };
+  return typeof code === 'string' ? code : typeof name === 'string' ? name : 'Error';
 }

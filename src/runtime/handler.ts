@@ -83,6 +83,7 @@ export function createHandler(parts: HandlerParts) {
       if (--calls.running === 0) calls.idle?.();
       const ms = performance.now() - started;
       const name = route?.name ?? UNMATCHED;
+      ctx.span?.finish({ route: name, path: ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
       observe(name, route, ctx, ms, failure);
       logAccess?.(ctx, name, ms);
       if (ctx.token !== undefined) parts.audit?.(ctx, name);
@@ -104,7 +105,6 @@ export function createHandler(parts: HandlerParts) {
           durationMs: ms,
         });
       }
-      ctx.span?.finish({ route: name, path: ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
     }
   };
 }
@@ -159,7 +159,7 @@ function createProblemWriter(logger: Logger): Failure {
 function createAccessLog(logger: Logger) {
   return function logAccess(ctx: RequestContext, route: string, ms: number): void {
     const { req, res, token } = ctx;
-    const trace = traceId(req.headers.traceparent);
+    const trace = ctx.span?.traceId ?? traceId(req.headers.traceparent);
     logger.info(
       {
         id: ctx.requestId,

@@ -9,7 +9,7 @@ import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, Spa
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { AlwaysOffSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { TraceSettings } from '../config/types.ts';
@@ -21,14 +21,20 @@ const KINDS = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const;
 
 export function createTracing(settings: TraceSettings, logger: Logger): Tracing {
   const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } });
+  const ratio = new TraceIdRatioBasedSampler(settings.sampleRatio);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'token-gateway', 'service.version': pkg.version }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
+    // A caller's "sampled" decides nothing: any client could send it on every call and have each
+    // traced, filling the export queue. Its trace is continued, sampled by the same ratio (by the
+    // trace id, so instances agree); a caller's "not sampled" is followed.
+    sampler: new ParentBasedSampler({ root: ratio, remoteParentSampled: ratio, remoteParentNotSampled: new AlwaysOffSampler() }),
     spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUED_SPANS, maxExportBatchSize: 512, scheduledDelayMillis: 1000 })],
   });
   const tracer = provider.getTracer('token-gateway', pkg.version);
   const propagator = new W3CTraceContextPropagator();
-  logger.info({ endpoint: settings.endpoint, sampleRatio: settings.sampleRatio }, 'exporting traces over OTLP/HTTP');
+  // Never the endpoint's query, which may hold a key.
+  const where = new URL(settings.endpoint);
+  logger.info({ endpoint: `${where.origin}${where.pathname}`, sampleRatio: settings.sampleRatio }, 'exporting traces over OTLP/HTTP');
   return {
     serve(req, protocol) {
       const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
@@ -61,7 +67,13 @@ class GatewaySpan implements CallSpan {
     this.#method = method;
   }
 
+  get traceId(): string {
+    return this.#span.spanContext().traceId;
+  }
+
   child(name: string, kind: 'internal' | 'client', attributes?: SpanAttributes, startTime?: number): TraceSpan {
+    // Under a span not recorded, none is: the call's span stands for them, its trace context goes on.
+    if (!this.#span.isRecording()) return this;
     const span = this.#tracer.startSpan(name, { kind: KINDS[kind], ...(attributes && { attributes }), ...(startTime !== undefined && { startTime }) }, trace.setSpan(ROOT_CONTEXT, this.#span));
     return new GatewaySpan(this.#tracer, this.#propagator, span, this.#method);
   }

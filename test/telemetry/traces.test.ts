@@ -12,7 +12,7 @@ import { createApp, createDeveloper } from '../../src/admin/operations.ts';
 import { loadConfigFile } from '../../src/config/load.ts';
 import { startGateway, type Gateway } from '../../src/host/index.ts';
 import { createLogger } from '../../src/log.ts';
-import { adminDeps, basic, call, configYaml, listenOn, tempDir } from '../helpers.ts';
+import { adminDeps, basic, call, configError, configYaml, listenOn, tempDir } from '../helpers.ts';
 import { hasRedis, startRedis, type RedisServer } from '../redis-server.ts';
 
 interface ReceivedSpan {
@@ -234,33 +234,61 @@ describe('traces over OTLP/HTTP, the store on Redis', { skip }, () => {
   });
 });
 
-describe('traces, the store on SQLite, sampleRatio 0', () => {
+describe('traces, the store on SQLite', () => {
   const dir = tempDir();
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let upstream: Awaited<ReturnType<typeof startRecorder>>;
-  let gw: Awaited<ReturnType<typeof tracedGateway>>;
 
   before(async () => {
     receiver = await startReceiver();
     upstream = await startRecorder('{"ok":true}');
-    const telemetry = `telemetry:\n  traces:\n    endpoint: ${receiver.url}/v1/traces\n    sampleRatio: 0\n`;
-    gw = await tracedGateway(dir.dir, 'store:\n  path: ./gateway.db', telemetry, upstream.url, 'http://127.0.0.1:9/authenticate');
   });
   after(async () => {
-    await gw?.gateway.close();
     await Promise.all([receiver?.close(), upstream?.close()]);
     dir.remove();
   });
 
-  test('a new trace is not recorded, and the upstream is told so; a sampled caller is followed; counts in memory get no span', async () => {
+  test('counts made in memory get no span', async () => {
+    const gw = await tracedGateway(path.join(dir.dir), 'store:\n  path: ./one.db', `telemetry:\n  traces:\n    endpoint: ${receiver.url}/v1/traces\n`, upstream.url, 'http://127.0.0.1:9/authenticate');
+    try {
+      const token = await tokenFor(gw.gateway, gw.traced, 'grant_type=client_credentials');
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      assert.equal((await call(`${gw.gateway.url}/v1/traced`, { headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-b7ad6b7169203331-01` } })).status, 200);
+      const spans = await receiver.trace(traceId, 3);
+      assert.deepEqual(spans.map((s) => s.name).sort(), ['GET', 'GET traced', 'verify token']);
+    } finally {
+      await gw.gateway.close();
+    }
+  });
+
+  test('sampleRatio 0: nothing is recorded, not even for a caller that asks; its trace goes on to the upstream, marked not sampled', async () => {
+    const before = receiver.spans.length;
+    const gw = await tracedGateway(
+      path.join(dir.dir),
+      'store:\n  path: ./two.db',
+      `telemetry:\n  traces:\n    endpoint: ${receiver.url}/v1/traces\n    sampleRatio: 0\n`,
+      upstream.url,
+      'http://127.0.0.1:9/authenticate',
+    );
     const token = await tokenFor(gw.gateway, gw.traced, 'grant_type=client_credentials');
+    const traceId = '5b8efff798038103d269b633813fc60c';
+    assert.equal((await call(`${gw.gateway.url}/v1/traced`, { headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-eee19b7ec3c1b174-01` } })).status, 200);
+    assert.match(upstream.seen.at(-1)!.traceparent as string, new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`));
     assert.equal((await call(`${gw.gateway.url}/v1/traced`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
     assert.match(upstream.seen.at(-1)!.traceparent as string, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-    const traceId = '0af7651916cd43dd8448eb211c80319c';
-    assert.equal((await call(`${gw.gateway.url}/v1/traced`, { headers: { authorization: `Bearer ${token}`, traceparent: `00-${traceId}-b7ad6b7169203331-01` } })).status, 200);
-    const spans = await receiver.trace(traceId, 3);
-    assert.deepEqual(spans.map((s) => s.name).sort(), ['GET', 'GET traced', 'verify token']);
-    // Everything the receiver got is of the sampled call; the token request and the unsampled call sent nothing.
-    assert.deepEqual([...new Set(receiver.spans.map((s) => s.traceId))], [traceId]);
+    // A stop exports every span still waiting: none came.
+    await gw.gateway.close();
+    assert.equal(receiver.spans.length, before);
   });
+});
+
+test('telemetry endpoints take no user and password in the URL: the log would show them', async () => {
+  assert.match(
+    await configError({ extra: 'telemetry:\n  traces:\n    endpoint: http://user:secret@127.0.0.1:4318\n' }),
+    /^telemetry\.traces\.endpoint: give credentials in headers, not in the URL \(gateway\.yaml:\d+\)$/,
+  );
+  assert.match(
+    await configError({ extra: 'telemetry:\n  usage:\n    url: https://billing:secret@billing.example.com/events\n' }),
+    /^telemetry\.usage\.url: give credentials in headers, not in the URL \(gateway\.yaml:\d+\)$/,
+  );
 });
