@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Agent } from '../upstream/undici.ts';
 import type { AuthServerSettings } from '../config/load.ts';
 import { invalidGrant, temporarilyUnavailable } from '../oauth/errors.ts';
-import type { TraceSpan } from '../pipeline/trace.ts';
+import { errorType, serverAttributes, type TraceSpan } from '../pipeline/trace.ts';
 
 export interface AuthServerClient {
   /** The subject the server names (or the username); throws invalid_grant or temporarily_unavailable. With `span`, the call gets a span under it, and its trace context. */
@@ -26,14 +26,12 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
   }
   const origin = settings.url.origin;
   const path = settings.url.pathname + settings.url.search;
-  const port = settings.url.port === '' ? (settings.url.protocol === 'https:' ? 443 : 80) : Number(settings.url.port);
 
   return {
     async verify(username, password, parent) {
       const span = parent?.child('POST', 'client', {
         'http.request.method': 'POST',
-        'server.address': settings.url.hostname,
-        'server.port': port,
+        ...serverAttributes(settings.url),
         'url.full': `${origin}${settings.url.pathname}`,
         'gateway.auth_server': settings.name,
       });
@@ -42,7 +40,7 @@ export function createAuthServerClient(settings: AuthServerSettings): AuthServer
         span?.end();
         return subject;
       } catch (err) {
-        span?.fail((err as { code?: string }).code ?? 'Error');
+        span?.fail(errorType(err));
         span?.end();
         throw err;
       }

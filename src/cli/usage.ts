@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { AdminError } from '../admin/errors.ts';
 import { MAX_USAGE_RANGE_MS, SUMMARY_WINDOWS, summarize, type UsageQuery, type UsageRow, type UsageSummary } from '../admin/usage.ts';
 import type { App } from '../store/port/index.ts';
+import { HOUR_MS } from '../usage.ts';
 import type { Common, Leaves } from './admin.ts';
 import { isoDate, table, terminalText, type CliIo } from './io.ts';
 import type { AdminApi } from './admin-api.ts';
@@ -33,7 +34,6 @@ interface ExportRow {
 }
 
 const CSV_COLUMNS = ['hour', 'app', 'app_name', 'developer', 'product', 'route', 'status_class', 'calls'] as const;
-const DAY_MS = 86_400_000;
 
 /** An ISO 8601 date (its midnight, UTC), or a date-time with its zone: without one, the machine's own zone would decide the hour. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
@@ -74,7 +74,7 @@ async function productSummaries(api: AdminApi, product: string | undefined, now:
   return names.map((name) => {
     const mine = rows.filter((r) => r.product === name);
     // A row's hour counts in a window when any of it is inside, as in an export.
-    const windows = Object.fromEntries(SUMMARY_WINDOWS.map((w) => [w.name, summarize(mine.filter((r) => r.hour + 3_600_000 > now - w.ms))]));
+    const windows = Object.fromEntries(SUMMARY_WINDOWS.map((w) => [w.name, summarize(mine.filter((r) => r.hour + HOUR_MS > now - w.ms))]));
     return { product: name, windows };
   });
 }
@@ -126,7 +126,7 @@ export function registerUsage(admin: Command, { leaf, show }: Leaves, io: CliIo)
     const format = opts.format ?? (opts.json === true ? 'json' : 'csv');
     if (format !== 'csv' && format !== 'json') throw new AdminError('usage', `--format: csv or json, not "${format}"`);
     const until = timeOption(opts.until, Date.now(), '--until');
-    const since = timeOption(opts.since, until - DAY_MS, '--since');
+    const since = timeOption(opts.since, until - 24 * HOUR_MS, '--since');
     if (since >= until) throw new AdminError('usage', '--since must be before --until');
     if (until - since > MAX_USAGE_RANGE_MS) throw new AdminError('usage', 'an export covers at most 31 days: export each month on its own');
     const query: UsageQuery = {

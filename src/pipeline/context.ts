@@ -42,18 +42,21 @@ export interface RequestContext {
 export type AnswerHeaders = (headers: Record<string, unknown>) => void;
 
 /**
- * A quota's or spike arrest's state after the call, as draft-ietf-httpapi-ratelimit-headers names
- * it: the policy's `quota` (q) per `window` seconds (w), the units it still allows (r) and the
- * seconds until it is whole again (t).
+ * A quota's or spike arrest's state after the call, as draft-ietf-httpapi-ratelimit-headers says
+ * it: the policy's RateLimit-Policy member (its quota per window, made once), the units it still
+ * allows (r) and the seconds until it is whole again (t).
  */
 export interface RateLimit {
   /** The policy's name in both headers, unique among the policies of its route: a Structured Field String (no `"` or backslash). */
   name: string;
-  quota: number;
-  window: number;
+  /** `"name";q=<quota>;w=<window seconds>`: policyMember() made it. */
+  policy: string;
   remaining: number;
   reset: number;
 }
+
+/** A policy's RateLimit-Policy member: `quota` units per `window` seconds. */
+export const policyMember = (name: string, quota: number, window: number) => `"${name}";q=${quota};w=${window}`;
 
 /** The upstream's RateLimit headers of the older drafts, dropped from an answer that carries the gateway's own. */
 const OLD_RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const;
@@ -84,7 +87,7 @@ export function rateLimitFields(limits: readonly RateLimit[]): { policy: string;
   let state = '';
   for (const l of limits) {
     const separator = policy === '' ? '' : ', ';
-    policy += `${separator}"${l.name}";q=${l.quota};w=${l.window}`;
+    policy += separator + l.policy;
     state += `${separator}"${l.name}";r=${l.remaining};t=${l.reset}`;
   }
   return { policy, state };

@@ -86,6 +86,11 @@ export function traced<C extends { span: TraceSpan | undefined }>(step: (ctx: C)
   };
 }
 
+/** The semantic conventions' server.address and server.port of the server at `url` (its scheme's port when it names none). */
+export function serverAttributes(url: URL): SpanAttributes {
+  return { 'server.address': url.hostname, 'server.port': url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+}
+
 /** What a failure was, for a span: a GatewayError's code, else the error's name. */
 export function errorType(err: unknown): string {
   const { code, name } = (err ?? {}) as { code?: unknown; name?: unknown };

@@ -24,9 +24,11 @@ export interface PolicyEnv extends PolicySite {
 
 /** Where a counting policy reports its state after a call, for the RateLimit headers (draft-ietf-httpapi-ratelimit-headers). */
 export interface RateLimitSite {
+  /** Whether answers here may carry the headers at all (false: the route turned them off); a policy builds nothing to report otherwise. */
+  readonly on: boolean;
   /** The policy's name in the headers, unique on its route: `base`, else `base-2`, `base-3`… */
   name(base: string): string;
-  /** Adds the policy's state to what the answer carries, unless the route or the token's product turned the headers off. */
+  /** Adds the policy's state to what the answer carries, unless the token's product turned the headers off. */
   report(ctx: RequestContext, limit: RateLimit): void;
 }
 
@@ -35,9 +37,11 @@ export interface RateLimitSite {
  * `rateLimitHeaders: false`; `quietProducts`, the products with it. `setHeaders`: for answers
  * written through setHeader (the OAuth endpoints'), the headers are set as each policy reports.
  */
-export function rateLimitSite(off: boolean, quietProducts: ReadonlySet<string>, setHeaders = false): RateLimitSite {
+export function rateLimitSite(options: { off: boolean; quietProducts: ReadonlySet<string>; setHeaders?: boolean }): RateLimitSite {
+  const { off, quietProducts, setHeaders = false } = options;
   const taken = new Set<string>();
   return {
+    on: !off,
     name(base) {
       let name = base;
       for (let i = 2; taken.has(name); i++) name = `${base}-${i}`;

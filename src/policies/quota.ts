@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import type { RequestContext, Step } from '../pipeline/context.ts';
+import { policyMember, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { ActiveToken, Counters, QuotaResult, WindowOf } from '../store/port/index.ts';
 import { countStep, type Count, type RateLimitSite, type RequestPolicy } from './policy.ts';
 
@@ -88,21 +88,21 @@ function quotaCount(options: QuotaSettings, scope: string, site: RateLimitSite, 
   const prefix = keyPrefix(options, scope);
   const counted = countedAs(options);
   const keyOf = (ctx: RequestContext) => `${prefix}${ctx.token!.product}|${counted(ctx.token!)}`;
-  // A calendar month is as long as it is; every other window has one length.
-  const windowSeconds =
+  // A calendar month is as long as it is; every other window has one length, and one member.
+  const member = policyMember(name, limit, size / 1000);
+  const policyAt =
     options.window !== 'rolling' && interval === 'month'
       ? (now: number) => {
           const w = windowOf(now);
-          return (w.end - w.start) / 1000;
+          return policyMember(name, limit, (w.end - w.start) / 1000);
         }
-      : () => size / 1000;
+      : () => member;
   return {
     policy: 'quota',
     check: options.window === 'rolling' ? (ctx) => ({ kind: 'rolling', key: keyOf(ctx), limit, size }) : (ctx) => ({ kind: 'calendar', key: keyOf(ctx), limit, windowOf }),
     apply(ctx, answer, now) {
       const result = answer as QuotaResult;
-      const reset = Math.max(0, Math.ceil((result.resetAt - now) / 1000));
-      site.report(ctx, { name, quota: limit, window: windowSeconds(now), remaining: result.remaining, reset });
+      if (site.on) site.report(ctx, { name, policy: policyAt(now), remaining: result.remaining, reset: Math.max(0, Math.ceil((result.resetAt - now) / 1000)) });
       if (!result.allowed) {
         const retryAfter = Math.max(1, Math.ceil((result.retryAt - now) / 1000));
         throw new GatewayError(429, 'quota_exceeded', `quota of ${limit} calls per ${interval} exceeded`, { headers: { 'retry-after': String(retryAfter) }, policy: 'quota' });

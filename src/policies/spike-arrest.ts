@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { about, Strict } from '../fragments.ts';
 import { GatewayError } from '../errors.ts';
-import type { RequestContext } from '../pipeline/context.ts';
+import { policyMember, type RequestContext } from '../pipeline/context.ts';
 import { spikeRemaining, type SpikeResult } from '../store/port/index.ts';
 import { countStep, type Count, type RequestPolicy } from './policy.ts';
 
@@ -37,16 +37,16 @@ export const spikeArrest: RequestPolicy<typeof SpikeArrestOptions> = {
     // Two spike arrests on one route (say a burst and a sustained rate) keep separate arrival times.
     const prefix = `spike|${env.route}|${options.rate}/${burst}/${by}|`;
     const keyOf = by === 'ip' ? (ctx: RequestContext) => prefix + ctx.clientIp : by === 'route' ? () => prefix : (ctx: RequestContext) => prefix + ctx.token!.appId;
-    // In the RateLimit headers: the rate as a quota per second or minute; the calls the burst still
-    // admits at once, and the seconds until all of it is back.
+    // In the RateLimit headers: the most calls it admits in a second or a minute (a burst, then one
+    // per interval); the calls the burst still admits at once, and the seconds until all of it is back.
     const name = env.rateLimits.name(`spike-${options.rate}`);
-    const window = options.rate.endsWith('ps') ? 1 : 60;
+    const policy = policyMember(name, count + burst - 1, options.rate.endsWith('ps') ? 1 : 60);
     const spike: Count = {
       policy: 'spikeArrest',
       check: (ctx) => ({ kind: 'spike', key: keyOf(ctx), intervalMs, burst }),
       apply(ctx, answer) {
         const result = answer as SpikeResult;
-        env.rateLimits.report(ctx, { name, quota: count, window, remaining: spikeRemaining(result, intervalMs, burst), reset: Math.ceil(result.refillMs / 1000) });
+        if (env.rateLimits.on) env.rateLimits.report(ctx, { name, policy, remaining: spikeRemaining(result, intervalMs, burst), reset: Math.ceil(result.refillMs / 1000) });
         if (!result.allowed) {
           throw new GatewayError(429, 'spike_arrest', `rate of ${options.rate} exceeded`, {
             policy: 'spikeArrest',

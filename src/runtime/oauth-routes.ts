@@ -59,7 +59,7 @@ export function compileOAuthRoutes(config: Config, services: OAuthRouteServices,
     logger,
     maxBodySize: config.listen.maxBodySize,
     // The endpoints write their answers themselves, through setHeader.
-    rateLimits: rateLimitSite(false, new Set(), true),
+    rateLimits: rateLimitSite({ off: false, quietProducts: new Set(), setHeaders: true }),
   };
   const cors = compileOriginPolicy(config.oauth.policies, tokenSite);
   // The CORS headers first, so that every refusal carries them.

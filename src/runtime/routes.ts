@@ -183,10 +183,12 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
   // product's applies to a call: its name in the RateLimit headers need not say which.
   const quietProducts = new Set([...config.products.values()].filter((p) => !p.rateLimitHeaders).map((p) => p.name));
   const productQuota = (shown: boolean): Step => {
-    const site = rateLimitSite(!shown, quietProducts);
+    const site = rateLimitSite({ off: !shown, quietProducts });
     const steps = new Map<string, Step>();
     for (const { name, quota } of config.products.values()) {
-      if (quota !== undefined) steps.set(name, tracedCount(createQuotaStep(quota, 'product', services.store.counters, clock, site, `product-quota-${quota.interval}`)));
+      if (quota === undefined) continue;
+      const step = createQuotaStep(quota, 'product', services.store.counters, clock, site, `product-quota-${quota.interval}`);
+      steps.set(name, services.tracing === undefined ? step : tracedCount(step));
     }
     return function productQuota(ctx: RequestContext) {
       return steps.get(ctx.token!.product)?.(ctx);
@@ -232,7 +234,7 @@ function compileRoute(route: RouteSettings, config: RouteTableSettings, services
     counters,
     logger,
     maxBodySize,
-    rateLimits: rateLimitSite(!route.rateLimitHeaders, shared.quietProducts),
+    rateLimits: rateLimitSite({ off: !route.rateLimitHeaders, quietProducts: shared.quietProducts }),
   };
   const cors = compileOriginPolicy(route.policies, env);
   if (cors !== undefined) {

@@ -12,7 +12,7 @@ import { readBody, upstreamBody } from '../http/body.ts';
 import { hasBody, queryObject } from '../http/request.ts';
 import { answerHeaders, type RequestContext, type Step } from '../pipeline/context.ts';
 import type { HeldResponse, ResponseHandler } from '../policies/policy.ts';
-import type { SpanAttributes, TraceSpan } from '../pipeline/trace.ts';
+import { serverAttributes, type SpanAttributes, type TraceSpan } from '../pipeline/trace.ts';
 import { clientResponseHeaders, type RequestHeaders } from './headers.ts';
 
 export interface Target {
@@ -270,9 +270,7 @@ function createSender(health: Health, settings: Pick<ProxySettings, 'name' | 're
 
 /** The semantic conventions' attributes of a call to target `m`; the query is left out (it can hold what a client should not have sent). */
 function upstreamAttributes(m: Member, path: string, attempt: number): SpanAttributes {
-  const { origin } = m;
-  const port = origin.port === '' ? (origin.protocol === 'https:' ? 443 : 80) : Number(origin.port);
-  return { 'server.address': origin.hostname, 'server.port': port, 'url.full': `${origin.origin}${m.basePath}${path}`, ...(attempt > 0 && { 'http.request.resend_count': attempt }) };
+  return { ...serverAttributes(m.origin), 'url.full': `${m.origin.origin}${m.basePath}${path}`, ...(attempt > 0 && { 'http.request.resend_count': attempt }) };
 }
 
 /** Ends the span of an upstream call that answered `status` (a client span: a 4xx or 5xx is an error), or failed with `error`. */

@@ -119,10 +119,11 @@ export class SqliteUsage implements UsageStore {
       `INSERT INTO usage_latency (hour, app_id, route, status_class, bucket, count) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (hour, app_id, route, status_class, bucket) DO UPDATE SET count = count + excluded.count`,
     );
-    // The product is usage_counts': a row of these whose counts the report leaves out is left out too.
-    const buckets = 'SELECT hour, app_id, route, status_class, bucket, count FROM usage_latency';
-    this.#latency = db.prepare(`${buckets} WHERE hour >= ?1 AND hour < ?2 AND (?3 IS NULL OR route = ?3)`);
-    this.#latencyOfApp = db.prepare(`${buckets} WHERE app_id = ?4 AND hour >= ?1 AND hour < ?2 AND (?3 IS NULL OR route = ?3)`);
+    // The buckets of the rows the report reads, narrowed as they are (the product is usage_counts').
+    const buckets = 'SELECT l.hour, l.app_id, l.route, l.status_class, l.bucket, l.count FROM usage_latency l JOIN usage_counts c USING (hour, app_id, route, status_class)';
+    const bucketsNarrowed = '(?1 IS NULL OR c.product = ?1) AND (?2 IS NULL OR l.route = ?2)';
+    this.#latency = db.prepare(`${buckets} WHERE l.hour >= ?3 AND l.hour < ?4 AND ${bucketsNarrowed}`);
+    this.#latencyOfApp = db.prepare(`${buckets} WHERE l.app_id = ?5 AND l.hour >= ?3 AND l.hour < ?4 AND ${bucketsNarrowed}`);
     this.#deleteLatencyOfApp = db.prepare('DELETE FROM usage_latency WHERE app_id = ?');
     this.#purgeLatency = db.prepare('DELETE FROM usage_latency WHERE hour < ?');
     this.#deleteOfApp = db.prepare('DELETE FROM usage_counts WHERE app_id = ?');
@@ -147,9 +148,10 @@ export class SqliteUsage implements UsageStore {
 
   async report(filter: UsageFilter): Promise<UsageCount[]> {
     const narrowed = [filter.product ?? null, filter.route ?? null, filter.fromHour, filter.toHour] as const;
-    const range = [filter.fromHour, filter.toHour, filter.route ?? null] as const;
     const [rows, buckets] = this.#db.read(() =>
-      filter.appId === undefined ? [this.#report.all(...narrowed), this.#latency.all(...range)] : [this.#reportOfApp.all(...narrowed, filter.appId), this.#latencyOfApp.all(...range, filter.appId)],
+      filter.appId === undefined
+        ? [this.#report.all(...narrowed), this.#latency.all(...narrowed)]
+        : [this.#reportOfApp.all(...narrowed, filter.appId), this.#latencyOfApp.all(...narrowed, filter.appId)],
     ) as [Row[], Row[]];
     const key = (r: Row) => `${r.hour as number}\u0000${r.app_id as string}\u0000${r.route as string}\u0000${r.status_class as string}`;
     const latency = new Map<string, number[]>();
