@@ -11,7 +11,9 @@ const Traces = Type.Object(
     ),
     headers: Type.Optional(about(Type.Record(HeaderName, Type.String(), Strict), 'Headers sent with every export, such as the API key of a tracing service.', { default: {} })),
     sampleRatio: Type.Optional(
-      about(Type.Number({ minimum: 0, maximum: 1 }), "The share of traces recorded, decided by the trace id: for a caller's trace too (its \"sampled\" flag is not obeyed; its \"not sampled\" is).", { default: 1 }),
+      about(Type.Number({ minimum: 0, maximum: 1 }), 'The share of traces recorded, decided by the trace id: for a caller\'s trace too (its "sampled" flag is not obeyed; its "not sampled" is).', {
+        default: 1,
+      }),
     ),
   },
   Strict,
