@@ -153,6 +153,8 @@ interface Load {
   /** Before each measurement of so many seconds, outside it: makes what `next` hands out (DPoP proofs, fresh). */
   prepare?: (seconds: number) => void;
   amount?: number;
+  /** Counts every request the load generator sent with this load, warm-ups included. */
+  sent?: { total: number };
 }
 
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
@@ -180,6 +182,7 @@ async function measure(load: Load, child: ChildProcess, seconds = duration): Pro
     ...(load.amount === undefined ? { duration: seconds } : { amount: load.amount }),
   });
   clearInterval(sampler);
+  if (load.sent !== undefined) load.sent.total += result.requests.total;
   const cpu = cpuSeconds(child) - cpuBefore;
   peak = Math.max(peak, rssMb(child));
   return {
@@ -345,14 +348,25 @@ function dpopLines(results: Record<string, Figures>, spend: { sqlite: SpendOnceC
   ];
 }
 
-/** The telemetry group's ratios, by req/s (the targets) and by CPU per request. */
-function telemetryLines(results: Record<string, Figures>): string[] {
+/** What the traced case's receiver got: spans, against the calls the load made of it (three spans a call: the call's, verify token, the upstream call). */
+interface Exported {
+  spans: number;
+  calls: number;
+}
+
+/** The telemetry group's ratios, by req/s (the targets) and by CPU per request; and whether the traced case exported its spans, or dropped them. */
+function telemetryLines(results: Record<string, Figures>, exported: Exported): string[] {
   const untraced = results.untraced!;
   const ratio = (name: string, about: string) =>
     ratioLine(`${name} / untraced`, results[name]!.rps / untraced.rps, `${about}; by CPU per request ${(untraced.cpu_us / results[name]!.cpu_us).toFixed(3)}`);
   return [
     ratio('traced', 'full chain with every call traced (sampleRatio 1: a server span, and verify token and the upstream call under it, exported over OTLP/HTTP) against none; target ≥ 0.85'),
     ratio('usage-stream', 'full chain with an event per call written to a file (telemetry.usage) against none; target ≥ 0.95'),
+    ratioLine(
+      'traced spans exported',
+      exported.spans / (3 * exported.calls),
+      `${exported.spans} spans received for ${exported.calls} calls, three a call; below 1, the export queue dropped spans under this load`,
+    ),
   ];
 }
 
@@ -719,21 +733,26 @@ ${line?.openapi ?? ''}${extra}`,
      * 1, which decodes them), and with the usage events written to a file, against the chain with
      * neither: three gateways of the bench's config.
      */
-    async function telemetryGroup(): Promise<Record<string, Figures>> {
+    async function telemetryGroup(): Promise<{ results: Record<string, Figures>; exported: Exported }> {
       const sink = await freePort('127.0.0.1');
       children.push(await start(1, 'scripts/bench/otlp-sink.ts', [String(sink)], onMessage));
       const plain = await startGatewayCase('untraced', 0);
       const traced = await startGatewayCase('traced', 0, `telemetry:\n  traces:\n    endpoint: http://127.0.0.1:${sink}\n    sampleRatio: 1\n`);
       const streamed = await startGatewayCase('usage-stream', 0, 'telemetry:\n  usage:\n    file: ./usage-stream.ndjson\n');
-      return alternate({
+      const sent = { total: 0 };
+      const results = await alternate({
         untraced: { load: verifyLoad(plain), child: plain.child },
-        traced: { load: verifyLoad(traced), child: traced.child },
+        traced: { load: { ...verifyLoad(traced), sent }, child: traced.child },
         'usage-stream': { load: verifyLoad(streamed), child: streamed.child },
       });
+      // The spans of the last second are exported within the next: then they are counted.
+      await new Promise((r) => setTimeout(r, 2500));
+      const { spans } = (await (await fetch(`http://127.0.0.1:${sink}/`)).json()) as { spans: number };
+      return { results, exported: { spans, calls: sent.total } };
     }
     if (args.only === 'telemetry') {
-      const results = await telemetryGroup();
-      process.stdout.write(`${[...table(results), '', ...telemetryLines(results), '', ONLY_FOOTER].join('\n')}\n`);
+      const { results, exported } = await telemetryGroup();
+      process.stdout.write(`${[...table(results), '', ...telemetryLines(results, exported), '', ONLY_FOOTER].join('\n')}\n`);
       writeResults(results);
       return;
     }
@@ -766,7 +785,8 @@ ${line?.openapi ?? ''}${extra}`,
       }),
     );
     Object.assign(results, await alone(openapiGroup));
-    Object.assign(results, await alone(telemetryGroup));
+    const telemetry = await alone(telemetryGroup);
+    Object.assign(results, telemetry.results);
     const dpop = await alone(dpopGroup);
     Object.assign(results, dpop.results);
 
@@ -850,7 +870,7 @@ ${line?.openapi ?? ''}${extra}`,
       ...jwtLines(results),
       ...(await signingLines()),
       ...openapiLines(results),
-      ...telemetryLines(results),
+      ...telemetryLines(results, telemetry.exported),
       ...dpop.lines,
       '',
       ...startLines,
