@@ -14,12 +14,11 @@ export const PHONE = { width: 390, height: 844 } as const;
 export const WIDTHS = [DESKTOP, PHONE] as const;
 
 /**
- * Where the screenshots go: a folder of the test's own, for a person to open after the run (its
- * path is printed); with PORTAL_SCREENSHOTS=docs, the repository's docs/portal/screenshots/, which
- * docs/portal.md shows. A test run leaves the repository's files as they were.
+ * Where the screenshots go: <tmpdir>/gateway-portal-screenshots, for a person to open after the
+ * run; with PORTAL_SCREENSHOTS=docs, the repository's docs/portal/screenshots/, which docs/portal.md
+ * shows. A test run leaves the repository's files as they were.
  */
-export const SHOTS =
-  process.env.PORTAL_SCREENSHOTS === 'docs' ? path.join(import.meta.dirname, '..', '..', 'docs', 'portal', 'screenshots') : path.join(tmpdir(), 'gateway-portal-screenshots');
+export const SHOTS = process.env.PORTAL_SCREENSHOTS === 'docs' ? path.join(import.meta.dirname, '..', '..', 'docs', 'portal', 'screenshots') : path.join(tmpdir(), 'gateway-portal-screenshots');
 
 /**
  * Tokens (keys, secrets, thumbprints): one long word with nowhere sensible to break, so they have
