@@ -1,11 +1,13 @@
 // The pages of a developer's apps: the list, registering one, the one-time page of a new key (and
-// secret), an app's own page with its redirect URIs and usage, and deleting it.
+// secret), an app's own page with its redirect URIs and usage (its analytics have ./analytics-pages.ts),
+// and deleting it.
 import type { ProductSettings } from '../config/load.ts';
 import { MAX_REDIRECT_URIS } from '../oauth/redirect-uris.ts';
 import type { QuotaSettings } from '../policies/quota.ts';
-import { isLive, type App, type Credential, type HourCount } from '../store/port/index.ts';
-import { HOUR_MS } from '../usage.ts';
+import type { UsageSummary } from '../admin/usage.ts';
+import { isLive, type App, type Credential } from '../store/port/index.ts';
 import { html, type Html } from '../html.ts';
+import { percent } from './analytics-pages.ts';
 import { certificatesSection } from './certificate-pages.ts';
 import { csrfField, date, dateTime, layout, notice, plural, problem, quotaText, span, type Frame } from './pages.ts';
 
@@ -168,7 +170,8 @@ export interface AppView {
   app: App;
   product: ProductSettings | undefined;
   credentials: readonly Credential[];
-  usage: readonly HourCount[];
+  /** The app's calls over the last 24 hours. */
+  usage: UsageSummary;
   /** The product's quota and how much of it the app used in the current window. */
   quota: { settings: QuotaSettings; used: number } | undefined;
   now: number;
@@ -230,7 +233,12 @@ ${certificatesSection({ app, now, takesCertificates: view.takesCertificates, typ
 ${redirectUrisSection(frame, view, notes.redirectUris)}
 <h2>Usage</h2>
 ${view.quota === undefined ? html`<p>No quota on this product.</p>` : html`<p>Quota used: <strong>${view.quota.used.toLocaleString('en')}</strong> of ${quotaText(view.quota.settings)}${view.quota.settings.per === 'developer' ? ', across all your apps' : ''}.</p>`}
-${usageChart(view.usage, now)}
+<p id="usage-24h">${
+      view.usage.calls === 0
+        ? 'No calls with its tokens in the last 24 hours.'
+        : html`In the last 24 hours: <strong>${plural(view.usage.calls, 'call')}</strong>, ${percent(view.usage.errorRate)} of them answered 4xx or 5xx.`
+    }</p>
+<p><a href="/apps/${app.id}/analytics" id="analytics-link">Analytics</a>: the app's calls over the last 24 hours and 30 days, by hour or day, status class and route, with the error rate and their durations (p50, p95).</p>
 <h2>Delete</h2>
 ${app.status === 'disabled' ? html`<p>${DISABLED_NOTE}</p>` : html`<p><a class="button danger" href="/apps/${app.id}/delete">Delete this app&hellip;</a></p>`}`,
   );
@@ -300,33 +308,4 @@ export function deletePage(frame: Frame, app: App): Html {
 <p>Its keys stop working, and so do the tokens issued with them, at once. This cannot be undone.</p>
 <form method="post" action="/apps/${app.id}/delete" class="actions">${csrfField(frame)}<button type="submit" class="danger">Delete the app</button> <a href="/apps/${app.id}">Cancel</a></form>`,
   );
-}
-
-/**
- * Calls per hour over the last 24 hours: one bar per hour, the current one last. The bars are an
- * SVG stretched to the figure's width; its labels are HTML around it, so that they keep the
- * stylesheet's size at any width (text inside a scaled SVG shrinks with it: 10 units were 5 px on
- * a phone). The hours are a grid of 24 columns under the bars, one label every 6 hours and the last.
- */
-function usageChart(usage: readonly HourCount[], now: number): Html {
-  const current = now - (now % HOUR_MS);
-  const hours = Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
-  const byHour = new Map(usage.map((u) => [u.hour, u.count]));
-  const counts = hours.map((h) => byHour.get(h) ?? 0);
-  const total = counts.reduce((a, b) => a + b, 0);
-  const max = Math.max(1, ...counts);
-  const [width, height, bar] = [480, 100, 20];
-  return html`<figure class="chart">
-<p class="label chart-max" aria-hidden="true">${total === 0 ? 'no calls yet' : plural(max, 'call')}</p>
-<svg viewBox="0 0 ${width} ${height}" preserveAspectRatio="none" role="img" aria-labelledby="usage-title">
-<title id="usage-title">Calls per hour, last 24 hours: ${total} in all, at most ${total === 0 ? 0 : max} in an hour</title>
-<line x1="0" y1="${height}" x2="${width}" y2="${height}" class="axis" vector-effect="non-scaling-stroke"/>
-${hours.map((h, i) => {
-  const size = Math.round((counts[i]! / max) * height);
-  return html`<rect x="${i * bar + 2}" y="${height - size}" width="${bar - 4}" height="${size}" class="bar" data-hour="${new Date(h).toISOString()}" data-count="${counts[i]}"><title>${dateTime(h)}: ${plural(counts[i]!, 'call')}</title></rect>`;
-})}
-</svg>
-<ol class="chart-hours" aria-hidden="true">${hours.map((h, i) => html`<li>${i % 6 === 0 || i === 23 ? html`<span class="label">${new Date(h).toISOString().slice(11, 16)}</span>` : ''}</li>`)}</ol>
-<figcaption>Calls per hour (UTC) over the last 24 hours: ${total.toLocaleString('en')} in all.</figcaption>
-</figure>`;
 }

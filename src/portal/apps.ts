@@ -1,18 +1,22 @@
-// A developer's apps: the list, registering one, an app's page with its usage, and its actions
+// A developer's apps: the list, registering one, an app's page with its usage and its analytics, and its actions
 // (rotate the key, revoke a key, replace the redirect URIs, add or remove a client certificate,
 // delete), each through src/admin as the developer.
 import { PRIVATE_KEY, setCertificateAuth } from '../admin/app-certificates.ts';
 import { CLIENT_TYPES } from '../admin/app-rules.ts';
 import { createApp, deleteApp, findApp, listApps, revokeKey, rotateKey, setRedirectUris, type AppDetails } from '../admin/apps.ts';
 import { AdminError } from '../admin/errors.ts';
+import { SUMMARY_WINDOWS, summarize, usageReport } from '../admin/usage.ts';
 import { mutualTls } from '../http/client-certificate.ts';
 import { quotaUsed } from '../policies/quota.ts';
 import { isLive } from '../store/port/index.ts';
 import { HOUR_MS } from '../usage.ts';
 import { asDeveloper, developerOf, notFound, page, refused, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
+import * as analyticsPages from './analytics-pages.ts';
 import * as pages from './app-pages.ts';
 import * as certificatePages from './certificate-pages.ts';
 import type { Shown } from './reveal.ts';
+
+const DAY_MS = 24 * HOUR_MS;
 
 const NOTICES = new Map([
   ['verified', 'Your email address is confirmed: you can register apps.'],
@@ -33,6 +37,7 @@ const ID = '(?<id>[A-Za-z0-9_-]{1,64})';
 export const APP = new RegExp(`^/apps/${ID}$`);
 export const APP_DELETE = new RegExp(`^/apps/${ID}/delete$`);
 export const APP_SECRET = new RegExp(`^/apps/${ID}/secret$`);
+export const APP_ANALYTICS = new RegExp(`^/apps/${ID}/analytics$`);
 export const APP_ROTATE = new RegExp(`^/apps/${ID}/rotate$`);
 export const APP_REDIRECT_URIS = new RegExp(`^/apps/${ID}/redirect-uris$`);
 export const KEY_REVOKE = new RegExp(`^/apps/${ID}/keys/(?<key>[A-Za-z0-9]{1,64})/revoke$`);
@@ -40,7 +45,7 @@ export const APP_CERTIFICATES = new RegExp(`^/apps/${ID}/certificates$`);
 /** A registered certificate, by its x5t#S256 (base64url of 32 bytes). */
 export const CERTIFICATE_REMOVE = new RegExp(`^/apps/${ID}/certificates/(?<thumbprint>[A-Za-z0-9_-]{43})/remove$`);
 /** Every path under an app, whichever the method: a developer's, so that a visitor is sent to log in. */
-export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/redirect-uris|/keys/[A-Za-z0-9]{1,64}/revoke|/certificates|/certificates/[A-Za-z0-9_-]{43}/remove)?$`);
+export const ANY_APP_PATH = new RegExp(`^/apps/${ID}(/delete|/rotate|/secret|/analytics|/redirect-uris|/keys/[A-Za-z0-9]{1,64}/revoke|/certificates|/certificates/[A-Za-z0-9_-]{43}/remove)?$`);
 
 export async function appsPage(ctx: PortalContext, r: Request): Promise<Answer> {
   const { clock } = ctx.services;
@@ -94,13 +99,13 @@ async function appView(ctx: PortalContext, app: AppDetails): Promise<pages.AppVi
   const { clock, usage, store } = ctx.services;
   const now = clock();
   const product = ctx.catalog().products.get(app.product);
-  const current = now - (now % HOUR_MS);
   await usage.flush();
   return {
     app,
     product,
     credentials: app.credentials,
-    usage: await store.usage.since(app.id, current - 23 * HOUR_MS),
+    // The report starts at the hour that holds `now - 24 hours`: the hours the analytics' 24-hour window counts.
+    usage: summarize(await usageReport({ store }, { from: now - DAY_MS, to: now, app: app.id })),
     quota:
       product?.quota === undefined
         ? undefined
@@ -119,6 +124,16 @@ const toReveal = (ctx: PortalContext, r: Request, appId: string, shown: Shown): 
 export const appPage = withApp(async (ctx, r, app) => {
   const done = r.query.get('done') ?? '';
   return page(200, pages.appPage(r.frame, await appView(ctx, app), { notice: APP_NOTICES.has(done) ? NOTICES.get(done) : undefined }));
+});
+
+/** The app's calls over each window of SUMMARY_WINDOWS, from one report of the longest; counts of this thread not yet saved are saved first. */
+export const analyticsPage = withApp(async (ctx, r, app) => {
+  const { clock, usage, store } = ctx.services;
+  await usage.flush();
+  const now = clock();
+  const longest = Math.max(...SUMMARY_WINDOWS.map((w) => w.ms));
+  const rows = await usageReport({ store }, { from: now - longest, to: now, app: app.id });
+  return page(200, analyticsPages.analyticsPage(r.frame, app, analyticsPages.analyticsWindows(rows, now)));
 });
 
 export const deletePage = withApp(async (_ctx, r, app) => page(200, pages.deletePage(r.frame, app)));

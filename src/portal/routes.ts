@@ -37,6 +37,7 @@ export function portalRoutes(): PortalRoute[] {
     { method: 'GET', path: apps.APP, access: 'developer', handler: apps.appPage },
     { method: 'GET', path: apps.APP_DELETE, access: 'developer', handler: apps.deletePage },
     { method: 'GET', path: apps.APP_SECRET, access: 'developer', handler: apps.secretPage },
+    { method: 'GET', path: apps.APP_ANALYTICS, access: 'developer', handler: apps.analyticsPage },
     { method: 'POST', path: apps.APP_ROTATE, access: 'developer', handler: apps.rotateForm },
     { method: 'POST', path: apps.APP_REDIRECT_URIS, access: 'developer', handler: apps.redirectUrisForm },
     { method: 'POST', path: apps.APP_DELETE, access: 'developer', handler: apps.deleteForm },

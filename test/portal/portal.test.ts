@@ -614,16 +614,15 @@ describe('portal', () => {
     assert.doesNotMatch(page.text, /signed-in/, 'nobody, logged out');
   });
 
-  test("usage: the app page charts this hour's calls and the product quota used", async () => {
+  test('usage: the app page counts the last 24 hours and the product quota used, and links to its analytics (test/portal/analytics.test.ts)', async () => {
     const { visitor } = await signUp(base);
     const app = await register(visitor, 'busy');
     const t = await token(gw, app);
     for (let i = 0; i < 3; i++) assert.equal((await call(`${gw.url}/v1/hello`, { headers: bearer(t) })).status, 200);
     assert.equal((await call(`${gw.url}/v1/admin`, { headers: bearer(t) })).status, 403, 'a refused call counts as usage too');
     const page = await visitor.get(`/apps/${app.id}`);
-    const hour = new Date(now - (now % 3_600_000)).toISOString();
-    assert.match(page.text, new RegExp(`data-hour="${hour}" data-count="4"`));
-    assert.match(page.text, /Calls per hour \(UTC\) over the last 24 hours: 4 in all\./);
+    assert.match(page.text, /<p id="usage-24h">In the last 24 hours: <strong>4 calls<\/strong>, 25\.0\u00a0% of them answered 4xx or 5xx\.<\/p>/);
+    assert.ok(page.text.includes(`<a href="/apps/${app.id}/analytics" id="analytics-link">Analytics</a>`), page.text);
     assert.match(page.text, /Quota used: <strong>3<\/strong> of 100 calls per day\./);
   });
 
