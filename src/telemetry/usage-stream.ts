@@ -47,32 +47,24 @@ export function startUsageStream(settings: UsageStreamSettings, logger: Logger, 
   // answer was lost (a timeout) arrives twice: the id is what a receiver removes duplicates by.
   const stream = randomBytes(6).toString('base64url');
   let sequence = 0;
-  // The lines waiting are queue[head…]; the taken ones are cut off now and then, not per batch.
-  let queue: string[] = [];
-  let head = 0;
+  const queue = new Lines();
   let writing: Promise<void> | undefined;
   let closed = false;
   /** Consecutive failures of the sink, and no try before this time (epoch ms). */
   let failures = 0;
   let notBefore = 0;
-  const waiting = () => queue.length - head;
-
   async function drain(until: number): Promise<void> {
-    while (waiting() > 0 && Date.now() >= notBefore && Date.now() < until) {
-      const batch = queue.slice(head, head + batchSize);
+    while (queue.size > 0 && Date.now() >= notBefore && Date.now() < until) {
+      const batch = queue.front(batchSize);
       try {
         await write(batch);
       } catch (err) {
         failures++;
         notBefore = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** failures);
-        logger.warn({ err: { message: (err as Error).message }, waiting: waiting(), attempt: failures }, 'writing usage events failed; trying again');
+        logger.warn({ err: { message: (err as Error).message }, waiting: queue.size, attempt: failures }, 'writing usage events failed; trying again');
         return;
       }
-      head += batch.length;
-      if (head >= batchSize * 8 || head === queue.length) {
-        queue = queue.slice(head);
-        head = 0;
-      }
+      queue.drop(batch.length);
       failures = 0;
       delivered.inc(batch.length);
     }
@@ -88,35 +80,60 @@ export function startUsageStream(settings: UsageStreamSettings, logger: Logger, 
 
   return {
     record(event) {
-      if (closed || waiting() >= bufferSize) {
+      if (closed || queue.size >= bufferSize) {
         dropped.inc();
         return;
       }
       queue.push(JSON.stringify({ id: `${stream}.${++sequence}`, ...event, time: new Date(event.time).toISOString(), durationMs: Math.round(event.durationMs * 1000) / 1000 }));
-      if (waiting() >= batchSize && writing === undefined && Date.now() >= notBefore) void flush();
+      if (queue.size >= batchSize && writing === undefined && Date.now() >= notBefore) void flush();
     },
     async close(withinMs = CLOSE_WITHIN_MS) {
       closed = true;
       clearInterval(timer);
       const deadline = Date.now() + withinMs;
       const left = () => Math.max(0, deadline - Date.now());
-      while (waiting() > 0 && left() > 0) {
+      while (queue.size > 0 && left() > 0) {
         // A stop does not wait out a long backoff: it tries again within a second.
         notBefore = Math.min(notBefore, Date.now() + 1000);
         await Promise.race([flush(deadline), sleep(left())]);
-        if (waiting() > 0) await sleep(Math.min(left(), Math.max(0, notBefore - Date.now())));
+        if (queue.size > 0) await sleep(Math.min(left(), Math.max(0, notBefore - Date.now())));
       }
       stopping.abort();
       // A write that hangs (a file on a stuck disk) is not waited for past the deadline.
       await Promise.race([writing, sleep(left())]);
-      const lost = waiting();
+      const lost = queue.size;
       if (lost === 0) return;
       dropped.inc(lost);
       logger.error({ dropped: lost }, 'usage events could not be written before the stop; they are lost');
-      queue = [];
-      head = 0;
+      queue.drop(lost);
     },
   };
+}
+
+/** The lines waiting, taken from the front; those taken are cut off now and then, not per batch. */
+class Lines {
+  #lines: string[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#lines.length - this.#head;
+  }
+
+  push(line: string): void {
+    this.#lines.push(line);
+  }
+
+  front(n: number): string[] {
+    return this.#lines.slice(this.#head, this.#head + n);
+  }
+
+  drop(n: number): void {
+    this.#head += n;
+    if (this.#head === this.#lines.length || this.#head >= 4096) {
+      this.#lines = this.#lines.slice(this.#head);
+      this.#head = 0;
+    }
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
