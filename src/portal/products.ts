@@ -1,20 +1,19 @@
 // The API products: the list, a product's page, and its reference with the try-it panels and the
 // OpenAPI documents it is made of, for download.
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { listApps } from '../admin/apps.ts';
 import type { ProductSettings } from '../config/load.ts';
-import { isObject } from '../openapi/document.ts';
 import { isLive } from '../store/port/index.ts';
 import { asDeveloper, notFound, page, visible, visibleProduct, type Answer, type PortalContext, type Request } from './context.ts';
 import * as pages from './pages.ts';
 import type { ReferenceDocument, ReferenceOperation } from './reference.ts';
+import { servedDocument } from './served-document.ts';
 
 export const PRODUCT = /^\/products\/(?<name>[A-Za-z0-9_.-]+)$/;
 export const REFERENCE = /^\/products\/(?<name>[A-Za-z0-9_.-]+)\/reference$/;
-/** A file of an OpenAPI document of the product: the document itself, or a file beside it that it refers to. */
-export const OPENAPI_FILE = /^\/products\/(?<name>[A-Za-z0-9_.-]+)\/openapi\/(?<api>[A-Za-z0-9_.-]+)\/(?<file>[A-Za-z0-9_.-]+(?:\/[A-Za-z0-9_.-]+)*)$/;
+/** An OpenAPI document of the product, by its file's name. */
+export const OPENAPI_FILE = /^\/products\/(?<name>[A-Za-z0-9_.-]+)\/openapi\/(?<api>[A-Za-z0-9_.-]+)\/(?<file>[A-Za-z0-9_.-]+)$/;
 
 export const productsPage = async (ctx: PortalContext, r: Request) => page(200, pages.productsPage(r.frame, visible(ctx)));
 
@@ -69,41 +68,17 @@ function referenceDocuments(ctx: PortalContext, product: ProductSettings): (Refe
   return [...docs.values()];
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
 /**
- * A document as the product's developers call it: its server is the gateway (at the operations'
- * base path there), and it has the product's operations only. Everything else is the operator's
- * file as written; a $ref to a file beside it reaches that file at its relative path under the
- * same folder of the portal.
- */
-function servedDocument(root: unknown, gatewayUrl: string, operations: readonly ReferenceOperation[]): unknown {
-  if (!isObject(root)) return root;
-  const [first] = operations;
-  const basePath = first === undefined ? '' : first.route.path.slice(0, first.route.path.length - first.operation.path.length);
-  const paths: Record<string, unknown> = {};
-  for (const [template, item] of Object.entries(isObject(root.paths) ? root.paths : {})) {
-    if (!isObject(item)) continue;
-    const kept = Object.entries(item).filter(([key]) => !METHODS.includes(key) || operations.some((o) => o.operation.path === template && o.operation.method.toLowerCase() === key));
-    if (kept.some(([key]) => METHODS.includes(key))) paths[template] = Object.fromEntries(kept);
-  }
-  return { ...root, servers: [{ url: `${gatewayUrl}${basePath}`, description: 'the gateway' }], paths };
-}
-
-/**
- * /products/{name}/openapi/{api}/{file}: the document of the product's reference, and the files
- * beside it that its $refs name (under its folder only), as YAML, or JSON for a .json file.
+ * /products/{name}/openapi/{api}/{file}: the document of the product's reference, whole in one
+ * file (./served-document.ts), as YAML, or JSON for a .json document; nothing else of its folder.
  */
 export async function openApiFile(ctx: PortalContext, r: Request): Promise<Answer> {
   const product = visibleProduct(ctx, r.params.name);
   const entry = product === undefined ? undefined : referenceDocuments(ctx, product).find((d) => d.api === r.params.api);
   if (entry === undefined) return notFound(r);
-  const folder = path.dirname(entry.doc.file);
-  const url = pathToFileURL(path.join(folder, ...r.params.file!.split('/'))).href;
-  const value = entry.doc.files.get(url);
-  if (value === undefined) return notFound(r);
-  const served = url === pathToFileURL(entry.doc.file).href ? servedDocument(value, ctx.gatewayOrigin, entry.operations) : value;
-  const json = url.endsWith('.json');
+  if (r.params.file !== path.basename(entry.doc.file)) return notFound(r);
+  const served = servedDocument(entry.doc, ctx.gatewayOrigin, entry.operations);
+  const json = entry.doc.file.endsWith('.json');
   return {
     status: 200,
     file: json ? { type: 'application/json', body: `${JSON.stringify(served, null, 2)}\n` } : { type: 'application/yaml; charset=utf-8', body: stringify(served) },

@@ -288,7 +288,7 @@ portal:
     assert.doesNotMatch(operation(text, 'listCarts'), /<td data-label="Name"><code>status<\/code>/);
   });
 
-  test("the OpenAPI document to download: the product's operations with the gateway as their server, and the files its $refs name beside it; nothing else", async () => {
+  test("the OpenAPI document to download, one file: the product's operations with the gateway as their server, the schemas they use from the file beside it brought into its components; no other file", async () => {
     const page = await new Visitor(base).get('/products/pets/reference');
     assert.match(page.text, /<p class="download"><a href="\/products\/pets\/openapi\/pets\/pets.yaml" download>Download the OpenAPI document<\/a>/);
     const doc = await call(`${base}/products/pets/openapi/pets/pets.yaml`);
@@ -299,13 +299,18 @@ portal:
     assert.equal(served.info.title, 'Pet store');
     assert.deepEqual(Object.keys(served.paths), ['/owners', '/pets/{petId}', '/health']);
     assert.deepEqual((served.paths['/pets/{petId}']!.put as { requestBody: { content: Record<string, { schema: unknown }> } }).requestBody.content['application/json']!.schema, {
-      $ref: './schemas.yaml#/components/schemas/Pet',
+      $ref: '#/components/schemas/Pet',
     });
-    // The $ref above resolves beside the document.
-    const schemas = await call(`${base}/products/pets/openapi/pets/schemas.yaml`);
-    assert.equal(schemas.status, 200);
-    assert.deepEqual(Object.keys((parse(schemas.text) as { components: { schemas: object } }).components.schemas), ['Pet', 'Owner']);
-    for (const path of ['/products/pets/openapi/pets/gateway.yaml', '/products/pets/openapi/me/me.yaml', '/products/plain/openapi/pets/pets.yaml', '/products/hello/openapi/pets/pets.yaml']) {
+    const { schemas } = (served as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } }).components;
+    assert.deepEqual(Object.keys(schemas).sort(), ['Owner', 'Pet']);
+    assert.deepEqual([schemas.Pet!.properties.owner, schemas.Pet!.properties.parent], [{ $ref: '#/components/schemas/Owner' }, { $ref: '#/components/schemas/Pet' }]);
+    for (const path of [
+      '/products/pets/openapi/pets/schemas.yaml',
+      '/products/pets/openapi/pets/gateway.yaml',
+      '/products/pets/openapi/me/me.yaml',
+      '/products/plain/openapi/pets/pets.yaml',
+      '/products/hello/openapi/pets/pets.yaml',
+    ]) {
       assert.equal((await call(`${base}${path}`)).status, 404, path);
     }
   });
