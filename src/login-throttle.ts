@@ -29,6 +29,9 @@ export const PASSWORD_APP: BackoffRule = { free: 50, baseDelayMs: SECOND, maxDel
 /** Requests from one client address that make the portal send mail: 10, then one an hour. */
 export const MAIL_REQUESTS: BackoffRule = { free: 10, baseDelayMs: HOUR, maxDelayMs: HOUR, resetAfterMs: HOUR };
 
+/** Requests to mail one address, from anywhere: 5, then one an hour. */
+export const MAIL_TO: BackoffRule = { free: 5, baseDelayMs: HOUR, maxDelayMs: HOUR, resetAfterMs: HOUR };
+
 export type Accounts = readonly AttemptAccount[];
 
 /**

@@ -1,7 +1,8 @@
 // Portal accounts: invitations, open sign-up and its confirmation, login, password reset and change.
 import type { PortalSettings } from '../config/load.ts';
-import { newInvitation, newMailLinkToken, sha256 } from '../crypto.ts';
-import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
+import { newInvitation, newMailLinkToken, secretHash, sha256 } from '../crypto.ts';
+import { hostNetwork } from '../http/ip.ts';
+import { admitAttempt, attemptSucceeded, MAIL_REQUESTS, MAIL_TO, PORTAL_LOGIN, waitText } from '../login-throttle.ts';
 import { StoreError, type Developer, type EmailTokenPurpose } from '../store/port/index.ts';
 import { audit, type DeveloperActor, type LoginFailure, type VisitorActor } from './audit.ts';
 import { asDeveloper, asOperator, asVisitor, developerRef, type AdminDeps, type OperatorDeps, type PortalDeps } from './deps.ts';
@@ -53,13 +54,25 @@ export const RESET_LINK_VALID_MS = 60 * 60_000;
 
 /**
  * Counts a request that would mail something (a sign-up, a new confirmation link, a password
- * reset) against the client's address, before anything else is done, so that nobody can make the
- * portal mail strangers (or one victim) at will.
+ * reset) against the client's address (an IPv6 one by its /64, which one host may hold whole)
+ * and against the address it would mail (keyed-hashed: the store never holds what was typed),
+ * before anything else is done, so that nobody can make the portal mail strangers, or one victim
+ * from many addresses, at will. Every address is counted, with an account or not: the answer
+ * says nothing of which have one.
  */
-async function countMailRequest(deps: AdminDeps, clientIp: string): Promise<void> {
-  const retryAfter = await admitAttempt(deps.store, [{ account: `portal-mail|${clientIp}`, rule: MAIL_REQUESTS }], deps.clock());
+async function countMailRequest(deps: AdminDeps, clientIp: string, email: string): Promise<void> {
+  const from = hostNetwork(clientIp);
+  const to = secretHash(deps.secretKey, `portal-mail-to|${email}`).toString('base64url');
+  const retryAfter = await admitAttempt(
+    deps.store,
+    [
+      { account: `portal-mail|${from}`, rule: MAIL_REQUESTS },
+      { account: `portal-mail-to|${to}`, rule: MAIL_TO },
+    ],
+    deps.clock(),
+  );
   if (retryAfter !== undefined) {
-    throw new AdminError('mail_throttled', `too many sign-ups or mailed links from your address: try again in ${waitText(retryAfter)}`, retryAfter);
+    throw new AdminError('mail_throttled', `too many sign-ups or mailed links from your address, or to this one: try again in ${waitText(retryAfter)}`, retryAfter);
   }
 }
 
@@ -87,7 +100,7 @@ export async function openSignUp(deps: PortalDeps, input: { email: string; name:
   if (email === MANAGEMENT_DEVELOPER) throw new AdminError('invalid_email', `${email} is reserved for the management API's clients`);
   requirePassword(input.password);
   const name = requireName(input.name, 'the name');
-  await countMailRequest(deps, input.clientIp);
+  await countMailRequest(deps, input.clientIp, email);
   // Hashed whether or not the address is taken, so that both answers take as long.
   const passwordHash = await deps.passwords.hash(input.password);
   const result = await signUp(deps, { email, name, passwordHash });
@@ -119,7 +132,7 @@ export type ConfirmationRequest = { kind: 'link'; developer: Developer; token: s
 export async function requestConfirmationLink(deps: PortalDeps, input: { email: string; clientIp: string }): Promise<{ later: () => Promise<ConfirmationRequest | undefined> }> {
   if (deps.portal.signup !== 'open') throw new AdminError('not_invited', 'sign-up is by invitation: enter the invitation code the API team gave you');
   const email = normaliseEmail(input.email);
-  await countMailRequest(deps, input.clientIp);
+  await countMailRequest(deps, input.clientIp, email);
   const actor = asVisitor(input.clientIp);
   return {
     async later() {
@@ -166,7 +179,7 @@ export async function confirmEmail(deps: AdminDeps, input: { token: string; emai
  */
 export async function requestPasswordReset(deps: AdminDeps, input: { email: string; clientIp: string }): Promise<{ later: () => Promise<{ developer: Developer; token: string } | undefined> }> {
   const email = normaliseEmail(input.email);
-  await countMailRequest(deps, input.clientIp);
+  await countMailRequest(deps, input.clientIp, email);
   const actor = asVisitor(input.clientIp);
   return {
     async later() {

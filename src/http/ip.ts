@@ -26,6 +26,22 @@ export function addressSet(entries: readonly string[]): (ip: string) => boolean 
   };
 }
 
+/**
+ * The network a client is counted by where one host may hold many addresses: an IPv6 address's
+ * /64 (its first four groups; a host is commonly given one whole), an IPv4 address itself.
+ */
+export function hostNetwork(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const [head = '', tail] = ip.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = tail === undefined ? left : [...left, ...new Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
 /** The peer's address, with IPv4-mapped IPv6 addresses shown as IPv4. */
 export function peerAddress(address: string): string {
   return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;

@@ -213,7 +213,7 @@ describe('open sign-up with a mail transport', () => {
     const refused = await post(visitor, '/forgot', '/forgot', { email: 'flood@example.org' }, one);
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '3600');
-    assert.match(refused.text, /too many sign-ups or mailed links from your address: try again in 60 minutes/);
+    assert.match(refused.text, /too many sign-ups or mailed links from your address, or to this one: try again in 60 minutes/);
     const signup = await post(visitor, '/signup', '/signup', { email: 'flood-signup@example.org', name: 'F', password: PASSWORD }, one);
     assert.equal(signup.status, 429, 'sign-ups share the count');
     assert.equal(signup.headers.get('retry-after'), '3600');
@@ -250,9 +250,25 @@ describe('open sign-up with a mail transport', () => {
     const refused = await post(visitor, '/signup/resend', '/signup/resend', { email: 'again@example.org' }, one);
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '3600');
-    assert.match(refused.text, /too many sign-ups or mailed links from your address: try again in 60 minutes/);
+    assert.match(refused.text, /too many sign-ups or mailed links from your address, or to this one: try again in 60 minutes/);
     assert.match(refused.text, /<input type="email" name="email" required autocomplete="username" value="again@example.org">/, 'the form again, as typed');
     assert.equal((await post(visitor, '/signup', '/signup', { email: 'after@example.org', name: 'A', password: PASSWORD }, one)).status, 429, 'sign-ups share the count');
+  });
+
+  test('mail-flood from many addresses: one address is mailed at most 5 times an hour, whoever asks; an IPv6 client is counted by its /64', async () => {
+    const visitor = new Visitor(base);
+    for (let i = 1; i <= 5; i++) assert.equal((await post(visitor, '/forgot', '/forgot', { email: 'flood-target@example.org' }, { 'x-forwarded-for': `198.51.100.${i}` })).status, 200);
+    const sixth = await post(visitor, '/signup/resend', '/signup/resend', { email: 'Flood-Target@Example.org' }, { 'x-forwarded-for': '198.51.100.6' });
+    assert.equal(sixth.status, 429);
+    assert.equal(sixth.headers.get('retry-after'), '3600');
+    assert.equal((await post(visitor, '/forgot', '/forgot', { email: 'someone-else@example.org' }, { 'x-forwarded-for': '198.51.100.6' })).status, 200, 'that client may still ask for others');
+    for (let i = 0; i < 10; i++) {
+      const from = { 'x-forwarded-for': `2001:db8:77:1::${(i + 1).toString(16)}` };
+      assert.equal((await post(visitor, '/forgot', '/forgot', { email: `v6-${i}@example.org` }, from)).status, 200);
+    }
+    const sameNetwork = await post(visitor, '/forgot', '/forgot', { email: 'v6-10@example.org' }, { 'x-forwarded-for': '2001:db8:77:1:ffff:ffff:ffff:ffff' });
+    assert.equal(sameNetwork.status, 429, 'another address of the /64 shares its count');
+    assert.equal((await post(visitor, '/forgot', '/forgot', { email: 'v6-11@example.org' }, { 'x-forwarded-for': '2001:db8:77:2::1' })).status, 200, 'the next /64 does not');
   });
 
   test('"Forgot your password" has the way back to log in', async () => {
