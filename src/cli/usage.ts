@@ -47,11 +47,13 @@ function timeOption(value: string | undefined, fallback: number, option: string)
 
 /**
  * A CSV field (RFC 4180). A text a spreadsheet would run as a formula (an app name a developer
- * chose, starting with =, +, -, @) is kept as text by a leading apostrophe.
+ * chose) is kept as text by an apostrophe before each start of a cell it could be read as: its
+ * own start, and after each ; or | (where a spreadsheet of another locale splits cells); a
+ * formula's first character in its fullwidth form too.
  */
-function csvField(value: string | number): string {
+export function csvField(value: string | number): string {
   if (typeof value === 'number') return String(value);
-  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  const text = value.replace(/(^|[;|])(\s*[=+\-@\t\r＝＋－＠])/gu, "$1'$2");
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
