@@ -22,7 +22,8 @@ export interface TraceSpan {
 export interface CallOutcome {
   /** The route's name, or the OAuth endpoint's path. */
   route: string;
-  path: string;
+  /** The path a route matched; undefined for a path no route has, which is the client's text, whatever it put there. */
+  path: string | undefined;
   clientIp: string;
   status: number;
   token: ActiveToken | undefined;

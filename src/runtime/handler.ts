@@ -83,7 +83,7 @@ export function createHandler(parts: HandlerParts) {
       if (--calls.running === 0) calls.idle?.();
       const ms = performance.now() - started;
       const name = route?.name ?? UNMATCHED;
-      ctx.span?.finish({ route: name, path: ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
+      ctx.span?.finish({ route: name, path: name === UNMATCHED ? undefined : ctx.path, clientIp: ctx.clientIp, status: ctx.res.statusCode, token: ctx.token, error: failure?.code });
       observe(name, route, ctx, ms, failure);
       logAccess?.(ctx, name, ms);
       if (ctx.token !== undefined) parts.audit?.(ctx, name);

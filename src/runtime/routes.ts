@@ -171,7 +171,8 @@ function sharedSteps(config: RouteTableSettings, services: RouteServices, target
   );
   const verifyJwt = createJwtVerifier(services.keys, config.issuer);
   const verifying = createVerifyToken({ store: services.store, clock, maxBodySize, verifyJwt, products: config.products, ...services.senders }, errors);
-  const verifyToken = services.tracing === undefined ? verifying : traced(verifying, 'verify token');
+  // With traces on, a span when the check waits on the store (a token not in the cache); one answered from memory takes microseconds, and a span would cost more.
+  const verifyToken = services.tracing === undefined ? verifying : traced(verifying, 'verify token', true);
   // A declared length is refused before anything reads the body; a chunked one is counted as it
   // streams (upstreamBody). The same answer either way, and the connection closes rather than drain.
   const bodyTooLarge = tooLarge(maxBodySize);

@@ -9,7 +9,7 @@ import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, Spa
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider } from '@opentelemetry/sdk-trace';
+import { AlwaysOffSampler, BatchSpanProcessor, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
 import pkg from '../../package.json' with { type: 'json' };
 import type { TraceSettings } from '../config/types.ts';
@@ -21,14 +21,19 @@ const KINDS = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const;
 
 export function createTracing(settings: TraceSettings, logger: Logger): Tracing {
   const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } });
-  const ratio = new TraceIdRatioBasedSampler(settings.sampleRatio);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'token-gateway', 'service.version': pkg.version }),
-    // A caller's "sampled" decides nothing: any client could send it on every call and have each
-    // traced, filling the export queue. Its trace is continued, sampled by the same ratio (by the
-    // trace id, so instances agree); a caller's "not sampled" is followed.
-    sampler: new ParentBasedSampler({ root: ratio, remoteParentSampled: ratio, remoteParentNotSampled: new AlwaysOffSampler() }),
-    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUED_SPANS, maxExportBatchSize: 512, scheduledDelayMillis: 1000 })],
+    // A caller decides nothing: its "sampled" flag could be sent on every call, and its trace id
+    // chosen to pass a ratio read from the id (00…01 passes any), to have each call traced and
+    // fill the export queue. A caller's trace is continued and sampled at the ratio by the
+    // gateway's own draw; a trace the gateway starts, by its id (random, the gateway's). A
+    // caller's "not sampled" is followed.
+    sampler: new ParentBasedSampler({
+      root: new TraceIdRatioBasedSampler(settings.sampleRatio),
+      remoteParentSampled: new DrawnSampler(settings.sampleRatio),
+      remoteParentNotSampled: new AlwaysOffSampler(),
+    }),
+    spanProcessors: [new BatchSpanProcessor({ exporter, maxQueueSize: MAX_QUEUED_SPANS, maxExportBatchSize: 2048, scheduledDelayMillis: 1000 })],
   });
   const tracer = provider.getTracer('token-gateway', pkg.version);
   const propagator = new W3CTraceContextPropagator();
@@ -46,6 +51,20 @@ export function createTracing(settings: TraceSettings, logger: Logger): Tracing 
       await provider.shutdown().catch((err: unknown) => logger.warn({ err }, 'exporting the last spans failed'));
     },
   };
+}
+
+/** Samples a share of the spans by a draw of its own, whatever their trace ids. */
+class DrawnSampler implements Sampler {
+  readonly #ratio: number;
+  constructor(ratio: number) {
+    this.#ratio = ratio;
+  }
+  shouldSample(): SamplingResult {
+    return { decision: Math.random() < this.#ratio ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+  }
+  toString(): string {
+    return `DrawnSampler{${this.#ratio}}`;
+  }
 }
 
 /** The network peer of a call: the socket's, not what a header claims (the call's span gets the client's address as the gateway judged it). */
@@ -79,6 +98,9 @@ class GatewaySpan implements CallSpan {
   }
 
   propagate(headers: Record<string, unknown>): void {
+    // The caller's tracestate goes on only as the span's context holds it: parsed from a valid
+    // traceparent's call, never as the caller wrote it (W3C Trace Context §3.3.1.1).
+    delete headers.tracestate;
     this.#propagator.inject(trace.setSpan(ROOT_CONTEXT, this.#span), headers, defaultTextMapSetter);
   }
 
@@ -99,7 +121,8 @@ class GatewaySpan implements CallSpan {
   finish(outcome: CallOutcome): void {
     const span = this.#span;
     span.updateName(`${this.#method} ${outcome.route}`);
-    span.setAttributes({ 'http.route': outcome.route, 'url.path': outcome.path, 'http.response.status_code': outcome.status });
+    span.setAttributes({ 'http.route': outcome.route, 'http.response.status_code': outcome.status });
+    if (outcome.path !== undefined) span.setAttribute('url.path', outcome.path);
     if (outcome.clientIp !== '') span.setAttribute('client.address', outcome.clientIp);
     if (outcome.token !== undefined) span.setAttributes({ 'gateway.product': outcome.token.product, 'gateway.app': outcome.token.appId });
     if (outcome.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
