@@ -367,8 +367,8 @@ function telemetryLines(results: Record<string, Figures>, exported: Exported): s
     ratio('usage-stream', 'full chain with an event per call written to a file (telemetry.usage) against none; target ≥ 0.95'),
     ratioLine(
       'traced spans exported',
-      exported.spans / (3 * exported.calls),
-      `${exported.spans} spans received for ${exported.calls} calls, three a call; below 1, the export queue dropped spans under this load`,
+      exported.spans / (2 * exported.calls),
+      `${exported.spans} spans received for ${exported.calls} calls, two a call; below 1, the export queue dropped spans under this load`,
     ),
   ];
 }
