@@ -394,6 +394,9 @@ describe('metrics', () => {
         'gateway_refusals_total{policy="ipAccess",code="ip_denied"} 1',
         'gateway_refusals_total{policy="validateRequest",code="invalid_request"} 1',
         'gateway_upstream_errors_total{upstream="down",kind="upstream_unavailable"} 1',
+        // Without telemetry.usage, at zero from the start, as a dashboard reads them.
+        'gateway_usage_events_total{result="delivered"} 0',
+        'gateway_usage_events_total{result="dropped"} 0',
         'gateway_config_reloads_total{result="reloaded"} 0',
         'gateway_config_reloads_total{result="refused"} 0',
       ]);

@@ -526,6 +526,7 @@ describe('gateway config check', () => {
       'routes',
       'shutdownTimeout',
       'store',
+      'telemetry',
       'upstreams',
       'workers',
     ]);
