@@ -101,131 +101,110 @@ describe('usage events to a file', () => {
   });
 });
 
-describe('usage events to an HTTP endpoint', () => {
-  let received: { type: string | undefined; key: string | undefined; lines: string[] }[];
-  /** What the endpoint answers: 503 while `down`. */
-  let down: boolean;
-  let posts = 0;
-  let url: string;
-  let server: ReturnType<typeof createServer>;
-
-  before(async () => {
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        posts++;
-        if (down) return void res.writeHead(503).end();
-        const lines = Buffer.concat(chunks)
-          .toString('utf8')
-          .split('\n')
-          .filter((l) => l !== '');
-        received.push({ type: req.headers['content-type'], key: req.headers['x-api-key'] as string | undefined, lines });
-        res.writeHead(204).end();
-      });
+/**
+ * The endpoint the events are POSTed to, on /events: it takes them (204), fails (503), redirects
+ * elsewhere (302) or never answers, as `mode` says; what it took, a batch each, with the headers
+ * of its POST; and the calls to any other path (a redirect followed).
+ */
+async function startEndpoint() {
+  const endpoint = {
+    mode: 'up' as 'up' | 'down' | 'redirect' | 'hang',
+    posts: 0,
+    elsewhere: 0,
+    received: [] as { type: string | undefined; key: string | undefined; lines: string[] }[],
+    url: '',
+    /** Every event taken, in order, without its id, time and duration. */
+    events: () => endpoint.received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url !== '/events') {
+        endpoint.elsewhere++;
+        return void res.writeHead(200).end();
+      }
+      endpoint.posts++;
+      if (endpoint.mode === 'hang') return;
+      if (endpoint.mode === 'down') return void res.writeHead(503).end();
+      if (endpoint.mode === 'redirect') return void res.writeHead(302, { location: '/elsewhere' }).end();
+      const lines = Buffer.concat(chunks)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '');
+      endpoint.received.push({ type: req.headers['content-type'], key: req.headers['x-api-key'] as string | undefined, lines });
+      res.writeHead(204).end();
     });
-    url = await listenOn(server);
   });
-  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  endpoint.url = `${await listenOn(server)}/events`;
+  return endpoint;
+}
+
+describe('usage events to an HTTP endpoint', () => {
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  before(async () => {
+    endpoint = await startEndpoint();
+  });
+  after(() => endpoint.close());
 
   test('batches POSTed as application/x-ndjson with the headers given, sent again while the endpoint fails, each event once, in order; what is left goes at a stop', async () => {
-    received = [];
-    down = true;
-    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    headers: { x-api-key: billing-key }\n    batchSize: 3\n    flushInterval: 50ms\n`);
+    endpoint.received = [];
+    endpoint.mode = 'down';
+    const { gw, token, appId } = await billedGateway(`    url: ${endpoint.url}\n    headers: { x-api-key: billing-key }\n    batchSize: 3\n    flushInterval: 50ms\n`);
     try {
       await calls(gw, token, 'a');
-      for (let i = 0; i < 100 && posts < 2; i++) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(posts >= 2, 'the endpoint was asked, and failed');
-      down = false;
+      for (let i = 0; i < 100 && endpoint.posts < 2; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(endpoint.posts >= 2, 'the endpoint was asked, and failed');
+      endpoint.mode = 'up';
       await calls(gw, token, 'b');
       await gw.gateway.close();
-      assert.ok(received.every((r) => r.type === 'application/x-ndjson' && r.key === 'billing-key' && r.lines.length <= 3));
-      assert.deepEqual(
-        received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
-        [...expected(appId, 'a'), ...expected(appId, 'b')],
-      );
+      assert.ok(endpoint.received.every((r) => r.type === 'application/x-ndjson' && r.key === 'billing-key' && r.lines.length <= 3));
+      assert.deepEqual(endpoint.events(), [...expected(appId, 'a'), ...expected(appId, 'b')]);
     } finally {
       await gw.close();
     }
   });
 
   test('a full buffer drops new events and counts them, and the calls go on; the ones kept are delivered once the endpoint is back', async () => {
-    received = [];
-    down = true;
-    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    bufferSize: 2\n    flushInterval: 50ms\n`);
+    endpoint.received = [];
+    endpoint.mode = 'down';
+    const { gw, token, appId } = await billedGateway(`    url: ${endpoint.url}\n    bufferSize: 2\n    flushInterval: 50ms\n`);
     try {
       await calls(gw, token, 'full');
       assert.deepEqual([await metric(gw, 'dropped'), await metric(gw, 'delivered')], [2, 0]);
-      down = false;
+      endpoint.mode = 'up';
       for (let i = 0; i < 200 && (await metric(gw, 'delivered')) < 2; i++) await new Promise((r) => setTimeout(r, 50));
       assert.equal(await metric(gw, 'delivered'), 2);
-      assert.deepEqual(
-        received.flatMap((r) => r.lines).map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
-        expected(appId, 'full').slice(0, 2),
-      );
+      assert.deepEqual(endpoint.events(), expected(appId, 'full').slice(0, 2));
     } finally {
       await gw.close();
     }
   });
-});
-
-describe('usage events to an endpoint that misbehaves', () => {
-  let mode: 'redirect' | 'hang' | 'up';
-  let received: string[] = [];
-  let elsewhere = 0;
-  let posts = 0;
-  let url: string;
-  let server: ReturnType<typeof createServer>;
-  before(async () => {
-    server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (req.url !== '/events') {
-          elsewhere++;
-          return void res.writeHead(200).end();
-        }
-        posts++;
-        if (mode === 'hang') return;
-        if (mode === 'redirect') return void res.writeHead(302, { location: '/elsewhere' }).end();
-        received.push(
-          ...Buffer.concat(chunks)
-            .toString('utf8')
-            .split('\n')
-            .filter((l) => l !== ''),
-        );
-        res.writeHead(204).end();
-      });
-    });
-    url = await listenOn(server);
-  });
-  after(() => {
-    server.closeAllConnections();
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  });
 
   test('a redirect is a failure, not followed: the events are sent again to the endpoint, and its headers go nowhere else', async () => {
-    mode = 'redirect';
-    received = [];
-    const { gw, token, appId } = await billedGateway(`    url: ${url}/events\n    headers: { x-api-key: billing-key }\n    flushInterval: 50ms\n`);
+    endpoint.received = [];
+    endpoint.mode = 'redirect';
+    const posted = endpoint.posts;
+    const { gw, token, appId } = await billedGateway(`    url: ${endpoint.url}\n    headers: { x-api-key: billing-key }\n    flushInterval: 50ms\n`);
     try {
       await calls(gw, token, 'r');
-      for (let i = 0; i < 100 && posts < 1; i++) await new Promise((r) => setTimeout(r, 20));
-      mode = 'up';
+      for (let i = 0; i < 100 && endpoint.posts === posted; i++) await new Promise((r) => setTimeout(r, 20));
+      endpoint.mode = 'up';
       await gw.gateway.close();
-      assert.equal(elsewhere, 0, 'the redirect was not followed');
-      assert.deepEqual(
-        received.map((l) => stable(JSON.parse(l) as Record<string, unknown>)),
-        expected(appId, 'r'),
-      );
+      assert.equal(endpoint.elsewhere, 0, 'the redirect was not followed');
+      assert.deepEqual(endpoint.events(), expected(appId, 'r'));
     } finally {
       await gw.close();
     }
   });
 
   test('a stop gives up on an endpoint that does not answer within its 10 s, says how many events are lost, and ends', async () => {
-    mode = 'hang';
-    const { gw, token } = await billedGateway(`    url: ${url}/events\n    flushInterval: 50ms\n`);
+    endpoint.mode = 'hang';
+    const { gw, token } = await billedGateway(`    url: ${endpoint.url}\n    flushInterval: 50ms\n`);
     try {
       await calls(gw, token, 'h');
       const since = performance.now();
